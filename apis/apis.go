@@ -1,0 +1,19 @@
+// Package apis registers every edgeplane API group, so a Go program can build
+// one scheme that knows all of edgeplane's kinds.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+)
+
+// AddToSchemes lists the AddToScheme functions of every API group.
+var AddToSchemes = runtime.SchemeBuilder{
+	cloudv1alpha1.AddToScheme,
+}
+
+// AddToScheme adds every edgeplane kind to s.
+func AddToScheme(s *runtime.Scheme) error {
+	return AddToSchemes.AddToScheme(s)
+}

@@ -1,0 +1,38 @@
+package v1alpha1
+
+import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+// Condition types and reasons of ProviderConfig and ClusterProviderConfig.
+// Ready says whether the credentials the config points at can be used.
+const (
+	// TypeReady is the type of the condition that says whether the config can be used.
+	TypeReady = xpv2.TypeReady
+
+	// ReasonCredentialsAvailable: the credentials source is usable.
+	ReasonCredentialsAvailable xpv2.ConditionReason = "CredentialsAvailable"
+	// ReasonSecretNotFound: the Secret that secretRef names does not exist.
+	ReasonSecretNotFound xpv2.ConditionReason = "SecretNotFound"
+	// ReasonSecretKeyMissing: the Secret lacks a key the provider needs.
+	ReasonSecretKeyMissing xpv2.ConditionReason = "SecretKeyMissing"
+
+	// TypeTerminating is set while deletion waits for the config's users to go.
+	TypeTerminating xpv2.ConditionType = "Terminating"
+	// ReasonInUse: managed resources still use the config.
+	ReasonInUse xpv2.ConditionReason = "InUse"
+)
+
+// Well-known names.
+const (
+	// DefaultProviderConfigName is the ClusterProviderConfig managed resources use
+	// when they name none.
+	DefaultProviderConfigName = "default"
+
+	// InUseFinalizer holds a config while managed resources use it.
+	InUseFinalizer = "cloud.edgeplane.io/in-use"
+)
+
+// Kind names, for typed references.
+const (
+	ProviderConfigKind        = "ProviderConfig"
+	ClusterProviderConfigKind = "ClusterProviderConfig"
+)

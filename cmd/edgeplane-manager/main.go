@@ -1,0 +1,44 @@
+// Command edgeplane-manager runs edgeplane's controllers, translators and
+// admission webhooks.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/edgeplane/edgeplane/internal/manager"
+)
+
+func main() {
+	all := manager.Controllers()
+	opts := manager.DefaultOptions()
+	opts.BindFlags(flag.CommandLine, manager.ControllerNames(all))
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine) // --zap-log-level, --zap-encoder, --zap-devel, ...
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("edgeplane-manager")
+
+	ctx := ctrl.SetupSignalHandler()
+	cfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config
+	if err != nil {
+		fail(log.Error, fmt.Errorf("loading the kubeconfig: %w", err))
+	}
+	mgr, err := manager.New(ctx, cfg, opts, all)
+	if err != nil {
+		fail(log.Error, err)
+	}
+	log.Info("Starting manager")
+	if err := mgr.Start(ctx); err != nil {
+		fail(log.Error, fmt.Errorf("running the manager: %w", err))
+	}
+}
+
+func fail(logError func(error, string, ...any), err error) {
+	logError(err, "Manager failed")
+	os.Exit(1)
+}

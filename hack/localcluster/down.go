@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+func newDownCommand(stdout io.Writer) *command {
+	fs := newFlagSet("down", "--dir DIR [--timeout D]")
+	dir := fs.String("dir", "", "directory the cluster was started with (required)")
+	timeout := fs.Duration("timeout", time.Minute, "how long to wait after SIGTERM before sending SIGKILL")
+	return &command{
+		name:    "down",
+		summary: "stop the cluster started with `up --dir DIR` and wait until all its processes are gone; a no-op if none runs",
+		flags:   fs,
+		run: func() int {
+			d, err := clusterDir(*dir)
+			if err != nil {
+				_, _ = fmt.Fprintf(os.Stderr, "localcluster down: %v\n", err)
+				return exitUsage
+			}
+			if err := down(d, *timeout, stdout); err != nil {
+				_, _ = fmt.Fprintf(os.Stderr, "localcluster down: %v\n", err)
+				return exitFailure
+			}
+			return exitOK
+		},
+	}
+}
+
+// down stops the `up` process recorded in dir. `up` stops its components in
+// order on SIGTERM; its children are recorded first so that down can wait
+// for them too, and kill them if `up` itself has to be killed.
+func down(dir string, timeout time.Duration, stdout io.Writer) error {
+	pidPath := filepath.Join(dir, pidFileName)
+	pid, err := readPID(dir)
+	if err != nil {
+		return err
+	}
+	if pid == 0 || !isLocalcluster(pid) {
+		if pid != 0 {
+			if err := removeIfExists(pidPath); err != nil {
+				return err
+			}
+		}
+		_, _ = fmt.Fprintf(stdout, "localcluster is not running in %s\n", dir)
+		return nil
+	}
+
+	procs := append([]int{pid}, childrenOf(pid)...)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("sending SIGTERM to pid %d: %w", pid, err)
+	}
+	if !waitGone(procs, timeout) {
+		_, _ = fmt.Fprintf(os.Stderr, "localcluster down: still running %s after SIGTERM, sending SIGKILL\n", timeout)
+		for _, p := range procs {
+			if alive(p) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+		if !waitGone(procs, 10*time.Second) {
+			return fmt.Errorf("processes %v survived SIGKILL", stillAlive(procs))
+		}
+	}
+	// `up` removes its files when it stops cleanly; not when it was killed.
+	for _, name := range []string{pidFileName, kubeconfigName} {
+		if err := removeIfExists(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	_, _ = fmt.Fprintf(stdout, "localcluster stopped (pid %d)\n", pid)
+	return nil
+}
+
+// waitGone polls until none of pids is alive or timeout passes.
+func waitGone(pids []int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if len(stillAlive(pids)) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func stillAlive(pids []int) []int {
+	var live []int
+	for _, p := range pids {
+		if alive(p) {
+			live = append(live, p)
+		}
+	}
+	return live
+}

@@ -1,0 +1,61 @@
+package providerconfig
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+)
+
+// requiredSecretKeys lists the keys a credentials Secret must hold for a provider.
+func requiredSecretKeys(p cloudv1alpha1.Provider) []string {
+	switch p {
+	case cloudv1alpha1.ProviderAWS:
+		return []string{cloudv1alpha1.SecretKeyAWSAccessKeyID, cloudv1alpha1.SecretKeyAWSSecretAccessKey}
+	case cloudv1alpha1.ProviderTencentCloud:
+		return []string{cloudv1alpha1.SecretKeyTencentSecretID, cloudv1alpha1.SecretKeyTencentSecretKey}
+	}
+	return nil
+}
+
+// readyCondition decides the Ready condition of a config from its credentials
+// source and, for Secret credentials, the Secret (nil when it does not exist).
+// It never puts a secret value in the message.
+func readyCondition(v view, secret *corev1.Secret) xpv2.Condition {
+	if v.source != cloudv1alpha1.CredentialsSecret {
+		return ready(cloudv1alpha1.ReasonCredentialsAvailable, fmt.Sprintf("credentials come from source %s", v.source))
+	}
+	if secret == nil {
+		return notReady(cloudv1alpha1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found", v.secret))
+	}
+	var missing []string
+	for _, k := range requiredSecretKeys(v.provider) {
+		if len(secret.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return notReady(cloudv1alpha1.ReasonSecretKeyMissing,
+			fmt.Sprintf("Secret %s lacks the %s credentials key(s): %s", v.secret, v.provider, strings.Join(missing, ", ")))
+	}
+	return ready(cloudv1alpha1.ReasonCredentialsAvailable, fmt.Sprintf("credentials come from Secret %s", v.secret))
+}
+
+func ready(reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue, Reason: reason, Message: msg}
+}
+
+func notReady(reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: reason, Message: msg}
+}
+
+// terminatingCondition explains why a deleted config still exists.
+func terminatingCondition(users int64) xpv2.Condition {
+	return xpv2.Condition{Type: cloudv1alpha1.TypeTerminating, Status: corev1.ConditionTrue, Reason: cloudv1alpha1.ReasonInUse,
+		Message: fmt.Sprintf("deletion waits until %d managed resource(s) stop using this config", users)}
+}

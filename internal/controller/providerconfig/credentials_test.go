@@ -1,0 +1,68 @@
+package providerconfig
+
+import (
+	"testing"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+)
+
+func TestReadyCondition(t *testing.T) {
+	ref := &types.NamespacedName{Namespace: "ops", Name: "creds"}
+	secret := func(data map[string]string) *corev1.Secret {
+		s := &corev1.Secret{Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return s
+	}
+	cases := map[string]struct {
+		view   view
+		secret *corev1.Secret
+		want   xpv2.Condition
+	}{
+		"injected identity needs nothing": {
+			view: view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsInjectedIdentity},
+			want: ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from source InjectedIdentity"),
+		},
+		"none needs nothing": {
+			view: view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsNone},
+			want: ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from source None"),
+		},
+		"missing secret": {
+			view: view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			want: notReady(cloudv1alpha1.ReasonSecretNotFound, "Secret ops/creds not found"),
+		},
+		"aws secret lacking the secret key": {
+			view:   view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": ""}),
+			want:   notReady(cloudv1alpha1.ReasonSecretKeyMissing, "Secret ops/creds lacks the aws credentials key(s): aws_secret_access_key"),
+		},
+		"tencent secret with aws keys": {
+			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}),
+			want:   notReady(cloudv1alpha1.ReasonSecretKeyMissing, "Secret ops/creds lacks the tencentcloud credentials key(s): secret_id, secret_key"),
+		},
+		"complete aws secret": {
+			view:   view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}),
+			want:   ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from Secret ops/creds"),
+		},
+		"complete tencent secret": {
+			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"secret_id": "AKID", "secret_key": "s"}),
+			want:   ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from Secret ops/creds"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, readyCondition(tc.view, tc.secret)); diff != "" {
+				t.Errorf("Ready condition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,22 @@
+// Package setup holds what every controller's Setup function receives from the
+// manager, so controller packages need not import the manager.
+package setup
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Config is the manager-wide configuration a controller may need.
+type Config struct {
+	// ClusterName identifies this cluster in the tags of every cloud object
+	// edgeplane creates, so the orphan sweep knows which objects are its own.
+	ClusterName string
+
+	// WatchNamespace restricts namespaced objects to one namespace; empty means all.
+	WatchNamespace string
+}
+
+// Func registers one controller with the manager.
+type Func func(ctx context.Context, mgr ctrl.Manager, cfg Config) error

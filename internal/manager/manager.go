@@ -1,0 +1,117 @@
+// Package manager builds and runs edgeplane's controller-runtime manager: leader
+// election, secure metrics, health probes, the webhook server, and whichever
+// controllers --controllers turns on.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+)
+
+// New builds a manager with every enabled controller registered. It does not start it.
+func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	enabled, err := EnabledControllers(all, o.Controllers)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := edgescheme.New()
+	if err != nil {
+		return nil, err
+	}
+	clusterName, err := resolveClusterName(ctx, cfg, scheme, o.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+
+	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
+	if o.MetricsSecure {
+		// Only clients allowed to GET /metrics (a SubjectAccessReview) may scrape.
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	var cacheOpts cache.Options
+	if o.WatchNamespace != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.WatchNamespace: {}}
+	}
+	leaseDuration, renewDeadline, retryPeriod := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// A stopping leader hands over at once instead of making the next one
+		// wait out the lease; safe because the process exits right after.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &leaseDuration,
+		RenewDeadline:                 &renewDeadline,
+		RetryPeriod:                   &retryPeriod,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    o.WebhookHost,
+			Port:    o.WebhookPort,
+			CertDir: o.WebhookCertDir,
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding the readiness check: %w", err)
+	}
+
+	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace}
+	names := make([]string, 0, len(enabled))
+	for _, c := range enabled {
+		if err := c.Setup(ctx, mgr, sc); err != nil {
+			return nil, fmt.Errorf("setting up controller %s: %w", c.Name, err)
+		}
+		names = append(names, c.Name)
+	}
+	log.FromContext(ctx).Info("Built manager", "clusterName", clusterName, "controllers", names,
+		"leaderElection", o.LeaderElect, "watchNamespace", o.WatchNamespace,
+		"webhook", net.JoinHostPort(o.WebhookHost, strconv.Itoa(o.WebhookPort)))
+	return mgr, nil
+}
+
+// resolveClusterName returns the configured cluster name or, when none is set,
+// the UID of the kube-system namespace: stable for the cluster's lifetime and
+// unique across clusters, so two clusters sharing a cloud account never sweep
+// each other's addresses.
+func resolveClusterName(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, name string) (string, error) {
+	if name != "" {
+		return name, nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return "", fmt.Errorf("creating a client to read the cluster identity: %w", err)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "kube-system"}, ns); err != nil {
+		return "", fmt.Errorf("reading namespace kube-system for the cluster identity (or set --cluster-name): %w", err)
+	}
+	return string(ns.UID), nil
+}
