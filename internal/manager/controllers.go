@@ -17,6 +17,9 @@ type Controller struct {
 	DisabledByDefault bool
 	// Setup registers it with the manager.
 	Setup setup.Func
+	// ServesWebhooks says Setup registers admission webhooks, so the manager
+	// must serve them with a certificate.
+	ServesWebhooks bool
 }
 
 // EnabledControllers resolves a --controllers list the way kube-controller-manager

@@ -26,7 +26,7 @@ import (
 )
 
 // New builds a manager with every enabled controller registered. It does not start it.
-func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (ctrl.Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,16 +85,33 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (ct
 
 	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace}
 	names := make([]string, 0, len(enabled))
+	servesWebhooks := false
 	for _, c := range enabled {
 		if err := c.Setup(ctx, mgr, sc); err != nil {
 			return nil, fmt.Errorf("setting up controller %s: %w", c.Name, err)
 		}
 		names = append(names, c.Name)
+		servesWebhooks = servesWebhooks || c.ServesWebhooks
+	}
+	m := &Manager{Manager: mgr}
+	// Without webhooks there is no server to serve, so no certificate is made.
+	if servesWebhooks && o.WebhookCertMode == CertModeSelfManaged {
+		if m.certs, err = newCertRotator(cfg, o); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(m.certs); err != nil {
+			return nil, fmt.Errorf("adding the webhook certificate rotator: %w", err)
+		}
+	}
+	if servesWebhooks {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return nil, fmt.Errorf("adding the webhook readiness check: %w", err)
+		}
 	}
 	log.FromContext(ctx).Info("Built manager", "clusterName", clusterName, "controllers", names,
 		"leaderElection", o.LeaderElect, "watchNamespace", o.WatchNamespace,
-		"webhook", net.JoinHostPort(o.WebhookHost, strconv.Itoa(o.WebhookPort)))
-	return mgr, nil
+		"webhooks", servesWebhooks, "webhookAddress", net.JoinHostPort(o.WebhookHost, strconv.Itoa(o.WebhookPort)))
+	return m, nil
 }
 
 // resolveClusterName returns the configured cluster name or, when none is set,

@@ -42,7 +42,8 @@ type Options struct {
 	WebhookServiceName      string
 	WebhookServiceNamespace string
 	WebhookSecretName       string
-	WebhookConfigName       string
+	MutatingWebhookConfig   string
+	ValidatingWebhookConfig string
 }
 
 // DefaultOptions returns the settings used when no flag is given.
@@ -63,7 +64,8 @@ func DefaultOptions() Options {
 		WebhookServiceName:      "edgeplane-webhook-service",
 		WebhookServiceNamespace: "edgeplane-system",
 		WebhookSecretName:       "edgeplane-webhook-server-cert",
-		WebhookConfigName:       "edgeplane-webhook",
+		MutatingWebhookConfig:   "edgeplane-mutating-webhook-configuration",
+		ValidatingWebhookConfig: "edgeplane-validating-webhook-configuration",
 	}
 }
 
@@ -96,8 +98,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", o.WebhookServiceName, "Service in front of the webhook server (self-managed certificates).")
 	fs.StringVar(&o.WebhookServiceNamespace, "webhook-service-namespace", o.WebhookServiceNamespace, "Namespace of that Service and of the certificate Secret (self-managed certificates).")
 	fs.StringVar(&o.WebhookSecretName, "webhook-secret-name", o.WebhookSecretName, "Secret holding the self-managed CA and serving certificate.")
-	fs.StringVar(&o.WebhookConfigName, "webhook-configuration-name", o.WebhookConfigName,
-		"Name of the Mutating- and ValidatingWebhookConfiguration whose caBundle the manager fills (self-managed certificates).")
+	fs.StringVar(&o.MutatingWebhookConfig, "mutating-webhook-configuration", o.MutatingWebhookConfig,
+		"MutatingWebhookConfiguration whose caBundle the manager fills (self-managed certificates).")
+	fs.StringVar(&o.ValidatingWebhookConfig, "validating-webhook-configuration", o.ValidatingWebhookConfig,
+		"ValidatingWebhookConfiguration whose caBundle the manager fills (self-managed certificates).")
 }
 
 // Validate reports every bad setting at once.

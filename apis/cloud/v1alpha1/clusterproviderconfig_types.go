@@ -87,5 +87,5 @@ func (p *ClusterProviderConfig) GetUsers() int64 { return p.Status.Users }
 func (p *ClusterProviderConfig) SetUsers(i int64) { p.Status.Users = i }
 
 func init() {
-	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
+	register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
 }

@@ -82,5 +82,5 @@ func (p *ProviderConfig) GetUsers() int64 { return p.Status.Users }
 func (p *ProviderConfig) SetUsers(i int64) { p.Status.Users = i }
 
 func init() {
-	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
+	register(&ProviderConfig{}, &ProviderConfigList{})
 }

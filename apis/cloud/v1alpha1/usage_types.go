@@ -98,6 +98,6 @@ func (u *ClusterProviderConfigUsage) SetResourceReference(r xpv2.TypedReference)
 }
 
 func init() {
-	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{},
+	register(&ProviderConfigUsage{}, &ProviderConfigUsageList{},
 		&ClusterProviderConfigUsage{}, &ClusterProviderConfigUsageList{})
 }

@@ -1,0 +1,88 @@
+# edgeplane — build, generate, test and demo.
+# Everything it needs is built from Go modules (see hack/tools/go.mod and hack/k8s/).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO          ?= go
+TOOLS       := $(GO) tool -modfile=hack/tools/go.mod
+K8S_VERSION := v1.37.0
+K8S_BIN     := bin/k8s/$(K8S_VERSION)
+DEMO_DIR    ?= .demo
+GO_TEST_FLAGS ?=
+# Integration tests run a kube-apiserver and etcd per package; two at a time fit 2 cores.
+GO_TEST_P   ?= 2
+FUZZ_TIME   ?= 10s
+
+export EDGEPLANE_K8S_BIN_DIR := $(CURDIR)/$(K8S_BIN)
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+		/^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: ## Generate deepcopy functions and the typed clients under apis/client.
+	hack/update-codegen.sh
+
+.PHONY: manifests
+manifests: ## Generate CRDs, RBAC and webhook configurations into config/, and copy the CRDs into the chart.
+	hack/update-manifests.sh
+
+.PHONY: fmt
+fmt: ## gofmt the code.
+	gofmt -w $$(git ls-files -co --exclude-standard '*.go')
+
+.PHONY: vet
+vet: ## go vet the code.
+	$(GO) vet ./...
+
+.PHONY: lint
+lint: ## Run golangci-lint.
+	$(TOOLS) golangci-lint run ./...
+
+.PHONY: verify
+verify: ## Fail if generated files are stale, code is not gofmt'ed, or vet/lint/tidy complain.
+	hack/verify.sh
+
+##@ Build
+
+.PHONY: build
+build: ## Build the edgeplane binaries into bin/.
+	$(GO) build -o bin/ ./cmd/...
+
+.PHONY: k8s-bin
+k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/<version> (cached).
+	hack/build-k8s.sh
+
+##@ Test
+
+.PHONY: test
+test: k8s-bin ## Run unit, fuzz-seed and envtest integration tests (builds what they need first).
+	@if [[ -x hack/install-compat-tools.sh ]]; then hack/install-compat-tools.sh; fi
+	$(GO) test -p $(GO_TEST_P) -count=1 $(GO_TEST_FLAGS) ./...
+	hack/fuzz.sh 2s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZ_TIME each.
+	hack/fuzz.sh $(FUZZ_TIME)
+
+.PHONY: bench
+bench: k8s-bin ## Run the benchmarks (speed and memory are measured here, never in tests).
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+##@ Demo
+
+.PHONY: demo
+demo: k8s-bin build ## Start the local cluster, install the CRDs, start the manager, apply examples/ and show them.
+	hack/demo.sh up $(DEMO_DIR)
+
+.PHONY: demo-down
+demo-down: ## Stop everything `make demo` started.
+	hack/demo.sh down $(DEMO_DIR)

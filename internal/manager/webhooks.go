@@ -1,0 +1,60 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/edgeplane/edgeplane/internal/webhookcert"
+)
+
+// The self-managed certificate Rotator keeps one Secret shared by all replicas
+// and patches the caBundle of edgeplane's webhook configurations.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;watch;patch
+
+// Manager is a controller-runtime manager that, in self-managed certificate
+// mode, has its webhook certificate in place before the webhook server starts.
+type Manager struct {
+	ctrl.Manager
+	certs *webhookcert.Rotator
+}
+
+// Start writes the webhook certificate files if needed, then runs the manager
+// until ctx ends.
+func (m *Manager) Start(ctx context.Context) error {
+	if m.certs != nil {
+		if err := m.certs.EnsureCerts(ctx); err != nil {
+			return fmt.Errorf("preparing the webhook certificate: %w", err)
+		}
+	}
+	return m.Manager.Start(ctx)
+}
+
+// newCertRotator builds the Rotator for self-managed webhook certificates.
+func newCertRotator(cfg *rest.Config, o Options) (*webhookcert.Rotator, error) {
+	c, err := webhookcert.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the webhook certificate client: %w", err)
+	}
+	opts := webhookcert.Options{
+		SecretNamespace:                 o.WebhookServiceNamespace,
+		SecretName:                      o.WebhookSecretName,
+		ServiceName:                     o.WebhookServiceName,
+		CertDir:                         o.WebhookCertDir,
+		MutatingWebhookConfigurations:   []string{o.MutatingWebhookConfig},
+		ValidatingWebhookConfigurations: []string{o.ValidatingWebhookConfig},
+	}
+	// A manager run outside the cluster (the demo) is reached by its address.
+	if ip := net.ParseIP(o.WebhookHost); ip != nil && !ip.IsUnspecified() {
+		opts.ExtraIPs = []net.IP{ip}
+	}
+	r, err := webhookcert.New(c, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the webhook certificate rotator: %w", err)
+	}
+	return r, nil
+}
