@@ -5,11 +5,16 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-k8s_version=${K8S_VERSION:-v1.37.0}
-etcd_version=${ETCD_VERSION:-v3.6.6}
-kwok_version=${KWOK_VERSION:-v0.8.0}
+# The versions are the ones the wrapper modules in hack/k8s/ require; nothing else sets them.
+modversion() { awk -v m="$2" '$1 == m || ($1 == "require" && $2 == m) {print $NF; exit}' "$root/hack/k8s/$1/go.mod"; }
+k8s_version=$(modversion kubernetes k8s.io/kubernetes)
 out=${K8S_BIN_DIR:-$root/bin/k8s/$k8s_version}
 mkdir -p "$out"
+
+# Two builds at once (say, make test and make demo in two terminals) would race on
+# the same files: let one wait for the other.
+exec 9> "$out/.lock"
+flock 9
 
 major=${k8s_version#v}; major=${major%%.*}
 minor=${k8s_version#v*.}; minor=${minor%%.*}
@@ -19,10 +24,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 
-build() { # build <name> <wrapper dir> <package> [ldflags]
-	local name=$1 dir=$2 pkg=$3 flags=${4:-}
+build() { # build <name> <wrapper dir> <package> <ldflags> <module>
+	local name=$1 dir=$2 pkg=$3 flags=$4
 	local stamp="$out/.$name.version"
-	local want="$pkg@$(grep -hE "^\s*(require )?(k8s.io/kubernetes|go.etcd.io/etcd/server/v3|sigs.k8s.io/kwok) v" "$root/hack/k8s/$dir/go.mod" | awk '{print $NF}')"
+	local want="$pkg@$(modversion "$dir" "$5")"
 	if [[ -x "$out/$name" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 		return 0
 	fi
@@ -34,16 +39,17 @@ build() { # build <name> <wrapper dir> <package> [ldflags]
 	echo "built $name in $((SECONDS - start))s" >&2
 }
 
-build etcd etcd go.etcd.io/etcd/server/v3
-build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$ldflags"
-build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$ldflags"
-build kube-scheduler kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$ldflags"
-build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$ldflags"
-build kwok kwok sigs.k8s.io/kwok/cmd/kwok
+build etcd etcd go.etcd.io/etcd/server/v3 "" go.etcd.io/etcd/server/v3
+build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$ldflags" k8s.io/kubernetes
+build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$ldflags" k8s.io/kubernetes
+build kube-scheduler kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$ldflags" k8s.io/kubernetes
+build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$ldflags" k8s.io/kubernetes
+build kwok kwok sigs.k8s.io/kwok/cmd/kwok "" sigs.k8s.io/kwok
 
-# kwok needs its Stage objects; they ship inside the module.
+# kwok needs its Stage objects; they ship inside the module, so they are taken
+# again whenever kwok is rebuilt from another version.
 stages="$out/kwok-stages.yaml"
-if [[ ! -s "$stages" ]]; then
+if [[ ! -s "$stages" || "$stages" -ot "$out/.kwok.version" ]]; then
 	kwok_dir=$(cd "$root/hack/k8s/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 	: > "$stages.tmp"
 	for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \

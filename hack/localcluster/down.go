@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 )
 
-func newDownCommand(stdout io.Writer) *command {
+func newDownCommand(stdout, stderr io.Writer) *command {
 	fs := newFlagSet("down", "--dir DIR [--timeout D]")
 	dir := fs.String("dir", "", "directory the cluster was started with (required)")
 	timeout := fs.Duration("timeout", time.Minute, "how long to wait after SIGTERM before sending SIGKILL")
@@ -20,11 +19,11 @@ func newDownCommand(stdout io.Writer) *command {
 		run: func() int {
 			d, err := clusterDir(*dir)
 			if err != nil {
-				_, _ = fmt.Fprintf(os.Stderr, "localcluster down: %v\n", err)
+				_, _ = fmt.Fprintf(stderr, "localcluster down: %v\n", err)
 				return exitUsage
 			}
-			if err := down(d, *timeout, stdout); err != nil {
-				_, _ = fmt.Fprintf(os.Stderr, "localcluster down: %v\n", err)
+			if err := down(d, *timeout, stdout, stderr); err != nil {
+				_, _ = fmt.Fprintf(stderr, "localcluster down: %v\n", err)
 				return exitFailure
 			}
 			return exitOK
@@ -35,17 +34,16 @@ func newDownCommand(stdout io.Writer) *command {
 // down stops the `up` process recorded in dir. `up` stops its components in
 // order on SIGTERM; its children are recorded first so that down can wait
 // for them too, and kill them if `up` itself has to be killed.
-func down(dir string, timeout time.Duration, stdout io.Writer) error {
-	pidPath := filepath.Join(dir, pidFileName)
+func down(dir string, timeout time.Duration, stdout, stderr io.Writer) error {
 	pid, err := readPID(dir)
 	if err != nil {
 		return err
 	}
 	if pid == 0 || !isLocalcluster(pid) {
-		if pid != 0 {
-			if err := removeIfExists(pidPath); err != nil {
-				return err
-			}
+		// Whatever `up` left behind (it was killed, or never got to clean
+		// up) points at a dead cluster.
+		if err := removeFiles(dir); err != nil {
+			return err
 		}
 		_, _ = fmt.Fprintf(stdout, "localcluster is not running in %s\n", dir)
 		return nil
@@ -56,7 +54,7 @@ func down(dir string, timeout time.Duration, stdout io.Writer) error {
 		return fmt.Errorf("sending SIGTERM to pid %d: %w", pid, err)
 	}
 	if !waitGone(procs, timeout) {
-		_, _ = fmt.Fprintf(os.Stderr, "localcluster down: still running %s after SIGTERM, sending SIGKILL\n", timeout)
+		_, _ = fmt.Fprintf(stderr, "localcluster down: still running %s after SIGTERM, sending SIGKILL\n", timeout)
 		for _, p := range procs {
 			if alive(p) {
 				_ = syscall.Kill(p, syscall.SIGKILL)
@@ -67,12 +65,20 @@ func down(dir string, timeout time.Duration, stdout io.Writer) error {
 		}
 	}
 	// `up` removes its files when it stops cleanly; not when it was killed.
+	if err := removeFiles(dir); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(stdout, "localcluster stopped (pid %d)\n", pid)
+	return nil
+}
+
+// removeFiles removes the pid file and kubeconfig `up` wrote in dir.
+func removeFiles(dir string) error {
 	for _, name := range []string{pidFileName, kubeconfigName} {
 		if err := removeIfExists(filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
-	_, _ = fmt.Fprintf(stdout, "localcluster stopped (pid %d)\n", pid)
 	return nil
 }
 

@@ -52,7 +52,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	commands := []*command{newUpCommand(stdout, log), newDownCommand(stdout), newStatusCommand(stdout)}
+	commands := []*command{newUpCommand(stdout, stderr, log), newDownCommand(stdout, stderr), newStatusCommand(stdout, stderr)}
 
 	usage := func() {
 		_, _ = fmt.Fprintf(stderr, "localcluster runs a local Kubernetes cluster (etcd, kube-apiserver,\n"+

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-func newStatusCommand(stdout io.Writer) *command {
+func newStatusCommand(stdout, stderr io.Writer) *command {
 	fs := newFlagSet("status", "--dir DIR")
 	dir := fs.String("dir", "", "directory the cluster was started with (required)")
 	return &command{
@@ -26,7 +26,7 @@ func newStatusCommand(stdout io.Writer) *command {
 		run: func() int {
 			d, err := clusterDir(*dir)
 			if err != nil {
-				_, _ = fmt.Fprintf(os.Stderr, "localcluster status: %v\n", err)
+				_, _ = fmt.Fprintf(stderr, "localcluster status: %v\n", err)
 				return exitUsage
 			}
 			return status(d, stdout)

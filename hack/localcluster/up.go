@@ -24,7 +24,7 @@ const (
 	ekletTaintKey     = "eks.tke.cloud.tencent.com/eklet"
 )
 
-func newUpCommand(stdout io.Writer, log logr.Logger) *command {
+func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--timeout D]")
 	dir := fs.String("dir", "", "working directory for certificates, data, logs (DIR/logs), DIR/kubeconfig and DIR/localcluster.pid (required)")
 	nodes := fs.Int("nodes", 2, "number of worker nodes, named local-1 ... local-N")
@@ -37,15 +37,16 @@ func newUpCommand(stdout io.Writer, log logr.Logger) *command {
 		flags:   fs,
 		run: func() int {
 			if *nodes < 0 || *virtual < 0 {
-				log.Error(nil, "--nodes and --virtual-nodes must not be negative")
+				_, _ = fmt.Fprintln(stderr, "localcluster up: --nodes and --virtual-nodes must not be negative")
 				return exitUsage
 			}
 			d, err := clusterDir(*dir)
 			if err != nil {
-				log.Error(err, "invalid flags")
+				_, _ = fmt.Fprintf(stderr, "localcluster up: %v\n", err)
 				return exitUsage
 			}
-			return up(d, nodeSpecs(*nodes, *virtual), *timeout, stdout, log)
+			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
+			return u.run()
 		},
 	}
 }
@@ -69,38 +70,47 @@ func nodeSpecs(workers, virtual int) []localcluster.NodeSpec {
 	return specs
 }
 
-// up runs the cluster until a signal arrives or a component dies.
-func up(dir string, nodes []localcluster.NodeSpec, timeout time.Duration, stdout io.Writer, log logr.Logger) int {
-	pidPath := filepath.Join(dir, pidFileName)
-	kubeconfigPath := filepath.Join(dir, kubeconfigName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		log.Error(err, "creating --dir")
-		return exitFailure
+// upRun is one `up` invocation.
+type upRun struct {
+	dir            string
+	nodes          []localcluster.NodeSpec
+	timeout        time.Duration
+	stdout, stderr io.Writer
+	log            logr.Logger
+}
+
+// fail reports an error in plain text: errors from the cluster carry
+// multi-line log tails that a structured log line would escape.
+func (u upRun) fail(what string, err error) int {
+	_, _ = fmt.Fprintf(u.stderr, "localcluster up: %s: %v\n", what, err)
+	return exitFailure
+}
+
+// run runs the cluster until a signal arrives or a component dies.
+func (u upRun) run() int {
+	pidPath := filepath.Join(u.dir, pidFileName)
+	kubeconfigPath := filepath.Join(u.dir, kubeconfigName)
+	if err := os.MkdirAll(u.dir, 0o755); err != nil {
+		return u.fail("creating --dir", err)
 	}
-	pid, err := readPID(dir)
+	pid, err := readPID(u.dir)
 	if err != nil {
-		log.Error(err, "checking for a running cluster")
-		return exitFailure
+		return u.fail("checking for a running cluster", err)
 	}
 	if pid != 0 && isLocalcluster(pid) {
-		log.Error(nil, "a local cluster already runs in this directory; run `localcluster down` first", "dir", dir, "pid", pid)
-		return exitFailure
+		return u.fail("refusing to start", fmt.Errorf("a local cluster (pid %d) already runs in %s; run `localcluster down --dir %s` first", pid, u.dir, u.dir))
 	}
 	// The pid file comes first so `down` works during start-up too; the
 	// kubeconfig comes last so its presence means "ready".
 	if err := removeIfExists(kubeconfigPath); err != nil {
-		log.Error(err, "removing stale kubeconfig")
-		return exitFailure
+		return u.fail("removing the stale kubeconfig", err)
 	}
 	if err := writeFileAtomic(pidPath, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
-		log.Error(err, "writing pid file")
-		return exitFailure
+		return u.fail("writing the pid file", err)
 	}
 	defer func() {
-		for _, path := range []string{kubeconfigPath, pidPath} {
-			if err := removeIfExists(path); err != nil {
-				log.Error(err, "cleaning up")
-			}
+		if err := removeFiles(u.dir); err != nil {
+			u.fail("cleaning up", err)
 		}
 	}()
 
@@ -109,47 +119,47 @@ func up(dir string, nodes []localcluster.NodeSpec, timeout time.Duration, stdout
 
 	began := time.Now()
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir:          dir,
-		Nodes:        nodes,
-		Log:          log.WithName("localcluster"),
-		StartTimeout: timeout,
+		Dir:          u.dir,
+		Nodes:        u.nodes,
+		Log:          u.log.WithName("localcluster"),
+		StartTimeout: u.timeout,
 	})
 	if err != nil {
-		log.Error(err, "starting the local cluster")
-		return exitFailure
+		if ctx.Err() != nil {
+			// Interrupted on purpose; what was starting is stopped again.
+			_, _ = fmt.Fprintln(u.stderr, "localcluster up: interrupted during start-up; stopped")
+			return exitOK
+		}
+		return u.fail("starting the local cluster", err)
 	}
-	code := supervise(ctx, stopSignals, cluster, nodes, kubeconfigPath, began, stdout, log)
+	code := u.supervise(ctx, stopSignals, cluster, kubeconfigPath, began)
 	if err := cluster.Stop(); err != nil {
-		log.Error(err, "stopping the local cluster")
-		code = exitFailure
+		code = u.fail("stopping the local cluster", err)
 	}
 	return code
 }
 
 // supervise publishes the kubeconfig, announces readiness and waits until a
 // signal arrives (exit 0) or a component dies (exit 1).
-func supervise(ctx context.Context, stopSignals context.CancelFunc, cluster *localcluster.Cluster,
-	nodes []localcluster.NodeSpec, kubeconfigPath string, began time.Time, stdout io.Writer, log logr.Logger) int {
+func (u upRun) supervise(ctx context.Context, stopSignals context.CancelFunc, cluster *localcluster.Cluster,
+	kubeconfigPath string, began time.Time) int {
 	kubeconfig, err := os.ReadFile(cluster.KubeconfigPath())
 	if err != nil {
-		log.Error(err, "reading the admin kubeconfig")
-		return exitFailure
+		return u.fail("reading the admin kubeconfig", err)
 	}
 	if err := writeFileAtomic(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		log.Error(err, "publishing the kubeconfig")
-		return exitFailure
+		return u.fail("publishing the kubeconfig", err)
 	}
-	_, _ = fmt.Fprintf(stdout, "localcluster ready in %s: %d nodes, pid %d, logs in %s; export KUBECONFIG=%s\n",
-		time.Since(began).Round(100*time.Millisecond), len(nodes), os.Getpid(), cluster.LogDir(), kubeconfigPath)
+	_, _ = fmt.Fprintf(u.stdout, "localcluster ready in %s: %d nodes, pid %d, logs in %s; export KUBECONFIG=%s\n",
+		time.Since(began).Round(100*time.Millisecond), len(u.nodes), os.Getpid(), cluster.LogDir(), kubeconfigPath)
 
 	err = cluster.Wait(ctx)
 	// From here on a second Ctrl-C kills this process at once; the
 	// components then die with it (parent-death signal).
 	stopSignals()
 	if err != nil {
-		log.Error(err, "a cluster component died; stopping the cluster")
-		return exitFailure
+		return u.fail("a cluster component died; stopping the cluster", err)
 	}
-	log.Info("signal received, stopping the local cluster")
+	u.log.Info("signal received, stopping the local cluster")
 	return exitOK
 }

@@ -1,0 +1,63 @@
+package localcluster
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// Options configures Start. The zero value starts a complete cluster without
+// nodes in a temporary directory.
+type Options struct {
+	// Dir holds everything the cluster writes: pki/, kubeconfigs/, etcd/,
+	// logs/<component>.log and kwok/. Those sub-directories are wiped at start
+	// so a directory can be reused; nothing else in Dir is touched. Empty means
+	// a temporary directory that Stop removes.
+	Dir string
+
+	// Nodes are created (and waited for to be Ready) before Start returns.
+	Nodes []NodeSpec
+
+	// Extra command-line flags, each a single "--name=value" argument. A flag
+	// whose name matches one of the defaults replaces it; others are appended.
+	APIServerFlags         []string
+	ControllerManagerFlags []string
+	SchedulerFlags         []string
+	KwokFlags              []string
+
+	// DisableControllerManager and DisableScheduler leave those components out.
+	// Without the controller manager no ServiceAccounts are created and nodes
+	// keep their not-ready taint, so neither Start nor WaitNodeReady waits
+	// for those.
+	DisableControllerManager bool
+	DisableScheduler         bool
+
+	// Scheme is used by Client. Default: client-go's scheme (built-in types).
+	Scheme *runtime.Scheme
+
+	// Log receives progress messages. Default: discard.
+	Log logr.Logger
+
+	// StartTimeout bounds Start as a whole (default 3m: the machines this runs
+	// on are often busy building). StopTimeout is how long each process gets
+	// between SIGTERM and SIGKILL (default 15s).
+	StartTimeout time.Duration
+	StopTimeout  time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.Scheme == nil {
+		o.Scheme = clientgoscheme.Scheme
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = logr.Discard()
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 15 * time.Second
+	}
+}
