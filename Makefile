@@ -69,6 +69,12 @@ test: k8s-bin ## Run unit, fuzz-seed and envtest integration tests (builds what 
 	$(GO) test -p $(GO_TEST_P) -count=1 $(GO_TEST_FLAGS) ./...
 	hack/fuzz.sh 2s
 
+.PHONY: e2e
+e2e: k8s-bin ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
+	@if compgen -G 'test/e2e/*/*_test.go' > /dev/null; then \
+		$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) ./test/e2e/...; \
+	else echo "e2e: no end-to-end suites yet"; fi
+
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_TIME each.
 	hack/fuzz.sh $(FUZZ_TIME)

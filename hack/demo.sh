@@ -55,7 +55,9 @@ up() {
 	if ! bin/localcluster status --dir "$dir" > /dev/null 2>&1; then
 		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1
 	fi
-	wait_for "the local cluster" 300 bin/localcluster status --dir "$dir"
+	# status exits 0 once ready; stop waiting at once if the supervisor died.
+	wait_for "the local cluster" 300 bash -c "bin/localcluster status --dir '$dir' || { kill -0 \$(cat '$dir/localcluster-supervisor.pid') 2>/dev/null || exit 0; exit 1; }"
+	bin/localcluster status --dir "$dir" > /dev/null || { echo "the local cluster failed to start; see $dir/logs/" >&2; tail -20 "$dir/logs/localcluster-supervisor.log" >&2; exit 1; }
 	wait_for "the API server" 60 kubectl get --raw /readyz
 
 	say "Installing the CRDs"
