@@ -17,6 +17,8 @@ tool controller-gen \
 	output:crd:artifacts:config=config/crd/bases \
 	output:rbac:artifacts:config=config/rbac \
 	output:webhook:artifacts:config=config/webhook
+# Git keeps no empty folders: without webhook markers there is nothing to keep.
+rmdir config/webhook 2>/dev/null || true
 
 # config/crd/kustomization.yaml lists every generated CRD.
 {

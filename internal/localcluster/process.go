@@ -97,7 +97,11 @@ func (p *process) stop(timeout time.Duration, log logr.Logger) error {
 
 // exitError describes how the process ended, with the tail of its log.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s (pid %d) exited: %v%s", p.name, p.pid(), p.exitErr, p.logTail())
+	err := p.exitErr
+	if err == nil {
+		err = errors.New("exit status 0")
+	}
+	return fmt.Errorf("%s (pid %d) exited: %w%s", p.name, p.pid(), err, p.logTail())
 }
 
 // logTail returns the last lines of the process's log, formatted to be

@@ -306,7 +306,7 @@ func tlsRoundTrip(certDir string, caBundle []byte, serverName string, now func()
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err

@@ -1,0 +1,184 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Client is the typed EC2 client the Elastic IP reconciler uses. It only
+// maps between edgeplane's types and the SDK; throttling and retries happen
+// inside the SDK client it wraps.
+type Client struct {
+	api EC2API
+}
+
+// New builds a Client on a configured SDK client (see NewEC2API).
+func New(ctx context.Context, opts Options) (*Client, error) {
+	api, err := NewEC2API(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{api: api}, nil
+}
+
+// NewWithAPI wraps any EC2API, typically a fake in tests.
+func NewWithAPI(api EC2API) *Client { return &Client{api: api} }
+
+// API returns the underlying EC2API.
+func (c *Client) API() EC2API { return c.api }
+
+// AllocateAddress allocates an Elastic IP from req.PublicIPv4Pool with
+// req.Tags applied at creation.
+//
+// EC2 has no ClientToken for AllocateAddress, so this call is retried only
+// when EC2 throttled it (nothing happened). After a timeout, a dropped
+// connection or a 5xx (IsOutcomeUnknown) the address may exist: find it with
+// DescribeAddresses by its tags before allocating again.
+func (c *Client) AllocateAddress(ctx context.Context, req AllocateRequest) (Address, error) {
+	in := allocateAddressInput(req)
+	out, err := c.api.AllocateAddress(ctx, in, retryOnlyThrottling)
+	if err != nil {
+		return Address{}, fmt.Errorf("allocating an Elastic IP from pool %q: %w", awssdk.ToString(in.PublicIpv4Pool), err)
+	}
+	return Address{
+		AllocationID:   awssdk.ToString(out.AllocationId),
+		PublicIP:       awssdk.ToString(out.PublicIp),
+		PublicIPv4Pool: awssdk.ToString(out.PublicIpv4Pool),
+		Tags:           maps.Clone(req.Tags),
+	}, nil
+}
+
+// AssociateAddress associates the address with privateIP on the ENI and
+// returns the association ID. It fails with Resource.AlreadyAssociated
+// (IsAlreadyAssociated) rather than take an address from another resource;
+// repeating it for the same target succeeds.
+func (c *Client) AssociateAddress(ctx context.Context, allocationID, networkInterfaceID, privateIP string) (string, error) {
+	out, err := c.api.AssociateAddress(ctx, associateAddressInput(allocationID, networkInterfaceID, privateIP))
+	if err != nil {
+		return "", fmt.Errorf("associating %s with %s on %s: %w", allocationID, privateIP, networkInterfaceID, err)
+	}
+	return awssdk.ToString(out.AssociationId), nil
+}
+
+// DisassociateAddress removes an association (idempotent on EC2).
+func (c *Client) DisassociateAddress(ctx context.Context, associationID string) error {
+	if _, err := c.api.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: awssdk.String(associationID)}); err != nil {
+		return fmt.Errorf("disassociating %s: %w", associationID, err)
+	}
+	return nil
+}
+
+// ReleaseAddress releases an unassociated address (IsInUse if still
+// associated; IsNotFound if already gone).
+func (c *Client) ReleaseAddress(ctx context.Context, allocationID string) error {
+	if _, err := c.api.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: awssdk.String(allocationID)}); err != nil {
+		return fmt.Errorf("releasing %s: %w", allocationID, err)
+	}
+	return nil
+}
+
+// DescribeAddresses lists the addresses matching q (DescribeAddresses is
+// not paginated).
+func (c *Client) DescribeAddresses(ctx context.Context, q AddressQuery) ([]Address, error) {
+	out, err := c.api.DescribeAddresses(ctx, describeAddressesInput(q))
+	if err != nil {
+		return nil, fmt.Errorf("describing addresses: %w", err)
+	}
+	addrs := make([]Address, 0, len(out.Addresses))
+	for _, a := range out.Addresses {
+		addrs = append(addrs, addressFromSDK(a))
+	}
+	return addrs, nil
+}
+
+// CreateTags adds or overwrites tags on a resource.
+func (c *Client) CreateTags(ctx context.Context, resourceID string, tags map[string]string) error {
+	if len(tags) == 0 {
+		return nil
+	}
+	_, err := c.api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{resourceID}, Tags: tagsToSDK(tags)})
+	if err != nil {
+		return fmt.Errorf("tagging %s: %w", resourceID, err)
+	}
+	return nil
+}
+
+// DeleteTags removes the given tag keys (whatever their values) from a
+// resource. With no keys it does nothing: EC2 would delete every tag.
+func (c *Client) DeleteTags(ctx context.Context, resourceID string, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	tags := make([]types.Tag, 0, len(keys))
+	for _, k := range slices.Sorted(slices.Values(keys)) {
+		tags = append(tags, types.Tag{Key: awssdk.String(k)})
+	}
+	if _, err := c.api.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: []string{resourceID}, Tags: tags}); err != nil {
+		return fmt.Errorf("removing tags from %s: %w", resourceID, err)
+	}
+	return nil
+}
+
+// describeNetworkInterfaces runs a DescribeNetworkInterfaces query through
+// all pages.
+func (c *Client) describeNetworkInterfaces(ctx context.Context, in *ec2.DescribeNetworkInterfacesInput) ([]NetworkInterface, error) {
+	in.MaxResults = awssdk.Int32(1000)
+	var out []NetworkInterface
+	p := ec2.NewDescribeNetworkInterfacesPaginator(c.api, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range page.NetworkInterfaces {
+			out = append(out, networkInterfaceFromSDK(n))
+		}
+	}
+	return out, nil
+}
+
+// FindNetworkInterfaceByPrivateIP returns the ENI in vpcID (empty: any VPC)
+// that holds ip as one of its private addresses, or an ErrNotFound error.
+func (c *Client) FindNetworkInterfaceByPrivateIP(ctx context.Context, vpcID, ip string) (NetworkInterface, error) {
+	enis, err := c.describeNetworkInterfaces(ctx, enisByPrivateIPInput(vpcID, ip))
+	if err != nil {
+		return NetworkInterface{}, fmt.Errorf("finding the ENI holding %s: %w", ip, err)
+	}
+	if len(enis) == 0 {
+		return NetworkInterface{}, fmt.Errorf("no ENI holds %s: %w", ip, ErrNotFound)
+	}
+	return enis[0], nil
+}
+
+// FindNetworkInterfaceForPodIP returns the ENI a pod IP lives on. With
+// secondary IPs the pod IP is a private address of an ENI; with prefix
+// delegation it is not, so the fallback finds the node's instance through
+// the ENI holding hostIP and then the instance's ENI whose delegated
+// prefix contains the pod IP.
+func (c *Client) FindNetworkInterfaceForPodIP(ctx context.Context, vpcID, podIP, hostIP string) (NetworkInterface, error) {
+	eni, err := c.FindNetworkInterfaceByPrivateIP(ctx, vpcID, podIP)
+	if err == nil || !IsNotFound(err) || hostIP == "" {
+		return eni, err
+	}
+	node, err := c.FindNetworkInterfaceByPrivateIP(ctx, vpcID, hostIP)
+	if err != nil {
+		return NetworkInterface{}, fmt.Errorf("finding the node ENI for pod IP %s: %w", podIP, err)
+	}
+	if node.InstanceID == "" {
+		return NetworkInterface{}, fmt.Errorf("the ENI %s holding node IP %s is not attached to an instance: %w", node.ID, hostIP, ErrNotFound)
+	}
+	enis, err := c.describeNetworkInterfaces(ctx, enisByInstanceInput(vpcID, node.InstanceID))
+	if err != nil {
+		return NetworkInterface{}, fmt.Errorf("listing the ENIs of instance %s: %w", node.InstanceID, err)
+	}
+	if e, ok := eniWithPrefixFor(enis, podIP); ok {
+		return e, nil
+	}
+	return NetworkInterface{}, fmt.Errorf("no ENI of instance %s holds pod IP %s in a delegated prefix: %w", node.InstanceID, podIP, ErrNotFound)
+}

@@ -1,0 +1,145 @@
+// Package cloud holds what the provider clients (internal/cloud/aws,
+// internal/cloud/tencentcloud) share: the cloud API call metrics, client-side
+// rate-limit settings and the per-attempt HTTP timeout.
+//
+// The provider packages own everything provider-specific: a narrow interface
+// with exactly the SDK calls edgeplane makes, pure mappers, error
+// classifiers, and an SDK configuration that carries rate limiting and
+// retries, so that callers (reconcilers) never sleep or retry by hand.
+package cloud
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Provider label values of the metrics.
+const (
+	ProviderAWS          = "aws"
+	ProviderTencentCloud = "tencentcloud"
+)
+
+// Result codes recorded for calls that did not get an API error code.
+const (
+	CodeOK       = "OK"
+	CodeTimeout  = "Timeout"
+	CodeCanceled = "Canceled"
+	CodeNetwork  = "NetworkError"
+	CodeClient   = "ClientError"
+)
+
+// RateLimit is a client-side token bucket: QPS tokens per second, up to
+// Burst. A zero QPS means "use the default for this bucket"; use
+// Unlimited to switch a bucket off.
+type RateLimit struct {
+	QPS   float64 `json:"qps,omitempty"`
+	Burst int     `json:"burst,omitempty"`
+}
+
+// Unlimited is a RateLimit that never waits.
+var Unlimited = RateLimit{QPS: -1}
+
+// IsZero reports whether the limit is unset.
+func (r RateLimit) IsZero() bool { return r.QPS == 0 && r.Burst == 0 }
+
+// Or returns r, or def when r is unset.
+func (r RateLimit) Or(def RateLimit) RateLimit {
+	if r.IsZero() {
+		return def
+	}
+	return r
+}
+
+// NewLimiter builds a limiter for r (negative QPS: unlimited). A new bucket
+// starts full, like the cloud's own buckets.
+func (r RateLimit) NewLimiter() *rate.Limiter {
+	if r.QPS < 0 {
+		return rate.NewLimiter(rate.Inf, 0)
+	}
+	return rate.NewLimiter(rate.Limit(r.QPS), max(r.Burst, 1))
+}
+
+// AttemptTimeout wraps base so that every HTTP attempt (not the whole
+// retried call) is bounded by d. The error of an attempt that runs out of
+// time is a net.Error with Timeout() true, which both SDKs recognise, so
+// their retry logic sees a timeout rather than a cancelled call. The
+// Tencent SDK only offers whole-second timeouts, hence a transport.
+func AttemptTimeout(base http.RoundTripper, d time.Duration) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if d <= 0 {
+		return base
+	}
+	return &attemptTimeout{base: base, d: d}
+}
+
+type attemptTimeout struct {
+	base http.RoundTripper
+	d    time.Duration
+}
+
+func (t *attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), t.d)
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		if ctx.Err() == context.DeadlineExceeded && req.Context().Err() == nil {
+			return nil, &timeoutError{d: t.d, err: err}
+		}
+		return nil, err
+	}
+	// The deadline must keep covering the body read; cancel on Close.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type timeoutError struct {
+	d   time.Duration
+	err error
+}
+
+func (e *timeoutError) Error() string {
+	return "HTTP attempt timed out after " + e.d.String() + ": " + e.err.Error()
+}
+func (e *timeoutError) Unwrap() error   { return e.err }
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return true }
+
+var _ net.Error = (*timeoutError)(nil)
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// TransportCode classifies an error that carries no cloud API error code.
+func TransportCode(err error) string {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return CodeOK
+	case errors.Is(err, context.Canceled):
+		return CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout
+	case errors.As(err, &ne) && ne.Timeout():
+		return CodeTimeout
+	case errors.As(err, &ne):
+		return CodeNetwork
+	default:
+		return CodeClient
+	}
+}

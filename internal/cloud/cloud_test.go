@@ -1,0 +1,118 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+func TestAttemptTimeoutBoundsEachAttempt(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := &http.Client{Transport: AttemptTimeout(nil, 100*time.Millisecond)}
+
+	resp, err := c.Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil || string(body) != "ok" {
+		t.Fatalf("reading the body after the attempt returned: %q, %v", body, err)
+	}
+
+	_, err = c.Get(srv.URL + "/slow")
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("err = %v, want a net.Error timeout", err)
+	}
+	if got := TransportCode(err); got != CodeTimeout {
+		t.Fatalf("TransportCode = %s, want %s", got, CodeTimeout)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/fast", nil)
+	if _, err := c.Do(req); TransportCode(err) != CodeCanceled {
+		t.Fatalf("a cancelled caller must not look like a timeout: %v", err)
+	}
+}
+
+func TestTransportCode(t *testing.T) {
+	cases := map[string]struct {
+		err  error
+		want string
+	}{
+		"nil":      {nil, CodeOK},
+		"canceled": {fmt.Errorf("x: %w", context.Canceled), CodeCanceled},
+		"deadline": {fmt.Errorf("x: %w", context.DeadlineExceeded), CodeTimeout},
+		"refused":  {&url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}, CodeNetwork},
+		"other":    {errors.New("boom"), CodeClient},
+	}
+	for name, tc := range cases {
+		if got := TransportCode(tc.err); got != tc.want {
+			t.Errorf("%s: TransportCode = %s, want %s", name, got, tc.want)
+		}
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	if l := (RateLimit{QPS: 5, Burst: 50}).NewLimiter(); l.Limit() != 5 || l.Burst() != 50 {
+		t.Errorf("limiter = %v/%d", l.Limit(), l.Burst())
+	}
+	// An unlimited bucket has burst 0, so a second token right away proves it never empties.
+	l := Unlimited.NewLimiter()
+	if first, second := l.Allow(), l.Allow(); !first || !second {
+		t.Error("Unlimited throttled")
+	}
+	if got := (RateLimit{}).Or(RateLimit{QPS: 1, Burst: 1}); got.QPS != 1 {
+		t.Errorf("Or on an unset limit = %+v", got)
+	}
+	if got := (RateLimit{QPS: 2}).Or(RateLimit{QPS: 1, Burst: 1}); got.QPS != 2 {
+		t.Errorf("Or on a set limit = %+v", got)
+	}
+}
+
+func TestMetricsAreInTheControllerRuntimeRegistry(t *testing.T) {
+	ObserveCall(ProviderAWS, "DescribeAddresses", "", time.Millisecond)
+	ObserveCall(ProviderAWS, "DescribeAddresses", "RequestLimitExceeded", time.Millisecond)
+	ObserveRateLimitWait(ProviderTencentCloud, "AllocateAddresses", time.Millisecond)
+	requests, _, _ := Collectors()
+	var m dto.Metric
+	if err := requests.WithLabelValues(ProviderAWS, "DescribeAddresses", CodeOK).Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
+		t.Fatalf("OK calls = %v, %v", m.GetCounter().GetValue(), err)
+	}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range families {
+		found[f.GetName()] = true
+	}
+	for _, name := range []string{"edgeplane_cloud_api_requests_total", "edgeplane_cloud_api_request_duration_seconds", "edgeplane_cloud_client_rate_limit_wait_seconds"} {
+		if !found[name] {
+			t.Errorf("%s is not in the controller-runtime registry", name)
+		}
+	}
+}

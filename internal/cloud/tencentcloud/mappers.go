@@ -1,0 +1,295 @@
+package tencentcloud
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
+	tag "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tag/v20180813"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+)
+
+// Address types edgeplane allocates.
+const (
+	AddressTypeAnycastEIP     = "AnycastEIP"
+	AddressTypeHighQualityEIP = "HighQualityEIP"
+	AddressTypeEIP            = "EIP"
+)
+
+// Anycast zones.
+const (
+	AnycastZoneOverseas = "ANYCAST_ZONE_OVERSEAS"
+	AnycastZoneGlobal   = "ANYCAST_ZONE_GLOBAL"
+)
+
+// Address states (Address.AddressStatus).
+const (
+	StatusCreating  = "CREATING"
+	StatusUnbind    = "UNBIND"
+	StatusBinding   = "BINDING"
+	StatusBind      = "BIND"
+	StatusBindENI   = "BIND_ENI"
+	StatusUnbinding = "UNBINDING"
+	StatusOffline   = "OFFLINING"
+)
+
+// Task results (DescribeTaskResult.Result).
+const (
+	TaskRunning = "RUNNING"
+	TaskSuccess = "SUCCESS"
+	TaskFailed  = "FAILED"
+)
+
+// AllocateRequest is one address to allocate. Empty fields are not sent,
+// so the cloud's defaults apply (as the legacy controller relied on).
+type AllocateRequest struct {
+	// AddressType: AnycastEIP, HighQualityEIP or EIP ("" is EIP).
+	AddressType string
+	// AnycastZone is sent only for AnycastEIP.
+	AnycastZone string
+	// InternetMaxBandwidthOut in Mbps; 0 is not sent.
+	InternetMaxBandwidthOut int64
+	InternetChargeType      string
+	AddressName             string
+	// Tags are applied at creation.
+	Tags map[string]string
+	// ClientToken makes the call idempotent: derive it from the owning
+	// object's UID so every retry, by the SDK or by a later reconcile,
+	// returns the same address. At most 64 ASCII characters.
+	ClientToken string
+}
+
+// AllocateResult is what AllocateAddresses answered.
+type AllocateResult struct {
+	AddressIDs []string
+	TaskID     uint64
+}
+
+// Address is an EIP as edgeplane sees it.
+type Address struct {
+	ID                 string
+	Name               string
+	IP                 string
+	Type               string
+	Status             string
+	InstanceID         string
+	NetworkInterfaceID string
+	PrivateIP          string
+	ChargeType         string
+	Bandwidth          uint64
+	Tags               map[string]string
+	CreatedTime        string
+}
+
+// AddressQuery selects addresses; set fields are ANDed.
+type AddressQuery struct {
+	IDs        []string
+	InstanceID string
+	// Types filters address-type (WanIP, EIP, AnycastEIP, HighQualityEIP…).
+	Types    []string
+	Statuses []string
+	// Tags match exact values (tag:K=V); TagKeys only need the key.
+	Tags    map[string]string
+	TagKeys []string
+}
+
+// TaggedResource is one tag API row.
+type TaggedResource struct {
+	ID          string
+	Prefix      string
+	ServiceType string
+	Region      string
+	Tags        map[string]string
+}
+
+// Instance is a CVM instance as edgeplane sees it.
+type Instance struct {
+	ID         string
+	Name       string
+	Zone       string
+	VpcID      string
+	SubnetID   string
+	State      string
+	PrivateIPs []string
+	PublicIPs  []string
+	Tags       map[string]string
+}
+
+// ParseTaskID converts the TaskId async actions return (a string) into the
+// integer DescribeTaskResult takes.
+func ParseTaskID(s *string) (uint64, error) {
+	if s == nil || *s == "" {
+		return 0, fmt.Errorf("the response carries no TaskId")
+	}
+	id, err := strconv.ParseUint(*s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("TaskId %q is not an unsigned integer: %w", *s, err)
+	}
+	return id, nil
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+func allocateAddressesRequest(r AllocateRequest) *vpc.AllocateAddressesRequest {
+	req := vpc.NewAllocateAddressesRequest()
+	req.AddressCount = common.Int64Ptr(1)
+	if r.AddressType != "" {
+		req.AddressType = common.StringPtr(r.AddressType)
+	}
+	if r.AddressType == AddressTypeAnycastEIP && r.AnycastZone != "" {
+		req.AnycastZone = common.StringPtr(r.AnycastZone)
+	}
+	if r.InternetMaxBandwidthOut > 0 {
+		req.InternetMaxBandwidthOut = common.Int64Ptr(r.InternetMaxBandwidthOut)
+	}
+	if r.InternetChargeType != "" {
+		req.InternetChargeType = common.StringPtr(r.InternetChargeType)
+	}
+	if r.AddressName != "" {
+		req.AddressName = common.StringPtr(r.AddressName)
+	}
+	for _, k := range sortedKeys(r.Tags) {
+		req.Tags = append(req.Tags, &vpc.Tag{Key: common.StringPtr(k), Value: common.StringPtr(r.Tags[k])})
+	}
+	if r.ClientToken != "" {
+		req.ClientToken = common.StringPtr(r.ClientToken)
+	}
+	return req
+}
+
+func vpcFilter(name string, values ...string) *vpc.Filter {
+	return &vpc.Filter{Name: common.StringPtr(name), Values: common.StringPtrs(values)}
+}
+
+// describeAddressesFilters maps a query to filters in a fixed order
+// (AddressIds are sent separately, in batches).
+func describeAddressesFilters(q AddressQuery) []*vpc.Filter {
+	var fs []*vpc.Filter
+	if q.InstanceID != "" {
+		fs = append(fs, vpcFilter("instance-id", q.InstanceID))
+	}
+	if len(q.Types) > 0 {
+		fs = append(fs, vpcFilter("address-type", q.Types...))
+	}
+	if len(q.Statuses) > 0 {
+		fs = append(fs, vpcFilter("address-status", q.Statuses...))
+	}
+	if len(q.TagKeys) > 0 {
+		fs = append(fs, vpcFilter("tag-key", slices.Sorted(slices.Values(q.TagKeys))...))
+	}
+	for _, k := range sortedKeys(q.Tags) {
+		fs = append(fs, vpcFilter("tag:"+k, q.Tags[k]))
+	}
+	return fs
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func addressFromSDK(a *vpc.Address) Address {
+	out := Address{
+		ID:                 deref(a.AddressId),
+		Name:               deref(a.AddressName),
+		IP:                 deref(a.AddressIp),
+		Type:               deref(a.AddressType),
+		Status:             deref(a.AddressStatus),
+		InstanceID:         deref(a.InstanceId),
+		NetworkInterfaceID: deref(a.NetworkInterfaceId),
+		PrivateIP:          deref(a.PrivateAddressIp),
+		ChargeType:         deref(a.InternetChargeType),
+		CreatedTime:        deref(a.CreatedTime),
+		Tags:               map[string]string{},
+	}
+	if a.Bandwidth != nil {
+		out.Bandwidth = *a.Bandwidth
+	}
+	for _, t := range a.TagSet {
+		if t != nil && t.Key != nil {
+			out.Tags[*t.Key] = deref(t.Value)
+		}
+	}
+	return out
+}
+
+func describeResourcesByTagsRequest(tags map[string]string, resourcePrefix string, offset, limit uint64) *tag.DescribeResourcesByTagsRequest {
+	req := tag.NewDescribeResourcesByTagsRequest()
+	for _, k := range sortedKeys(tags) {
+		req.TagFilters = append(req.TagFilters, &tag.TagFilter{TagKey: common.StringPtr(k), TagValue: common.StringPtrs([]string{tags[k]})})
+	}
+	if resourcePrefix != "" {
+		req.ResourcePrefix = common.StringPtr(resourcePrefix)
+	}
+	req.Offset = common.Uint64Ptr(offset)
+	req.Limit = common.Uint64Ptr(limit)
+	return req
+}
+
+func taggedResourceFromSDK(r *tag.ResourceTag) TaggedResource {
+	out := TaggedResource{
+		ID:          deref(r.ResourceId),
+		Prefix:      deref(r.ResourcePrefix),
+		ServiceType: deref(r.ServiceType),
+		Region:      deref(r.ResourceRegion),
+		Tags:        map[string]string{},
+	}
+	for _, t := range r.Tags {
+		if t != nil && t.TagKey != nil {
+			out.Tags[*t.TagKey] = deref(t.TagValue)
+		}
+	}
+	return out
+}
+
+func instanceFromSDK(in *cvm.Instance) Instance {
+	out := Instance{
+		ID:         deref(in.InstanceId),
+		Name:       deref(in.InstanceName),
+		State:      deref(in.InstanceState),
+		PrivateIPs: derefAll(in.PrivateIpAddresses),
+		PublicIPs:  derefAll(in.PublicIpAddresses),
+		Tags:       map[string]string{},
+	}
+	if in.Placement != nil {
+		out.Zone = deref(in.Placement.Zone)
+	}
+	if in.VirtualPrivateCloud != nil {
+		out.VpcID = deref(in.VirtualPrivateCloud.VpcId)
+		out.SubnetID = deref(in.VirtualPrivateCloud.SubnetId)
+	}
+	for _, t := range in.Tags {
+		if t != nil && t.Key != nil {
+			out.Tags[*t.Key] = deref(t.Value)
+		}
+	}
+	return out
+}
+
+func derefAll(in []*string) []string {
+	var out []string
+	for _, s := range in {
+		if s != nil {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+// chunks splits ids into batches of at most n (API list limits).
+func chunks(ids []string, n int) [][]string {
+	var out [][]string
+	for len(ids) > n {
+		out = append(out, ids[:n])
+		ids = ids[n:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
+}

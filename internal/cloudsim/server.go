@@ -1,0 +1,96 @@
+// Package cloudsim is edgeplane's local cloud emulator: one http.Handler that
+// speaks the EC2 Query API and Tencent Cloud API 3.0 subsets edgeplane uses,
+// on the real wire protocols, backed by a deterministic emulated account
+// (internal/cloudsim/core), plus an admin API under /admin/.
+//
+// Use it in-process with httptest:
+//
+//	sim, _ := cloudsim.New(cloudsim.Options{Seed: 1})
+//	srv := httptest.NewServer(sim)
+//	// point aws-sdk-go-v2 (BaseEndpoint) or tencentcloud-sdk-go
+//	// (HttpProfile.Endpoint + Scheme "http") at srv.URL
+//
+// or as the binary cmd/edgeplane-cloudsim.
+//
+// Routing: a request with an X-TC-Action header goes to the Tencent
+// front-end, a path under /admin/ to the admin API, anything else to the EC2
+// front-end (which reads the form's Action).
+package cloudsim
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/ec2"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/tencent"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Seed makes IDs, addresses, request IDs and fault decisions
+	// reproducible.
+	Seed uint64
+	// Clock defaults to the wall clock; tests inject a *core.ManualClock to
+	// drive async tasks and eventual-consistency windows.
+	Clock core.Clock
+	// Settings: quotas, rate limits, task duration, Tencent keys. Zero
+	// values take the real cloud's defaults.
+	Settings core.Settings
+	// Fixtures are applied at start and on every reset that keeps fixtures.
+	Fixtures *core.Fixtures
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the emulator's single HTTP entry point.
+type Server struct {
+	world   *core.World
+	ec2     *ec2.Handler
+	tencent *tencent.Handler
+	admin   *adminHandler
+	log     *slog.Logger
+}
+
+// New builds an emulator.
+func New(opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	w, err := core.New(core.Options{
+		Seed:     opts.Seed,
+		Clock:    opts.Clock,
+		Settings: opts.Settings,
+		Fixtures: opts.Fixtures,
+		Logger:   opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		world:   w,
+		ec2:     ec2.NewHandler(w, opts.Logger),
+		tencent: tencent.NewHandler(w, opts.Logger),
+		log:     opts.Logger,
+	}
+	s.admin = newAdminHandler(s)
+	return s, nil
+}
+
+// World is the emulated account, for tests that want to inspect or change
+// state directly rather than through the admin API.
+func (s *Server) World() *core.World { return s.world }
+
+// ServeHTTP routes a request to the Tencent front-end (X-TC-Action header),
+// the admin API (/admin/) or the EC2 front-end.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Header.Get("X-TC-Action") != "":
+		s.tencent.ServeHTTP(rw, r)
+	case strings.HasPrefix(r.URL.Path, "/admin/"):
+		s.admin.ServeHTTP(rw, r)
+	default:
+		s.ec2.ServeHTTP(rw, r)
+	}
+}

@@ -1,0 +1,457 @@
+package cloudsim_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/ec2"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/tencent"
+)
+
+var start = time.Date(2026, 7, 8, 9, 10, 11, 0, time.UTC)
+
+// ec2Call posts a raw EC2 Query request and returns status and body.
+func ec2Call(t *testing.T, base string, params url.Values) (int, []byte) {
+	t.Helper()
+	if params.Get("Version") == "" {
+		params.Set("Version", ec2.APIVersion)
+	}
+	resp, err := http.Post(base, "application/x-www-form-urlencoded; charset=utf-8", strings.NewReader(params.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// xmlDoc is a generic XML tree for asserting on element names.
+type xmlDoc struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Children []xmlDoc   `xml:",any"`
+	Text     string     `xml:",chardata"`
+}
+
+func (d xmlDoc) child(name string) *xmlDoc {
+	for i := range d.Children {
+		if d.Children[i].XMLName.Local == name {
+			return &d.Children[i]
+		}
+	}
+	return nil
+}
+
+func parseXML(t *testing.T, b []byte) xmlDoc {
+	t.Helper()
+	var d xmlDoc
+	if err := xml.Unmarshal(b, &d); err != nil {
+		t.Fatalf("response is not XML: %v\n%s", err, b)
+	}
+	return d
+}
+
+func TestEC2WireFormat(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Clock: core.NewManualClock(start)})
+
+	status, body := ec2Call(t, emu.URL(), url.Values{"Action": {"AllocateAddress"}, "TagSpecification.1.ResourceType": {"elastic-ip"},
+		"TagSpecification.1.Tag.1.Key": {"k"}, "TagSpecification.1.Tag.1.Value": {"v"}})
+	if status != 200 {
+		t.Fatalf("AllocateAddress: HTTP %d: %s", status, body)
+	}
+	doc := parseXML(t, body)
+	if doc.XMLName.Local != "AllocateAddressResponse" || doc.XMLName.Space != ec2.Namespace {
+		t.Fatalf("root = %v, want AllocateAddressResponse in %s", doc.XMLName, ec2.Namespace)
+	}
+	for _, name := range []string{"requestId", "publicIp", "domain", "allocationId"} {
+		if doc.child(name) == nil || doc.child(name).Text == "" {
+			t.Fatalf("AllocateAddressResponse lacks <%s>: %s", name, body)
+		}
+	}
+	alloc := doc.child("allocationId").Text
+
+	status, body = ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}, "Filter.1.Name": {"tag:k"}, "Filter.1.Value.1": {"v"}})
+	doc = parseXML(t, body)
+	set := doc.child("addressesSet")
+	if status != 200 || set == nil || len(set.Children) != 1 || set.Children[0].XMLName.Local != "item" {
+		t.Fatalf("DescribeAddresses: HTTP %d: %s", status, body)
+	}
+	if tags := set.Children[0].child("tagSet"); tags == nil || tags.Children[0].child("key").Text != "k" {
+		t.Fatalf("tagSet missing: %s", body)
+	}
+
+	// Errors: <Response><Errors><Error><Code>… with a capitalised RequestID.
+	status, body = ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}, "AllocationId.1": {"eipalloc-00000000000000000"}})
+	doc = parseXML(t, body)
+	if status != 400 || doc.XMLName.Local != "Response" {
+		t.Fatalf("NotFound: HTTP %d: %s", status, body)
+	}
+	errs := doc.child("Errors")
+	if errs == nil || errs.child("Error").child("Code").Text != "InvalidAllocationID.NotFound" || doc.child("RequestID") == nil || doc.child("RequestID").Text == "" {
+		t.Fatalf("error envelope: %s", body)
+	}
+
+	cases := []struct {
+		name   string
+		params url.Values
+		status int
+		code   string
+	}{
+		{"unknown action", url.Values{"Action": {"RunInstances"}}, 400, "InvalidAction"},
+		{"missing action", url.Values{}, 400, "MissingAction"},
+		{"other version", url.Values{"Action": {"DescribeAddresses"}, "Version": {"2014-01-01"}}, 400, "InvalidParameterValue"},
+		{"unknown parameter", url.Values{"Action": {"DescribeAddresses"}, "Colour": {"red"}}, 400, "UnknownParameter"},
+		{"dry run", url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {alloc}, "DryRun": {"true"}}, 412, "DryRunOperation"},
+		{"release unknown", url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {"eipalloc-00000000000000000"}}, 400, "InvalidAddressID.NotFound"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := ec2Call(t, emu.URL(), tc.params)
+			doc := parseXML(t, body)
+			if status != tc.status || doc.child("Errors") == nil || doc.child("Errors").child("Error").child("Code").Text != tc.code {
+				t.Fatalf("HTTP %d %s; want %d %s", status, body, tc.status, tc.code)
+			}
+		})
+	}
+	if n := len(emu.World().Snapshot().EC2.Addresses); n != 1 {
+		t.Fatalf("the dry-run release changed state: %d addresses", n)
+	}
+
+	// GET with the parameters in the query string works too.
+	resp, err := http.Get(emu.URL() + "/?Action=DescribeAddresses&Version=2016-11-15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET DescribeAddresses: HTTP %d", resp.StatusCode)
+	}
+}
+
+func TestEC2ThrottlingOnTheWire(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 2, Clock: core.NewManualClock(start), Settings: core.Settings{
+		RateLimitOverrides: map[string]core.Bucket{"ec2/DescribeAddresses": {Burst: 1, RefillPerSecond: 1}},
+	}})
+	ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}})
+	status, body := ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}})
+	if doc := parseXML(t, body); status != 503 || doc.child("Errors").child("Error").child("Code").Text != "RequestLimitExceeded" {
+		t.Fatalf("HTTP %d %s; want 503 RequestLimitExceeded", status, body)
+	}
+}
+
+// tcCall sends a signed Tencent request and returns the decoded body.
+func tcCall(t *testing.T, base, service, action, version, region string, body string, secretID, secretKey string) map[string]any {
+	t.Helper()
+	u, _ := url.Parse(base)
+	req, _ := http.NewRequest(http.MethodPost, base, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-TC-Action", action)
+	req.Header.Set("X-TC-Version", version)
+	if region != "" {
+		req.Header.Set("X-TC-Region", region)
+	}
+	now := time.Now()
+	req.Header.Set("X-TC-Timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Host = u.Host
+	req.Header.Set("Authorization", tencent.Sign(req, []byte(body), secretID, secretKey, service, now))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != 200 {
+		t.Fatalf("Tencent answers HTTP 200 even for errors, got %d", resp.StatusCode)
+	}
+	var out map[string]any
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	r, ok := out["Response"].(map[string]any)
+	if !ok || r["RequestId"] == "" {
+		t.Fatalf("no Response.RequestId: %v", out)
+	}
+	return r
+}
+
+func errCode(r map[string]any) string {
+	e, ok := r["Error"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	return e["Code"].(string)
+}
+
+func TestTencentWireFormat(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 3})
+	id, key := core.DefaultTencentSecretID, core.DefaultTencentSecretKey
+	call := func(service, action, version, region, body string) map[string]any {
+		return tcCall(t, emu.URL(), service, action, version, region, body, id, key)
+	}
+
+	r := call("vpc", "AllocateAddresses", tencent.VersionVPC, "ap-hongkong", `{"AddressType":"AnycastEIP","Tags":[{"Key":"k","Value":"v"}]}`)
+	if errCode(r) != "" {
+		t.Fatalf("AllocateAddresses: %v", r)
+	}
+	taskID, isString := r["TaskId"].(string)
+	if !isString || taskID == "" {
+		t.Fatalf("async actions return TaskId as a string, got %#v", r["TaskId"])
+	}
+	if set, _ := r["AddressSet"].([]any); len(set) != 1 {
+		t.Fatalf("AddressSet = %v", r["AddressSet"])
+	}
+
+	r = call("vpc", "DescribeTaskResult", tencent.VersionVPC, "ap-hongkong", `{"TaskId":`+taskID+`}`)
+	if _, isNumber := r["TaskId"].(json.Number); !isNumber || (r["Result"] != "RUNNING" && r["Result"] != "SUCCESS") {
+		t.Fatalf("DescribeTaskResult returns TaskId as a number: %v", r)
+	}
+	if r = call("vpc", "DescribeTaskResult", tencent.VersionVPC, "ap-hongkong", `{"TaskId":"`+taskID+`"}`); errCode(r) != "InvalidParameter" {
+		t.Fatalf("a string TaskId must be rejected: %v", r)
+	}
+
+	cases := []struct {
+		name                                   string
+		service, action, version, region, body string
+		secretID, secretKey                    string
+		code                                   string
+	}{
+		{"wrong version", "vpc", "DescribeAddresses", "2020-01-01", "ap-hongkong", `{}`, id, key, "NoSuchVersion"},
+		{"action of another service", "cvm", "DescribeAddresses", tencent.VersionVPC, "ap-hongkong", `{}`, id, key, "InvalidAction"},
+		{"unknown action", "vpc", "CreateVpc", tencent.VersionVPC, "ap-hongkong", `{}`, id, key, "InvalidAction"},
+		{"missing region", "vpc", "DescribeAddresses", tencent.VersionVPC, "", `{}`, id, key, "MissingParameter"},
+		{"unknown SecretId", "vpc", "DescribeAddresses", tencent.VersionVPC, "ap-hongkong", `{}`, "AKIDnobody", key, "AuthFailure.SecretIdNotFound"},
+		{"wrong key", "vpc", "DescribeAddresses", tencent.VersionVPC, "ap-hongkong", `{}`, id, "nope", "AuthFailure.SignatureFailure"},
+		{"case-sensitive parameters", "vpc", "DescribeAddresses", tencent.VersionVPC, "ap-hongkong", `{"addressIds":[]}`, id, key, "UnknownParameter"},
+		{"tag API needs no region", "tag", "DescribeResourcesByTags", tencent.VersionTag, "", `{"TagFilters":[{"TagKey":"k","TagValue":["v"]}]}`, id, key, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tcCall(t, emu.URL(), tc.service, tc.action, tc.version, tc.region, tc.body, tc.secretID, tc.secretKey)
+			if got := errCode(r); got != tc.code {
+				t.Fatalf("code = %q, want %q: %v", got, tc.code, r)
+			}
+		})
+	}
+}
+
+func TestCommitThenDropOnTheWire(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 4})
+	if err := emu.World().AddFault(core.FaultSpec{Provider: core.ProviderEC2, Action: "AllocateAddress", DropRate: 1, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	form := url.Values{"Action": {"AllocateAddress"}, "Version": {ec2.APIVersion}}
+	_, err := client.Post(emu.URL(), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	var ue *url.Error
+	if !errors.As(err, &ue) || !ue.Timeout() {
+		t.Fatalf("err = %v, want a client timeout", err)
+	}
+	if n := len(emu.World().Snapshot().EC2.Addresses); n != 1 {
+		t.Fatalf("%d addresses after a dropped allocation, want 1 (committed)", n)
+	}
+	// A fixed hold closes the connection without an answer.
+	if err := emu.World().AddFault(core.FaultSpec{Provider: core.ProviderEC2, Action: "AllocateAddress", DropRate: 1, DropHold: core.Duration(time.Millisecond), Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Post(emu.URL(), "application/x-www-form-urlencoded", strings.NewReader(form.Encode())); err == nil {
+		t.Fatal("a dropped response reached the client")
+	}
+	if n := len(emu.World().Snapshot().EC2.Addresses); n != 2 {
+		t.Fatalf("%d addresses, want 2", n)
+	}
+}
+
+func TestSameSeedSameAnswers(t *testing.T) {
+	run := func() []string {
+		emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 77, Clock: core.NewManualClock(start)})
+		var out []string
+		for range 3 {
+			_, body := ec2Call(t, emu.URL(), url.Values{"Action": {"AllocateAddress"}})
+			out = append(out, string(body))
+		}
+		_, body := ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}})
+		out = append(out, string(body))
+		snap, _ := json.Marshal(emu.World().Snapshot())
+		return append(out, string(snap))
+	}
+	if diff := cmp.Diff(run(), run()); diff != "" {
+		t.Fatalf("same seed, different answers (-first +second):\n%s", diff)
+	}
+}
+
+func adminDo(t *testing.T, method, u, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, u, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestAdminAPI(t *testing.T) {
+	clock := core.NewManualClock(start)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 5, Clock: clock, Fixtures: &core.Fixtures{
+		Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{InstanceID: "ins-start001", PrivateIPAddresses: []string{"10.1.0.1"}}}},
+	}})
+	base := emu.URL() + "/admin"
+
+	if status, body := adminDo(t, http.MethodGet, base+"/healthz", ""); status != 200 || string(body) != "ok\n" {
+		t.Fatalf("healthz: %d %s", status, body)
+	}
+
+	fixtures := `
+ec2:
+  instances:
+  - instanceId: i-0123456789abcdef0
+    vpcId: vpc-1
+    networkInterfaces:
+    - privateIpAddresses: [10.0.0.10, 10.0.0.11]
+  addresses:
+  - tags: {pool: fixed}
+tencent:
+  instances:
+  - instanceId: ins-node0001
+    privateIpAddresses: [10.1.0.5]
+`
+	status, body := adminDo(t, http.MethodPost, base+"/fixtures", fixtures)
+	var res core.FixtureResult
+	if status != 200 || json.Unmarshal(body, &res) != nil || len(res.EC2Addresses) != 1 || res.EC2Instances[0] != "i-0123456789abcdef0" {
+		t.Fatalf("POST fixtures: %d %s", status, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, base+"/fixtures", "ec2: {instanses: []}"); status != 400 {
+		t.Fatalf("a misspelt fixture field must be rejected: %d %s", status, body)
+	}
+
+	status, body = adminDo(t, http.MethodGet, base+"/state", "")
+	var snap core.Snapshot
+	if status != 200 || json.Unmarshal(body, &snap) != nil {
+		t.Fatalf("GET state: %d %s", status, body)
+	}
+	if len(snap.EC2.Addresses) != 1 || len(snap.EC2.NetworkInterfaces) != 1 || len(snap.Tencent.Instances) != 2 {
+		t.Fatalf("state = %s", body)
+	}
+
+	status, body = adminDo(t, http.MethodPut, base+"/faults", `[{"provider":"ec2","action":"AllocateAddress","errorRate":1,"errorCode":"Unavailable","latency":"1ms","times":1}]`)
+	if status != 200 {
+		t.Fatalf("PUT faults: %d %s", status, body)
+	}
+	if status, body := ec2Call(t, emu.URL(), url.Values{"Action": {"AllocateAddress"}}); status != 503 || !bytes.Contains(body, []byte("<Code>Unavailable</Code>")) {
+		t.Fatalf("injected fault: %d %s", status, body)
+	}
+	if _, body := adminDo(t, http.MethodGet, base+"/faults", ""); string(bytes.TrimSpace(body)) != "[]" {
+		t.Fatalf("a used-up fault must disappear: %s", body)
+	}
+	if status, body := adminDo(t, http.MethodPost, base+"/faults", `{"provider":"aws"}`); status != 400 {
+		t.Fatalf("bad provider: %d %s", status, body)
+	}
+	if status, _ := adminDo(t, http.MethodPost, base+"/faults", `{"provider":"tencent","latency":"5ms"}`); status != 200 {
+		t.Fatal("POST fault failed")
+	}
+	if _, body := adminDo(t, http.MethodDelete, base+"/faults", ""); string(bytes.TrimSpace(body)) != "[]" {
+		t.Fatalf("DELETE faults: %s", body)
+	}
+
+	status, body = adminDo(t, http.MethodPatch, base+"/settings", `{"ec2AddressQuota": 1}`)
+	if status != 200 || !bytes.Contains(body, []byte(`"ec2AddressQuota": 1`)) || bytes.Contains(body, []byte(core.DefaultTencentSecretKey)) {
+		t.Fatalf("PATCH settings: %d %s", status, body)
+	}
+	if status, body := ec2Call(t, emu.URL(), url.Values{"Action": {"AllocateAddress"}}); status != 400 || !bytes.Contains(body, []byte("AddressLimitExceeded")) {
+		t.Fatalf("quota 1 with 1 address: %d %s", status, body)
+	}
+	if status, _ := adminDo(t, http.MethodPatch, base+"/settings", `{"rateLimitScale": -1}`); status != 400 {
+		t.Fatal("a negative scale was accepted")
+	}
+	if status, _ := adminDo(t, http.MethodPatch, base+"/settings", `{"nope": 1}`); status != 400 {
+		t.Fatal("an unknown setting was accepted")
+	}
+
+	if status, body := adminDo(t, http.MethodPost, base+"/clock/advance", `{"by":"90s"}`); status != 200 || !clock.Now().Equal(start.Add(90*time.Second)) {
+		t.Fatalf("clock advance: %d %s", status, body)
+	}
+
+	if status, _ := adminDo(t, http.MethodPost, base+"/reset", ""); status != 200 {
+		t.Fatal("reset failed")
+	}
+	snap = emu.World().Snapshot()
+	if len(snap.EC2.Addresses) != 0 || len(snap.Tencent.Instances) != 1 || snap.Tencent.Instances[0].InstanceID != "ins-start001" {
+		t.Fatalf("reset must keep only the start-up fixtures: %+v", snap.Tencent.Instances)
+	}
+	adminDo(t, http.MethodPost, base+"/reset?fixtures=false", "")
+	if n := len(emu.World().Snapshot().Tencent.Instances); n != 0 {
+		t.Fatalf("reset without fixtures kept %d instances", n)
+	}
+	if status, _ := adminDo(t, http.MethodGet, base+"/nothing", ""); status != 404 {
+		t.Fatalf("unknown admin path: %d", status)
+	}
+}
+
+func TestAdminClockNeedsAManualClock(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 6})
+	if status, _ := adminDo(t, http.MethodPost, emu.URL()+"/admin/clock/advance", `{"by":"1s"}`); status != 409 {
+		t.Fatalf("advancing the wall clock: HTTP %d, want 409", status)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fixtures.yaml")
+	if err := os.WriteFile(path, []byte(`
+settings:
+  ec2AddressQuota: 7
+  taskDuration: 250ms
+  tencentCredentials: {AKIDx: secret}
+ec2:
+  instances:
+  - instanceId: i-0123456789abcdef0
+tencent:
+  addresses:
+  - addressType: AnycastEIP
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cloudsim.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Settings.EC2AddressQuota != 7 || c.Settings.TaskDuration.D() != 250*time.Millisecond || len(c.EC2.Instances) != 1 || len(c.Tencent.Addresses) != 1 {
+		t.Fatalf("config = %+v", c)
+	}
+	if _, err := cloudsim.New(cloudsim.Options{Settings: c.Settings, Fixtures: &c.Fixtures}); err != nil {
+		t.Fatalf("the loaded config does not start an emulator: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("settings: {ec2Quota: 1}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cloudsim.LoadConfig(path); err == nil {
+		t.Fatal("an unknown config field was accepted")
+	}
+}
+
+func TestRequestsAreCountedForAssertions(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 8})
+	ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}})
+	ec2Call(t, emu.URL(), url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {"eipalloc-00000000000000000"}})
+	want := map[string]int64{"ec2/DescribeAddresses/OK": 1, "ec2/ReleaseAddress/InvalidAddressID.NotFound": 1}
+	if diff := cmp.Diff(want, emu.World().Stats()); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
