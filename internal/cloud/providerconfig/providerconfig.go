@@ -1,0 +1,226 @@
+// Package providerconfig resolves a managed resource's providerConfigRef to the
+// settings and credentials the cloud clients need: the config's provider,
+// region, endpoint and cluster identity, and credentials from a Secret, the
+// SDK's default chain (environment, pod or instance identity) or none.
+//
+// Credentials are read at connect time and never logged: Config redacts them
+// in every fmt verb and in structured logs.
+package providerconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+)
+
+// Errors a caller maps to a stable condition reason.
+var (
+	// ErrNotFound: the referenced config does not exist.
+	ErrNotFound = errors.New("provider config not found")
+	// ErrWrongProvider: the config is for another cloud than the resource needs.
+	ErrWrongProvider = errors.New("provider config is for another cloud")
+	// ErrCredentials: the credentials Secret is missing or incomplete.
+	ErrCredentials = errors.New("provider config credentials unavailable")
+	// ErrInvalidRef: the reference cannot be used by this resource.
+	ErrInvalidRef = errors.New("invalid provider config reference")
+)
+
+// DefaultRef is the config a managed resource uses when it names none.
+func DefaultRef() xpv2.ProviderConfigReference {
+	return xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: cloudv1alpha1.DefaultProviderConfigName}
+}
+
+// Config is a resolved ProviderConfig or ClusterProviderConfig.
+type Config struct {
+	// Ref is the config it was resolved from.
+	Ref xpv2.ProviderConfigReference
+	// Namespace is the config's namespace (empty for a ClusterProviderConfig).
+	Namespace string
+
+	Provider        cloudv1alpha1.Provider
+	Region          string
+	Endpoint        string
+	ClusterIdentity string
+
+	source cloudv1alpha1.CredentialsSource
+	secret map[string][]byte
+}
+
+// String describes the config without its credentials.
+func (c Config) String() string {
+	return fmt.Sprintf("%s %s/%s (%s, %s, credentials from %s)", c.Ref.Kind, c.Namespace, c.Ref.Name, c.Provider, c.Region, c.source)
+}
+
+// GoString keeps credentials out of %#v.
+func (c Config) GoString() string { return "providerconfig.Config{" + c.String() + "}" }
+
+// Format keeps credentials out of every other verb (%v, %+v, %s, ...).
+func (c Config) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = fmt.Fprint(f, c.GoString())
+		return
+	}
+	_, _ = fmt.Fprint(f, c.String())
+}
+
+// LogValue keeps credentials out of structured logs.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("kind", c.Ref.Kind), slog.String("namespace", c.Namespace),
+		slog.String("name", c.Ref.Name), slog.String("provider", string(c.Provider)),
+		slog.String("region", c.Region), slog.String("credentials", string(c.source)))
+}
+
+// Resolve reads the config that a managed resource in namespace (empty for a
+// cluster-scoped resource) refers to with ref (nil: the default
+// ClusterProviderConfig). clusterName is the identity used when the config
+// sets none. Reads go straight to the reader given, so pass an uncached one:
+// the manager must not cache every Secret of the cluster.
+func Resolve(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string) (Config, error) {
+	use := DefaultRef()
+	if ref != nil {
+		use = *ref
+	}
+	if use.Kind == "" {
+		use.Kind = cloudv1alpha1.ClusterProviderConfigKind
+	}
+	cfg := Config{Ref: use}
+	var secretKey *types.NamespacedName
+	switch use.Kind {
+	case cloudv1alpha1.ClusterProviderConfigKind:
+		pc := &cloudv1alpha1.ClusterProviderConfig{}
+		if err := get(ctx, r, client.ObjectKey{Name: use.Name}, pc, use); err != nil {
+			return Config{}, err
+		}
+		cfg.settings(pc.Spec.CloudSettings, pc.Spec.Credentials.Source)
+		if s := pc.Spec.Credentials.SecretRef; s != nil {
+			secretKey = &types.NamespacedName{Namespace: s.Namespace, Name: s.Name}
+		}
+	case cloudv1alpha1.ProviderConfigKind:
+		if namespace == "" {
+			return Config{}, fmt.Errorf("%w: a cluster-scoped resource can only use a %s, not %s %q",
+				ErrInvalidRef, cloudv1alpha1.ClusterProviderConfigKind, use.Kind, use.Name)
+		}
+		pc := &cloudv1alpha1.ProviderConfig{}
+		// A tenant's resource can only use a ProviderConfig of its own namespace.
+		if err := get(ctx, r, client.ObjectKey{Namespace: namespace, Name: use.Name}, pc, use); err != nil {
+			return Config{}, err
+		}
+		cfg.Namespace = namespace
+		cfg.settings(pc.Spec.CloudSettings, pc.Spec.Credentials.Source)
+		if s := pc.Spec.Credentials.SecretRef; s != nil {
+			secretKey = &types.NamespacedName{Namespace: namespace, Name: s.Name}
+		}
+	default:
+		return Config{}, fmt.Errorf("%w: unknown kind %q (want %s or %s)", ErrInvalidRef, use.Kind,
+			cloudv1alpha1.ClusterProviderConfigKind, cloudv1alpha1.ProviderConfigKind)
+	}
+	if cfg.ClusterIdentity == "" {
+		cfg.ClusterIdentity = clusterName
+	}
+	if cfg.source == cloudv1alpha1.CredentialsSecret {
+		if secretKey == nil {
+			return Config{}, fmt.Errorf("%w: %s has source Secret but no secretRef", ErrCredentials, cfg)
+		}
+		s := &corev1.Secret{}
+		if err := r.Get(ctx, *secretKey, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				return Config{}, fmt.Errorf("%w: Secret %s of %s not found", ErrCredentials, secretKey, cfg)
+			}
+			return Config{}, fmt.Errorf("reading Secret %s of %s: %w", secretKey, cfg, err)
+		}
+		cfg.secret = s.Data
+	}
+	return cfg, nil
+}
+
+func get(ctx context.Context, r client.Reader, key client.ObjectKey, obj client.Object, ref xpv2.ProviderConfigReference) error {
+	if err := r.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%w: %s %s", ErrNotFound, ref.Kind, key)
+		}
+		return fmt.Errorf("reading %s %s: %w", ref.Kind, key, err)
+	}
+	return nil
+}
+
+func (c *Config) settings(s cloudv1alpha1.CloudSettings, source cloudv1alpha1.CredentialsSource) {
+	c.Provider, c.Region, c.Endpoint, c.ClusterIdentity, c.source = s.Provider, s.Region, s.Endpoint, s.ClusterIdentity, source
+}
+
+// key returns a required Secret value.
+func (c Config) key(name string) (string, error) {
+	v := c.secret[name]
+	if len(v) == 0 {
+		return "", fmt.Errorf("%w: the Secret of %s lacks key %s", ErrCredentials, c, name)
+	}
+	return string(v), nil
+}
+
+// AWS returns the options for an EC2 client; rate limits, retries and the HTTP
+// client are left for the caller to set.
+func (c Config) AWS() (aws.Options, error) {
+	if c.Provider != cloudv1alpha1.ProviderAWS {
+		return aws.Options{}, fmt.Errorf("%w: %s is for %s, not aws", ErrWrongProvider, c, c.Provider)
+	}
+	o := aws.Options{Region: c.Region, Endpoint: c.Endpoint}
+	switch c.source {
+	case cloudv1alpha1.CredentialsSecret:
+		id, err := c.key(cloudv1alpha1.SecretKeyAWSAccessKeyID)
+		if err != nil {
+			return aws.Options{}, err
+		}
+		secret, err := c.key(cloudv1alpha1.SecretKeyAWSSecretAccessKey)
+		if err != nil {
+			return aws.Options{}, err
+		}
+		o.Credentials = aws.Credentials{Source: aws.CredentialsStatic, AccessKeyID: id, SecretAccessKey: secret,
+			SessionToken: string(c.secret[cloudv1alpha1.SecretKeyAWSSessionToken])}
+	case cloudv1alpha1.CredentialsInjectedIdentity:
+		o.Credentials = aws.Credentials{Source: aws.CredentialsDefaultChain}
+	case cloudv1alpha1.CredentialsNone:
+		o.Credentials = aws.Credentials{Source: aws.CredentialsAnonymous}
+	default:
+		return aws.Options{}, fmt.Errorf("%w: unknown credentials source %q in %s", ErrCredentials, c.source, c)
+	}
+	return o, nil
+}
+
+// Tencent returns the options for the Tencent Cloud clients; rate limits,
+// retries and the HTTP client are left for the caller to set.
+func (c Config) Tencent() (tencentcloud.Options, error) {
+	if c.Provider != cloudv1alpha1.ProviderTencentCloud {
+		return tencentcloud.Options{}, fmt.Errorf("%w: %s is for %s, not tencentcloud", ErrWrongProvider, c, c.Provider)
+	}
+	o := tencentcloud.Options{Region: c.Region, Endpoint: c.Endpoint}
+	switch c.source {
+	case cloudv1alpha1.CredentialsSecret:
+		id, err := c.key(cloudv1alpha1.SecretKeyTencentSecretID)
+		if err != nil {
+			return tencentcloud.Options{}, err
+		}
+		secret, err := c.key(cloudv1alpha1.SecretKeyTencentSecretKey)
+		if err != nil {
+			return tencentcloud.Options{}, err
+		}
+		o.Credentials = tencentcloud.Credentials{Source: tencentcloud.CredentialsStatic, SecretID: id, SecretKey: secret,
+			Token: string(c.secret[cloudv1alpha1.SecretKeyTencentToken])}
+	case cloudv1alpha1.CredentialsInjectedIdentity:
+		o.Credentials = tencentcloud.Credentials{Source: tencentcloud.CredentialsDefaultChain}
+	case cloudv1alpha1.CredentialsNone:
+		o.Credentials = tencentcloud.Credentials{Source: tencentcloud.CredentialsNone}
+	default:
+		return tencentcloud.Options{}, fmt.Errorf("%w: unknown credentials source %q in %s", ErrCredentials, c.source, c)
+	}
+	return o, nil
+}

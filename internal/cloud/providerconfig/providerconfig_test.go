@@ -1,0 +1,227 @@
+package providerconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+const secretValue = "do-not-print-me-0123456789"
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(testenv.Context(t), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string, creds cloudv1alpha1.ClusterProviderConfigCredentials) *cloudv1alpha1.ClusterProviderConfig {
+	return &cloudv1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
+			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
+			Credentials:   creds,
+		},
+	}
+}
+
+func secret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// TestClientsConnectThroughResolvedConfigs drives the real SDK clients, built
+// from resolved configs, against the emulator over HTTP.
+func TestClientsConnectThroughResolvedConfigs(t *testing.T) {
+	ctx := testenv.Context(t)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1})
+	create(t,
+		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", emu.URL(),
+			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone}),
+		secret("default", "tc-good", map[string]string{
+			cloudv1alpha1.SecretKeyTencentSecretID: tencentcloud.EmulatorSecretID, cloudv1alpha1.SecretKeyTencentSecretKey: tencentcloud.EmulatorSecretKey}),
+		secret("default", "tc-bad", map[string]string{
+			cloudv1alpha1.SecretKeyTencentSecretID: tencentcloud.EmulatorSecretID, cloudv1alpha1.SecretKeyTencentSecretKey: secretValue}),
+		clusterConfig("tc-good", cloudv1alpha1.ProviderTencentCloud, "ap-guangzhou", emu.URL(),
+			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+				SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: "tc-good"}}),
+		clusterConfig("tc-bad", cloudv1alpha1.ProviderTencentCloud, "ap-guangzhou", emu.URL(),
+			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+				SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: "tc-bad"}}),
+	)
+
+	// No reference: the default ClusterProviderConfig, unsigned, at the emulator.
+	cfg, err := Resolve(ctx, env.Client, nil, "team-a", "cluster-x")
+	if err != nil {
+		t.Fatalf("resolving the default config: %v", err)
+	}
+	if cfg.ClusterIdentity != "cluster-x" {
+		t.Errorf("cluster identity = %q, want the manager's cluster name when the config sets none", cfg.ClusterIdentity)
+	}
+	awsOpts, err := cfg.AWS()
+	if err != nil {
+		t.Fatalf("AWS options: %v", err)
+	}
+	ec2, err := aws.New(ctx, awsOpts)
+	if err != nil {
+		t.Fatalf("building the EC2 client: %v", err)
+	}
+	addr, err := ec2.AllocateAddress(ctx, aws.AllocateRequest{Tags: map[string]string{"edgeplane.io/cluster": "cluster-x"}})
+	if err != nil {
+		t.Fatalf("allocating through the resolved config: %v", err)
+	}
+	got, err := ec2.DescribeAddresses(ctx, aws.AddressQuery{Tags: map[string]string{"edgeplane.io/cluster": "cluster-x"}})
+	if err != nil || len(got) != 1 || got[0].AllocationID != addr.AllocationID {
+		t.Fatalf("describing by tag: %v, %+v; want the one allocated address %s", err, got, addr.AllocationID)
+	}
+
+	// Tencent with credentials from a Secret: the emulator checks the TC3
+	// signature, so the right keys work and the wrong ones are refused.
+	for name, wantAuthError := range map[string]bool{"tc-good": false, "tc-bad": true} {
+		ref := &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}
+		cfg, err := Resolve(ctx, env.Client, ref, "", "cluster-x")
+		if err != nil {
+			t.Fatalf("%s: resolving: %v", name, err)
+		}
+		opts, err := cfg.Tencent()
+		if err != nil {
+			t.Fatalf("%s: Tencent options: %v", name, err)
+		}
+		tc, err := tencentcloud.New(opts)
+		if err != nil {
+			t.Fatalf("%s: building the Tencent client: %v", name, err)
+		}
+		_, err = tc.DescribeAddresses(ctx, tencentcloud.AddressQuery{})
+		if wantAuthError {
+			if !tencentcloud.IsAuthError(err) {
+				t.Errorf("%s: describe with wrong keys: %v, want an AuthFailure", name, err)
+			}
+		} else if err != nil {
+			t.Errorf("%s: describe with the emulator's keys: %v", name, err)
+		}
+	}
+}
+
+func TestResolveTenantConfigAndErrors(t *testing.T) {
+	ctx := testenv.Context(t)
+	create(t,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-x"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-y"}},
+		secret("tenant-x", "aws", map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIATENANT",
+			cloudv1alpha1.SecretKeyAWSSecretAccessKey: secretValue, cloudv1alpha1.SecretKeyAWSSessionToken: "tok"}),
+		secret("tenant-x", "half", map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIAHALF"}),
+		&cloudv1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x", Name: "own"},
+			Spec: cloudv1alpha1.ProviderConfigSpec{
+				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "eu-west-1", ClusterIdentity: "tenant-cluster"},
+				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "aws"}},
+			},
+		},
+		&cloudv1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x", Name: "half"},
+			Spec: cloudv1alpha1.ProviderConfigSpec{
+				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "eu-west-1"},
+				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "half"}},
+			},
+		},
+		&cloudv1alpha1.ProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x", Name: "nosecret"},
+			Spec: cloudv1alpha1.ProviderConfigSpec{
+				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "eu-west-1"},
+				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "absent"}},
+			},
+		},
+		clusterConfig("identity", cloudv1alpha1.ProviderTencentCloud, "ap-shanghai", "",
+			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}),
+	)
+	pcRef := func(name string) *xpv2.ProviderConfigReference {
+		return &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: name}
+	}
+
+	cfg, err := Resolve(ctx, env.Client, pcRef("own"), "tenant-x", "cluster-x")
+	if err != nil {
+		t.Fatalf("resolving the tenant's own config: %v", err)
+	}
+	o, err := cfg.AWS()
+	if err != nil {
+		t.Fatalf("AWS options: %v", err)
+	}
+	want := aws.Credentials{Source: aws.CredentialsStatic, AccessKeyID: "AKIATENANT", SecretAccessKey: secretValue, SessionToken: "tok"}
+	if o.Credentials != want || o.Region != "eu-west-1" || cfg.ClusterIdentity != "tenant-cluster" {
+		t.Errorf("options = %v region %s identity %s; want the tenant's Secret, region and identity", o.Credentials, o.Region, cfg.ClusterIdentity)
+	}
+	// Nothing that prints or logs the config shows the secret.
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("connecting", "config", cfg)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", cfg, cfg, cfg, cfg), logged.String(), fmt.Sprint(o.Credentials)} {
+		if strings.Contains(out, secretValue) {
+			t.Errorf("credentials leaked into output: %s", out)
+		}
+	}
+
+	identity, err := Resolve(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "identity"}, "", "c")
+	if err != nil {
+		t.Fatalf("resolving an injected-identity config: %v", err)
+	}
+	if to, err := identity.Tencent(); err != nil || to.Credentials.Source != tencentcloud.CredentialsDefaultChain || to.Endpoint != "" {
+		t.Errorf("injected identity: %v, %v; want the default chain and the public endpoint", to.Credentials, err)
+	}
+
+	cases := map[string]struct {
+		ref       *xpv2.ProviderConfigReference
+		namespace string
+		use       func(Config) error
+		want      error
+	}{
+		"another tenant's config is not visible": {ref: pcRef("own"), namespace: "tenant-y", want: ErrNotFound},
+		"a cluster-scoped resource cannot use a tenant's config": {ref: pcRef("own"), want: ErrInvalidRef},
+		"unknown kind": {ref: &xpv2.ProviderConfigReference{Kind: "Other", Name: "x"}, namespace: "tenant-x", want: ErrInvalidRef},
+		"missing cluster config": {ref: &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "absent"}, want: ErrNotFound},
+		"missing Secret": {ref: pcRef("nosecret"), namespace: "tenant-x", want: ErrCredentials},
+		"Secret without the secret key": {ref: pcRef("half"), namespace: "tenant-x",
+			use: func(c Config) error { _, err := c.AWS(); return err }, want: ErrCredentials},
+		"an AWS config used for Tencent": {ref: pcRef("own"), namespace: "tenant-x",
+			use: func(c Config) error { _, err := c.Tencent(); return err }, want: ErrWrongProvider},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Resolve(ctx, env.Client, tc.ref, tc.namespace, "c")
+			if err == nil && tc.use != nil {
+				err = tc.use(cfg)
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secretValue) {
+				t.Errorf("the error leaks the secret: %v", err)
+			}
+		})
+	}
+}
