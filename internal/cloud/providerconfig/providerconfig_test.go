@@ -200,11 +200,11 @@ func TestResolveTenantConfigAndErrors(t *testing.T) {
 		use       func(Config) error
 		want      error
 	}{
-		"another tenant's config is not visible": {ref: pcRef("own"), namespace: "tenant-y", want: ErrNotFound},
+		"another tenant's config is not visible":                 {ref: pcRef("own"), namespace: "tenant-y", want: ErrNotFound},
 		"a cluster-scoped resource cannot use a tenant's config": {ref: pcRef("own"), want: ErrInvalidRef},
-		"unknown kind": {ref: &xpv2.ProviderConfigReference{Kind: "Other", Name: "x"}, namespace: "tenant-x", want: ErrInvalidRef},
+		"unknown kind":           {ref: &xpv2.ProviderConfigReference{Kind: "Other", Name: "x"}, namespace: "tenant-x", want: ErrInvalidRef},
 		"missing cluster config": {ref: &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "absent"}, want: ErrNotFound},
-		"missing Secret": {ref: pcRef("nosecret"), namespace: "tenant-x", want: ErrCredentials},
+		"missing Secret":         {ref: pcRef("nosecret"), namespace: "tenant-x", want: ErrCredentials},
 		"Secret without the secret key": {ref: pcRef("half"), namespace: "tenant-x",
 			use: func(c Config) error { _, err := c.AWS(); return err }, want: ErrCredentials},
 		"an AWS config used for Tencent": {ref: pcRef("own"), namespace: "tenant-x",
