@@ -45,7 +45,7 @@ vet: ## go vet the code.
 
 .PHONY: lint
 lint: ## Run golangci-lint.
-	$(TOOLS) golangci-lint run ./...
+	$(TOOLS) golangci-lint run --allow-parallel-runners ./...
 
 .PHONY: verify
 verify: ## Fail if generated files are stale, code is not gofmt'ed, or vet/lint/tidy complain.

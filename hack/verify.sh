@@ -43,7 +43,7 @@ step "go vet"
 go vet ./... || failed+=("go vet")
 
 step "golangci-lint"
-go tool -modfile=hack/tools/go.mod golangci-lint run ./... || failed+=("golangci-lint")
+go tool -modfile=hack/tools/go.mod golangci-lint run --allow-parallel-runners ./... || failed+=("golangci-lint")
 
 if [[ ${#failed[@]} -gt 0 ]]; then
 	printf 'verify failed:\n'
