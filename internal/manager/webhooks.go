@@ -11,9 +11,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/webhookcert"
 )
 
-// The self-managed certificate Rotator keeps one Secret shared by all replicas
-// and patches the caBundle of edgeplane's webhook configurations.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;watch
+// The self-managed certificate Rotator keeps one Secret shared by all replicas,
+// in the manager's own namespace, and patches the caBundle of edgeplane's
+// webhook configurations.
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=get;create;update;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;watch;patch
 
 // Manager is a controller-runtime manager that, in self-managed certificate

@@ -14,6 +14,9 @@ const (
 	ReasonSecretNotFound xpv2.ConditionReason = "SecretNotFound"
 	// ReasonSecretKeyMissing: the Secret lacks a key the provider needs.
 	ReasonSecretKeyMissing xpv2.ConditionReason = "SecretKeyMissing"
+	// ReasonSecretForbidden: the manager is not allowed to read Secrets in the
+	// Secret's namespace (no RoleBinding to the credentials-reader ClusterRole).
+	ReasonSecretForbidden xpv2.ConditionReason = "SecretForbidden"
 
 	// TypeTerminating is set while deletion waits for the config's users to go.
 	TypeTerminating xpv2.ConditionType = "Terminating"

@@ -22,19 +22,30 @@ func requiredSecretKeys(p cloudv1alpha1.Provider) []string {
 	return nil
 }
 
+// secretState is what reading the credentials Secret found.
+type secretState struct {
+	obj       *corev1.Secret // nil when missing or not readable
+	forbidden bool           // the manager may not read Secrets in that namespace
+}
+
 // readyCondition decides the Ready condition of a config from its credentials
-// source and, for Secret credentials, the Secret (nil when it does not exist).
-// It never puts a secret value in the message.
-func readyCondition(v view, secret *corev1.Secret) xpv2.Condition {
+// source and, for Secret credentials, what reading the Secret found. It never
+// puts a secret value in the message.
+func readyCondition(v view, secret secretState) xpv2.Condition {
 	if v.source != cloudv1alpha1.CredentialsSecret {
 		return ready(cloudv1alpha1.ReasonCredentialsAvailable, fmt.Sprintf("credentials come from source %s", v.source))
 	}
-	if secret == nil {
+	if secret.forbidden {
+		return notReady(cloudv1alpha1.ReasonSecretForbidden, fmt.Sprintf(
+			"edgeplane may not read Secrets in namespace %s: bind the ClusterRole edgeplane-credentials-reader there (chart value credentialNamespaces)",
+			v.secret.Namespace))
+	}
+	if secret.obj == nil {
 		return notReady(cloudv1alpha1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found", v.secret))
 	}
 	var missing []string
 	for _, k := range requiredSecretKeys(v.provider) {
-		if len(secret.Data[k]) == 0 {
+		if len(secret.obj.Data[k]) == 0 {
 			missing = append(missing, k)
 		}
 	}

@@ -13,18 +13,24 @@ import (
 
 func TestReadyCondition(t *testing.T) {
 	ref := &types.NamespacedName{Namespace: "ops", Name: "creds"}
-	secret := func(data map[string]string) *corev1.Secret {
+	secret := func(data map[string]string) secretState {
 		s := &corev1.Secret{Data: map[string][]byte{}}
 		for k, v := range data {
 			s.Data[k] = []byte(v)
 		}
-		return s
+		return secretState{obj: s}
 	}
 	cases := map[string]struct {
 		view   view
-		secret *corev1.Secret
+		secret secretState
 		want   xpv2.Condition
 	}{
+		"secret in a namespace the manager may not read": {
+			view:   view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secretState{forbidden: true},
+			want: notReady(cloudv1alpha1.ReasonSecretForbidden,
+				"edgeplane may not read Secrets in namespace ops: bind the ClusterRole edgeplane-credentials-reader there (chart value credentialNamespaces)"),
+		},
 		"injected identity needs nothing": {
 			view: view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsInjectedIdentity},
 			want: ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from source InjectedIdentity"),

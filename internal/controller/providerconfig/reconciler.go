@@ -45,7 +45,10 @@ const (
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs;clusterproviderconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs/status;clusterproviderconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigusages;clusterproviderconfigusages,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// Credentials Secrets are deliberately not in these markers: the manager may read
+// Secrets only in the namespaces where provider configs keep them, through
+// RoleBindings to the credentials-reader ClusterRole (config/rbac, chart value
+// credentialNamespaces). Elsewhere the config reports SecretForbidden.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers the reconcilers of both config kinds.
@@ -129,12 +132,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		obj.SetUsers(users)
 	}
 
-	var secret *corev1.Secret
+	var secret secretState
 	if v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
 		s := &corev1.Secret{}
 		switch err := r.reader.Get(ctx, *v.secret, s); {
 		case err == nil:
-			secret = s
+			secret.obj = s
+		case apierrors.IsForbidden(err):
+			secret.forbidden = true
 		case !apierrors.IsNotFound(err):
 			return ctrl.Result{}, fmt.Errorf("reading credentials Secret %s: %w", v.secret, err)
 		}
