@@ -64,10 +64,10 @@ k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 ##@ Test
 
 .PHONY: test
-test: k8s-bin ## Run unit, fuzz-seed and envtest integration tests (builds what they need first).
-	@if [[ -x hack/install-compat-tools.sh ]]; then hack/install-compat-tools.sh; fi
-	$(GO) test -p $(GO_TEST_P) -count=1 $(GO_TEST_FLAGS) ./...
+test: k8s-bin ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
+	hack/install-compat-tools.sh
 	hack/fuzz.sh 2s
+	$(GO) test -p $(GO_TEST_P) -count=1 $(GO_TEST_FLAGS) ./...
 
 .PHONY: e2e
 e2e: k8s-bin ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
