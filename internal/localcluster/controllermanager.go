@@ -3,7 +3,6 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 )
 
 // controllerManagerComponent runs kube-controller-manager with every default
@@ -19,23 +18,14 @@ func (c *Cluster) controllerManagerComponent() component {
 		ports: 1,
 		args: func(ports []int) []string {
 			port = ports[0]
-			kubeconfig := c.componentKubeconfig(ControllerManager)
-			defaults := []string{
-				"--kubeconfig=" + kubeconfig,
-				"--authentication-kubeconfig=" + kubeconfig,
-				"--authorization-kubeconfig=" + kubeconfig,
-				"--bind-address=127.0.0.1",
-				fmt.Sprintf("--secure-port=%d", port),
-				"--cert-dir=" + filepath.Join(c.dir, ControllerManager),
-				"--leader-elect=false",
+			defaults := append(c.componentServingFlags(ControllerManager, port),
 				"--controllers=*,-nodeipam",
 				"--use-service-account-credentials=true",
-				"--service-account-private-key-file=" + c.pki.path(saKeyFile),
-				"--root-ca-file=" + c.pki.path(caCertFile),
-				"--cluster-signing-cert-file=" + c.pki.path(caCertFile),
-				"--cluster-signing-key-file=" + c.pki.path(caKeyFile),
-				"--profiling=false",
-			}
+				"--service-account-private-key-file="+c.pki.path(saKeyFile),
+				"--root-ca-file="+c.pki.path(caCertFile),
+				"--cluster-signing-cert-file="+c.pki.path(caCertFile),
+				"--cluster-signing-key-file="+c.pki.path(caKeyFile),
+			)
 			return mergeFlags(defaults, c.opts.ControllerManagerFlags)
 		},
 		ready: func(ctx context.Context) error {
