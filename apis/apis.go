@@ -5,12 +5,16 @@ package apis
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 )
 
 // AddToSchemes lists the AddToScheme functions of every API group.
 var AddToSchemes = runtime.SchemeBuilder{
+	appsv1alpha1.AddToScheme,
 	cloudv1alpha1.AddToScheme,
+	schedulingv1alpha1.AddToScheme,
 }
 
 // AddToScheme adds every edgeplane kind to s.

@@ -17,7 +17,12 @@ for f in "${files[@]}"; do
 	pkg=./$(dirname "$f")
 	for name in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
 		echo "fuzz: $pkg $name for $fuzztime"
-		go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"
+		# A fuzz run that hangs (say, a TestMain that starts a server in every
+		# worker) must fail, not stall the build.
+		if ! timeout 600 go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+			echo "fuzz: $pkg $name failed or hung" >&2
+			exit 1
+		fi
 		count=$((count + 1))
 	done
 done

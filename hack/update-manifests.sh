@@ -19,6 +19,11 @@ tool controller-gen \
 	output:webhook:artifacts:config=config/webhook
 # Git keeps no empty folders: without webhook markers there is nothing to keep.
 rmdir config/webhook 2>/dev/null || true
+# config/ writes its namespaces out (no kustomize namespace transformer, see
+# config/default), so the webhook Service lives in edgeplane-system.
+if [[ -f config/webhook/manifests.yaml ]]; then
+	sed -i 's/^\(\s*namespace:\) system$/\1 edgeplane-system/' config/webhook/manifests.yaml
+fi
 
 # config/crd/kustomization.yaml lists every generated CRD.
 {

@@ -17,6 +17,7 @@ func main() {
 	all := manager.Controllers()
 	opts := manager.DefaultOptions()
 	opts.BindFlags(flag.CommandLine, manager.ControllerNames(all))
+	manager.BindControllerFlags(flag.CommandLine, all)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine) // --zap-log-level, --zap-encoder, --zap-devel, ...
 	flag.Parse()

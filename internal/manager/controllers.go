@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,8 @@ type Controller struct {
 	// ServesWebhooks says Setup registers admission webhooks, so the manager
 	// must serve them with a certificate.
 	ServesWebhooks bool
+	// BindFlags, when set, registers the controller's own flags.
+	BindFlags func(*flag.FlagSet)
 }
 
 // EnabledControllers resolves a --controllers list the way kube-controller-manager

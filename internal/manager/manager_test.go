@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -35,12 +37,33 @@ func testOptions(controllers ...string) Options {
 	o.MetricsAddr = "0"
 	o.ProbeAddr = "0"
 	o.LeaderElectionNamespace = "default"
+	// Controllers that serve webhooks get a self-managed certificate: keep its
+	// Secret in a namespace envtest has, its files in a scratch folder, and the
+	// server on a free loopback port.
+	o.WebhookServiceNamespace = "default"
+	o.WebhookHost = "127.0.0.1"
+	o.WebhookPort = freePort()
+	dir, err := os.MkdirTemp("", "edgeplane-webhook-certs-")
+	if err != nil {
+		panic(err)
+	}
+	o.WebhookCertDir = dir
 	leaseSeq++
 	o.LeaderElectionID = fmt.Sprintf("edgeplane-test-%d", leaseSeq)
 	return o
 }
 
 // startManager runs a manager until the test ends.
+// freePort returns a loopback port nobody listens on right now.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 func startManager(t *testing.T, o Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

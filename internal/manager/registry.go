@@ -1,14 +1,31 @@
 package manager
 
 import (
+	"context"
+	"flag"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
 
 // Controllers lists every controller the manager can run, in start order.
-// Each kind's package adds its reconciler, translator and sweep here.
+// Each kind's package adds its reconciler, translator and sweep here. Options
+// are pointers, so that flags parsed after this call reach Setup.
 func Controllers() []Controller {
+	burst := burstpolicy.DefaultOptions()
+	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage}
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
+		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return burst.Setup(ctx, mgr, cfg)
+		}, BindFlags: burst.BindFlags, ServesWebhooks: true},
+		{Name: "ingressdaemonset", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return ids.Setup()(ctx, mgr, cfg)
+		}, BindFlags: ids.BindFlags},
 	}
 }
 
@@ -19,4 +36,13 @@ func ControllerNames(all []Controller) []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// BindControllerFlags registers every controller's own flags on fs.
+func BindControllerFlags(fs *flag.FlagSet, all []Controller) {
+	for _, c := range all {
+		if c.BindFlags != nil {
+			c.BindFlags(fs)
+		}
+	}
 }

@@ -7,9 +7,13 @@ Copyright The edgeplane Authors.
 package applyconfiguration
 
 import (
-	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/cloud/v1alpha1"
+	v1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/apps/v1alpha1"
+	applyconfigurationcloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/cloud/v1alpha1"
 	internal "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/internal"
-	v1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	applyconfigurationschedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/scheduling/v1alpha1"
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -19,31 +23,75 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=cloud.edgeplane.io, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithKind("CloudSettings"):
-		return &cloudv1alpha1.CloudSettingsApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfig"):
-		return &cloudv1alpha1.ClusterProviderConfigApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigCredentials"):
-		return &cloudv1alpha1.ClusterProviderConfigCredentialsApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigSpec"):
-		return &cloudv1alpha1.ClusterProviderConfigSpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigUsage"):
-		return &cloudv1alpha1.ClusterProviderConfigUsageApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("LocalSecretReference"):
-		return &cloudv1alpha1.LocalSecretReferenceApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ProviderConfig"):
-		return &cloudv1alpha1.ProviderConfigApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ProviderConfigCredentials"):
-		return &cloudv1alpha1.ProviderConfigCredentialsApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ProviderConfigSpec"):
-		return &cloudv1alpha1.ProviderConfigSpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ProviderConfigStatus"):
-		return &cloudv1alpha1.ProviderConfigStatusApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ProviderConfigUsage"):
-		return &cloudv1alpha1.ProviderConfigUsageApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("SecretReference"):
-		return &cloudv1alpha1.SecretReferenceApplyConfiguration{}
+	// Group=apps.edgeplane.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("DetachAnnotation"):
+		return &appsv1alpha1.DetachAnnotationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("DetachmentTimestamp"):
+		return &appsv1alpha1.DetachmentTimestampApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HealthChecker"):
+		return &appsv1alpha1.HealthCheckerApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("IngressDaemonSet"):
+		return &appsv1alpha1.IngressDaemonSetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("IngressDaemonSetSpec"):
+		return &appsv1alpha1.IngressDaemonSetSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("IngressDaemonSetStatus"):
+		return &appsv1alpha1.IngressDaemonSetStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NodeStatus"):
+		return &appsv1alpha1.NodeStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodTemplate"):
+		return &appsv1alpha1.PodTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodTemplateMetadata"):
+		return &appsv1alpha1.PodTemplateMetadataApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RollingUpdate"):
+		return &appsv1alpha1.RollingUpdateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UpdateStrategy"):
+		return &appsv1alpha1.UpdateStrategyApplyConfiguration{}
+
+		// Group=cloud.edgeplane.io, Version=v1alpha1
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("CloudSettings"):
+		return &applyconfigurationcloudv1alpha1.CloudSettingsApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfig"):
+		return &applyconfigurationcloudv1alpha1.ClusterProviderConfigApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigCredentials"):
+		return &applyconfigurationcloudv1alpha1.ClusterProviderConfigCredentialsApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigSpec"):
+		return &applyconfigurationcloudv1alpha1.ClusterProviderConfigSpecApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ClusterProviderConfigUsage"):
+		return &applyconfigurationcloudv1alpha1.ClusterProviderConfigUsageApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("LocalSecretReference"):
+		return &applyconfigurationcloudv1alpha1.LocalSecretReferenceApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ProviderConfig"):
+		return &applyconfigurationcloudv1alpha1.ProviderConfigApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ProviderConfigCredentials"):
+		return &applyconfigurationcloudv1alpha1.ProviderConfigCredentialsApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ProviderConfigSpec"):
+		return &applyconfigurationcloudv1alpha1.ProviderConfigSpecApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ProviderConfigStatus"):
+		return &applyconfigurationcloudv1alpha1.ProviderConfigStatusApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("ProviderConfigUsage"):
+		return &applyconfigurationcloudv1alpha1.ProviderConfigUsageApplyConfiguration{}
+	case cloudv1alpha1.SchemeGroupVersion.WithKind("SecretReference"):
+		return &applyconfigurationcloudv1alpha1.SecretReferenceApplyConfiguration{}
+
+		// Group=scheduling.edgeplane.io, Version=v1alpha1
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicy"):
+		return &applyconfigurationschedulingv1alpha1.BurstPolicyApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicySpec"):
+		return &applyconfigurationschedulingv1alpha1.BurstPolicySpecApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicyStatus"):
+		return &applyconfigurationschedulingv1alpha1.BurstPolicyStatusApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("ClusterBurstPolicy"):
+		return &applyconfigurationschedulingv1alpha1.ClusterBurstPolicyApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("ClusterBurstPolicySpec"):
+		return &applyconfigurationschedulingv1alpha1.ClusterBurstPolicySpecApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("ClusterBurstPolicyStatus"):
+		return &applyconfigurationschedulingv1alpha1.ClusterBurstPolicyStatusApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("NonBurstablePod"):
+		return &applyconfigurationschedulingv1alpha1.NonBurstablePodApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("TargetReference"):
+		return &applyconfigurationschedulingv1alpha1.TargetReferenceApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("VirtualNodes"):
+		return &applyconfigurationschedulingv1alpha1.VirtualNodesApplyConfiguration{}
 
 	}
 	return nil

@@ -10,7 +10,9 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -18,18 +20,32 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface
 	CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface
+	SchedulingV1alpha1() schedulingv1alpha1.SchedulingV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	cloudV1alpha1 *cloudv1alpha1.CloudV1alpha1Client
+	appsV1alpha1       *appsv1alpha1.AppsV1alpha1Client
+	cloudV1alpha1      *cloudv1alpha1.CloudV1alpha1Client
+	schedulingV1alpha1 *schedulingv1alpha1.SchedulingV1alpha1Client
+}
+
+// AppsV1alpha1 retrieves the AppsV1alpha1Client
+func (c *Clientset) AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface {
+	return c.appsV1alpha1
 }
 
 // CloudV1alpha1 retrieves the CloudV1alpha1Client
 func (c *Clientset) CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface {
 	return c.cloudV1alpha1
+}
+
+// SchedulingV1alpha1 retrieves the SchedulingV1alpha1Client
+func (c *Clientset) SchedulingV1alpha1() schedulingv1alpha1.SchedulingV1alpha1Interface {
+	return c.schedulingV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -76,7 +92,15 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.appsV1alpha1, err = appsv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.cloudV1alpha1, err = cloudv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	cs.schedulingV1alpha1, err = schedulingv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +125,9 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.appsV1alpha1 = appsv1alpha1.New(c)
 	cs.cloudV1alpha1 = cloudv1alpha1.New(c)
+	cs.schedulingV1alpha1 = schedulingv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

@@ -13,8 +13,10 @@ import (
 	time "time"
 
 	versioned "github.com/edgeplane/edgeplane/apis/client/clientset/versioned"
+	apps "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/apps"
 	cloud "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/cloud"
 	internalinterfaces "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/internalinterfaces"
+	scheduling "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/scheduling"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -313,9 +315,19 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Apps() apps.Interface
 	Cloud() cloud.Interface
+	Scheduling() scheduling.Interface
+}
+
+func (f *sharedInformerFactory) Apps() apps.Interface {
+	return apps.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Cloud() cloud.Interface {
 	return cloud.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Scheduling() scheduling.Interface {
+	return scheduling.New(f, f.namespace, f.tweakListOptions)
 }

@@ -9,7 +9,9 @@ package externalversions
 import (
 	fmt "fmt"
 
-	v1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	v1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -40,15 +42,25 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=cloud.edgeplane.io, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithResource("clusterproviderconfigs"):
+	// Group=apps.edgeplane.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("ingressdaemonsets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Apps().V1alpha1().IngressDaemonSets().Informer()}, nil
+
+		// Group=cloud.edgeplane.io, Version=v1alpha1
+	case cloudv1alpha1.SchemeGroupVersion.WithResource("clusterproviderconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ClusterProviderConfigs().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("clusterproviderconfigusages"):
+	case cloudv1alpha1.SchemeGroupVersion.WithResource("clusterproviderconfigusages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ClusterProviderConfigUsages().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("providerconfigs"):
+	case cloudv1alpha1.SchemeGroupVersion.WithResource("providerconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ProviderConfigs().Informer()}, nil
-	case v1alpha1.SchemeGroupVersion.WithResource("providerconfigusages"):
+	case cloudv1alpha1.SchemeGroupVersion.WithResource("providerconfigusages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ProviderConfigUsages().Informer()}, nil
+
+		// Group=scheduling.edgeplane.io, Version=v1alpha1
+	case schedulingv1alpha1.SchemeGroupVersion.WithResource("burstpolicies"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1alpha1().BurstPolicies().Informer()}, nil
+	case schedulingv1alpha1.SchemeGroupVersion.WithResource("clusterburstpolicies"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1alpha1().ClusterBurstPolicies().Informer()}, nil
 
 	}
 

@@ -9,8 +9,12 @@ package fake
 import (
 	applyconfiguration "github.com/edgeplane/edgeplane/apis/client/applyconfiguration"
 	clientset "github.com/edgeplane/edgeplane/apis/client/clientset/versioned"
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/apps/v1alpha1"
+	fakeappsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/apps/v1alpha1/fake"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1"
 	fakecloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1/fake"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1"
+	fakeschedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -124,7 +128,17 @@ var (
 	_ testing.FakeClient  = &Clientset{}
 )
 
+// AppsV1alpha1 retrieves the AppsV1alpha1Client
+func (c *Clientset) AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface {
+	return &fakeappsv1alpha1.FakeAppsV1alpha1{Fake: &c.Fake}
+}
+
 // CloudV1alpha1 retrieves the CloudV1alpha1Client
 func (c *Clientset) CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface {
 	return &fakecloudv1alpha1.FakeCloudV1alpha1{Fake: &c.Fake}
+}
+
+// SchedulingV1alpha1 retrieves the SchedulingV1alpha1Client
+func (c *Clientset) SchedulingV1alpha1() schedulingv1alpha1.SchedulingV1alpha1Interface {
+	return &fakeschedulingv1alpha1.FakeSchedulingV1alpha1{Fake: &c.Fake}
 }

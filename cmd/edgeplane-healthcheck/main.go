@@ -1,0 +1,109 @@
+// Command edgeplane-healthcheck is the per-node health endpoint of an
+// IngressDaemonSet. The controller runs it in a hostNetwork DaemonSet per
+// health-check port:
+//
+//	edgeplane-healthcheck --addr=:10080 --namespace=NS --ingress-daemonset=NAME --node=$(NODE_NAME)
+//
+// GET /ok and /healthz answer 200 only if every replica of the
+// IngressDaemonSet on this node is ready and no update or detachment is
+// pending for the node, else 503 with a one-line reason. /livez and
+// /metrics are served on the same port. It watches only this node's
+// Deployment.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
+	"github.com/edgeplane/edgeplane/internal/healthcheck"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "edgeplane-healthcheck:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var addr, namespace, ids, node string
+	flag.StringVar(&addr, "addr", ":10080", "Address for /ok, /healthz, /livez and /metrics.")
+	flag.StringVar(&namespace, "namespace", "", "Namespace of the IngressDaemonSet.")
+	flag.StringVar(&ids, "ingress-daemonset", "", "Name of the IngressDaemonSet.")
+	flag.StringVar(&node, "node", os.Getenv("NODE_NAME"), "Name of this node (default $NODE_NAME).")
+	flag.Parse()
+	if namespace == "" || ids == "" || node == "" {
+		return errors.New("--namespace, --ingress-daemonset and --node are required")
+	}
+	name := naming.DeploymentName(ids, node)
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the Kubernetes client config: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := appsv1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.Deployment{}: {Field: fields.OneTermEqualSelector("metadata.name", name)},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the cache: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { _ = c.Start(ctx) }()
+	// Start the informer for Deployments now, so the first check does not wait.
+	if _, err := c.GetInformer(ctx, &appsv1.Deployment{}); err != nil {
+		return fmt.Errorf("starting the Deployment informer: %w", err)
+	}
+	var synced atomic.Bool
+	live := func() error {
+		if !synced.Load() {
+			syncCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if !c.WaitForCacheSync(syncCtx) {
+				return errors.New("cache not synced yet")
+			}
+			synced.Store(true)
+		}
+		return nil
+	}
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           healthcheck.Handler(&healthcheck.Checker{Reader: c, Namespace: namespace, Deployment: name}, live, nil),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	fmt.Fprintf(os.Stderr, "edgeplane-healthcheck: serving %s/%s on %s\n", namespace, name, addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
+}

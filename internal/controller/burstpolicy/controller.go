@@ -1,0 +1,336 @@
+// Package burstpolicy reconciles BurstPolicies: it keeps the first
+// localReplicas replicas of a workload on local nodes and bursts the others
+// onto cloud virtual nodes by adding the virtual-node tolerations to their
+// pending pods, and it gives pods on virtual nodes a lower
+// pod-deletion-cost so scale-in removes them first. It works with the stock
+// kube-scheduler. See docs/burstpolicy.md for the mechanism and its limits.
+//
+// Files: controller.go (Setup, Reconcile), target.go (resolving the governed
+// pods), pods.go (per-pod state and writes), status.go (pure status),
+// defaults.go (the ClusterBurstPolicy). The pure decisions live in decide/,
+// the legacy translators in translate/.
+package burstpolicy
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/status"
+	"github.com/edgeplane/edgeplane/internal/translator"
+)
+
+// Options configure the BurstPolicy controllers.
+type Options struct {
+	// EKSConfigNamespace is where the legacy eks-config ConfigMap lives.
+	EKSConfigNamespace string
+	// FloorHandoff: see decide.Params.FloorHandoff.
+	FloorHandoff time.Duration
+	// MaxConcurrentReconciles of the BurstPolicy controller.
+	MaxConcurrentReconciles int
+	// DisableTranslators turns off the legacy translators.
+	DisableTranslators bool
+	// DisablePodGate turns off the pod-gating webhook and its safety net.
+	DisablePodGate bool
+	// GateTimeout is how long a pod may stay gated before it is released.
+	GateTimeout time.Duration
+}
+
+// DefaultOptions returns the defaults of the flags.
+func DefaultOptions() Options {
+	return Options{
+		EKSConfigNamespace:      translate.DefaultEKSConfigNamespace,
+		FloorHandoff:            time.Minute,
+		MaxConcurrentReconciles: 4,
+		GateTimeout:             30 * time.Second,
+	}
+}
+
+// BindFlags registers the options' flags on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.EKSConfigNamespace, "burst-eks-config-namespace", o.EKSConfigNamespace,
+		"Namespace of the legacy eks-config ConfigMap whose AUTO_SCALE_EKS becomes the ClusterBurstPolicy \"default\".")
+	fs.DurationVar(&o.FloorHandoff, "burst-floor-handoff", o.FloorHandoff,
+		"How long a replica of a new revision that the local floor holds back waits before it may burst while older revisions keep the floor local.")
+	fs.IntVar(&o.MaxConcurrentReconciles, "burst-max-concurrent-reconciles", o.MaxConcurrentReconciles,
+		"Number of BurstPolicies reconciled in parallel.")
+	fs.BoolVar(&o.DisableTranslators, "burst-disable-translators", o.DisableTranslators,
+		"Do not translate the legacy AUTO_SCALE_EKS/LOCAL_REPLICAS annotations and the eks-config ConfigMap.")
+	fs.BoolVar(&o.DisablePodGate, "burst-disable-pod-gate", o.DisablePodGate,
+		"Do not serve the pod webhook that gates new pods of BurstPolicies with trigger Pending (burst pods then get tolerations only and are not pinned to virtual nodes).")
+	fs.DurationVar(&o.GateTimeout, "burst-gate-timeout", o.GateTimeout,
+		"How long a pod may wait at the burst-decision scheduling gate before it is released as a local pod.")
+}
+
+// Setup registers the BurstPolicy and ClusterBurstPolicy controllers and the
+// legacy translators with the default options.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	return DefaultOptions().Setup(ctx, mgr, cfg)
+}
+
+// +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies;clusterburstpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies/status;clusterburstpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Setup registers the controllers with o.
+func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	r := &Reconciler{
+		Client:       mgr.GetClient(),
+		Reader:       mgr.GetAPIReader(),
+		Recorder:     mgr.GetEventRecorder("burstpolicy"),
+		FloorHandoff: o.FloorHandoff,
+	}
+	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
+		return err
+	}
+	d := &DefaultsReconciler{Client: mgr.GetClient()}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("clusterburstpolicy").
+		For(&schedulingv1alpha1.ClusterBurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(d); err != nil {
+		return fmt.Errorf("building the clusterburstpolicy controller: %w", err)
+	}
+	if !o.DisablePodGate {
+		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{Reader: mgr.GetClient(), Decoder: admission.NewDecoder(mgr.GetScheme())}})
+		g := &GateReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy"), Timeout: o.GateTimeout}
+		if err := g.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	if o.DisableTranslators {
+		return nil
+	}
+	if err := translate.SetupWorkloads(mgr); err != nil {
+		return err
+	}
+	return translate.SetupEKSConfig(mgr, o.EKSConfigNamespace)
+}
+
+// Reconciler reconciles BurstPolicies.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// Reader reads uncached: scale subresources, claims, volumes, classes.
+	Reader client.Reader
+	// Recorder emits Events on policies and pods; nil emits none.
+	Recorder events.EventRecorder
+	// FloorHandoff: see decide.Params.
+	FloorHandoff time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	// fresh remembers pods written until the cache has them.
+	fresh freshPods
+}
+
+// SetupWithManager registers r and its watches.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
+		For(&schedulingv1alpha1.BurstPolicy{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToPolicies), builder.WithPredicates(podChanged())).
+		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
+		Complete(r); err != nil {
+		return fmt.Errorf("building the burstpolicy controller: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// scope carries what one reconcile pass learns.
+type scope struct {
+	// policy is the object being reconciled; before is it as read.
+	policy, before *schedulingv1alpha1.BurstPolicy
+	// target is set once the governed pods are resolved.
+	target resolvedTarget
+	// targetErr says why the governed pods could not be resolved.
+	targetErr *targetError
+	// sw is the switch table's outcome.
+	sw decide.Switch
+	// plan is set once the pods were planned.
+	plan *decide.Plan
+}
+
+// Reconcile resolves the governed pods, bursts those the plan says, keeps the
+// deletion costs, and writes the status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
+	policy := &schedulingv1alpha1.BurstPolicy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, policy); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !policy.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	s := &scope{policy: policy, before: policy.DeepCopy()}
+	defer func() {
+		computeStatus(s)
+		pres, err := status.Patch(ctx, r.Client, s.before, s.policy)
+		if err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+		if pres.RequeueAfter > 0 && (res.RequeueAfter == 0 || pres.RequeueAfter < res.RequeueAfter) {
+			res.RequeueAfter = pres.RequeueAfter
+		}
+	}()
+
+	defaults, err := r.clusterDefaults(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.sw = decide.DecideSwitch(defaults.Spec.Enabled, policy.Spec.Enabled)
+
+	target, terr := r.resolveTarget(ctx, policy)
+	if terr != nil {
+		if terr.transient != nil {
+			return ctrl.Result{}, terr.transient
+		}
+		s.targetErr = terr
+		return ctrl.Result{}, nil
+	}
+	s.target = target
+
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
+	}
+	r.fresh.resolve(pods.Items)
+	restr := decide.Restrictions{ExcludedNamespaces: defaults.Spec.ExcludedNamespaces, AllowFixedIP: defaults.Spec.AllowFixedIP}
+	if defaults.Spec.ExcludedNamespaces == nil {
+		restr.ExcludedNamespaces = decide.DefaultExcludedNamespaces
+	}
+	states, live, err := r.podStates(ctx, policy, pods.Items, restr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	params := decide.Params{
+		Burst:         s.sw.Burst,
+		LocalReplicas: policy.Spec.LocalReplicas,
+		MaxBurst:      -1,
+		Trigger:       policy.Spec.Trigger,
+		FloorHandoff:  r.FloorHandoff,
+	}
+	if translator.IsTranslated(policy) && !s.sw.LocalReplicasEffective {
+		// Legacy table: with neither switch set, LOCAL_REPLICAS is ignored and
+		// only the "local resources are insufficient" rule applies.
+		params.LocalReplicas = 0
+		params.Trigger = schedulingv1alpha1.TriggerUnschedulable
+	}
+	if policy.Spec.MaxBurstReplicas != nil {
+		params.MaxBurst = *policy.Spec.MaxBurstReplicas
+	}
+	if policy.Spec.BurstAfter != nil {
+		params.BurstAfter = policy.Spec.BurstAfter.Duration
+	}
+	plan := decide.Decide(params, states, r.now())
+	s.plan = &plan
+
+	requeue, err := r.applyPlan(ctx, policy, live, plan)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if requeue {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// clusterDefaults returns the ClusterBurstPolicy "default", or an empty one
+// when there is none.
+func (r *Reconciler) clusterDefaults(ctx context.Context) (*schedulingv1alpha1.ClusterBurstPolicy, error) {
+	d := &schedulingv1alpha1.ClusterBurstPolicy{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName}, d)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &schedulingv1alpha1.ClusterBurstPolicy{}, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting ClusterBurstPolicy %s: %w", schedulingv1alpha1.DefaultClusterBurstPolicyName, err)
+	}
+	return d, nil
+}
+
+// podToPolicies maps a pod to the policies of its namespace that may govern it.
+func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &schedulingv1alpha1.BurstPolicyList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "Listing BurstPolicies for a pod failed", "pod", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	var out []reconcile.Request
+	podLabels := labels.Set(obj.GetLabels())
+	for i := range list.Items {
+		p := &list.Items[i]
+		if sel := policySelectorHint(p); sel != nil && !sel.Matches(podLabels) {
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
+	}
+	return out
+}
+
+// allPolicies enqueues every policy (the cluster default changed).
+func (r *Reconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &schedulingv1alpha1.BurstPolicyList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "Listing BurstPolicies failed")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// podChanged passes pod events that can change a plan: creation, deletion,
+// binding, scheduling conditions, labels, annotations and termination.
+func podChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*corev1.Pod)
+			n, ok2 := e.ObjectNew.(*corev1.Pod)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return o.Spec.NodeName != n.Spec.NodeName ||
+				o.Status.Phase != n.Status.Phase ||
+				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+				!labels.Equals(o.Labels, n.Labels) ||
+				!labels.Equals(o.Annotations, n.Annotations) ||
+				unschedulableSince(o) != unschedulableSince(n) ||
+				len(o.Spec.Tolerations) != len(n.Spec.Tolerations)
+		},
+	}
+}

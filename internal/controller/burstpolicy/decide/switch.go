@@ -1,0 +1,74 @@
+// Package decide holds BurstPolicy's pure decisions: the legacy switch table,
+// whether a pod may burst at all (and the stable reason why not), and which
+// pending pods of a workload burst now. Nothing here reads or writes objects.
+package decide
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Switch is the outcome of the global/local switch table.
+type Switch struct {
+	// Burst says whether pending pods may burst at all.
+	Burst bool
+	// LocalReplicasEffective says whether the local floor (LOCAL_REPLICAS)
+	// is honoured. The legacy table (chart v1.0.0) ignores it when neither
+	// switch is set; edgeplane applies that quirk to translated policies only.
+	LocalReplicasEffective bool
+}
+
+// DecideSwitch is the newest legacy chart's decision table (v1.0.0 README):
+// the local switch wins when set, otherwise the global one, otherwise on.
+// global is the ClusterBurstPolicy's enabled (nil when unset or absent);
+// local is the BurstPolicy's enabled (nil when unset).
+func DecideSwitch(global, local *bool) Switch {
+	switch {
+	case local != nil:
+		return Switch{Burst: *local, LocalReplicasEffective: *local}
+	case global != nil:
+		return Switch{Burst: *global, LocalReplicasEffective: *global}
+	default:
+		return Switch{Burst: true, LocalReplicasEffective: false}
+	}
+}
+
+// ParseSwitch parses a legacy AUTO_SCALE_EKS value ("true"/"false", any
+// case, surrounding blanks and one level of quotes allowed, as the chart
+// renders "\"true\""). An empty value means unset (nil, nil).
+func ParseSwitch(v string) (*bool, error) {
+	s := strings.TrimSpace(v)
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	if s == "" {
+		return nil, nil
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		b := true
+		return &b, nil
+	case "false":
+		b := false
+		return &b, nil
+	}
+	return nil, fmt.Errorf("AUTO_SCALE_EKS %q is neither true nor false", v)
+}
+
+// maxLocalReplicas bounds LOCAL_REPLICAS to what a replica count can hold.
+const maxLocalReplicas = 1 << 30
+
+// ParseLocalReplicas parses a legacy LOCAL_REPLICAS value: a non-negative
+// decimal integer, surrounding blanks and one level of quotes allowed.
+func ParseLocalReplicas(v string) (int32, error) {
+	s := strings.TrimSpace(v)
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 || n > maxLocalReplicas {
+		return 0, fmt.Errorf("LOCAL_REPLICAS %q is not a replica count", v)
+	}
+	return int32(n), nil
+}

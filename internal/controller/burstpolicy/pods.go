@@ -1,0 +1,353 @@
+package burstpolicy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
+)
+
+// Event reasons and actions on pods and policies (the NotBurstable* reasons
+// of the API package are used as they are).
+const (
+	// EventReasonBurst: a pod got the virtual-node tolerations.
+	EventReasonBurst = "Burst"
+	actionBurst      = "Burst"
+)
+
+// writeWorkers bounds the parallel pod writes of one reconcile.
+const writeWorkers = 32
+
+// podStates turns the governed pods into decide.PodStates, skipping pods
+// that are terminating or finished. It returns the live pods by name too.
+func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pods []corev1.Pod, restr decide.Restrictions) ([]decide.PodState, map[string]*corev1.Pod, error) {
+	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
+	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
+	nodes := map[string]bool{} // node name → virtual
+	claims := map[string]decide.Claim{}
+	states := make([]decide.PodState, 0, len(pods))
+	live := make(map[string]*corev1.Pod, len(pods))
+	for i := range pods {
+		pod := &pods[i]
+		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		live[pod.Name] = pod
+		s := decide.PodState{
+			Name:               pod.Name,
+			Revision:           revision(pod),
+			Created:            pod.CreationTimestamp.Time,
+			Burst:              len(decide.MissingTolerations(pod.Spec.Tolerations, tolerations)) == 0,
+			UnschedulableSince: unschedulableSince(pod),
+			Gated:              hasGate(pod),
+		}
+		switch {
+		case pod.Spec.NodeName == "":
+			s.Placement = decide.Pending
+		default:
+			virtual, ok := nodes[pod.Spec.NodeName]
+			if !ok {
+				node := &corev1.Node{}
+				err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node)
+				switch {
+				case err == nil:
+					virtual = decide.IsVirtualNode(node.Labels, virtualSel)
+				case !apierrors.IsNotFound(err):
+					return nil, nil, fmt.Errorf("getting node %s: %w", pod.Spec.NodeName, err)
+				}
+				nodes[pod.Spec.NodeName] = virtual
+			}
+			s.Placement = decide.Local
+			if virtual {
+				s.Placement = decide.Virtual
+			}
+		}
+		if s.Placement == decide.Pending && !s.Burst {
+			if err := r.loadClaims(ctx, pod, claims); err != nil {
+				return nil, nil, err
+			}
+			s.Refusal = decide.MayBurst(pod, restr, claims)
+		}
+		states = append(states, s)
+	}
+	return states, live, nil
+}
+
+// revision returns the pod's template revision label.
+func revision(pod *corev1.Pod) string {
+	if h := pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
+		return h
+	}
+	return pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+}
+
+// unschedulableSince returns when the scheduler reported the pod
+// unschedulable, or the zero time.
+func unschedulableSince(pod *corev1.Pod) (since time.Time) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return since
+}
+
+// loadClaims reads what MayBurst needs about the pod's claims into claims.
+// Claims, volumes and classes are read uncached and only for pending pods
+// that use claims, so the manager does not cache every claim of the cluster.
+func (r *Reconciler) loadClaims(ctx context.Context, pod *corev1.Pod, claims map[string]decide.Claim) error {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		name := v.PersistentVolumeClaim.ClaimName
+		if _, done := claims[name]; done {
+			continue
+		}
+		var c decide.Claim
+		pvc := &corev1.PersistentVolumeClaim{}
+		err := r.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pvc)
+		switch {
+		case apierrors.IsNotFound(err):
+			claims[name] = c
+			continue
+		case err != nil:
+			return fmt.Errorf("getting claim %s/%s: %w", pod.Namespace, name, err)
+		}
+		if pvc.Spec.VolumeName != "" {
+			pv := &corev1.PersistentVolume{}
+			switch err := r.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
+			case err == nil:
+				c.PV = pv
+			case !apierrors.IsNotFound(err):
+				return fmt.Errorf("getting volume %s: %w", pvc.Spec.VolumeName, err)
+			}
+		}
+		if c.PV == nil && pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName != "" {
+			sc := &storagev1.StorageClass{}
+			switch err := r.Reader.Get(ctx, client.ObjectKey{Name: *pvc.Spec.StorageClassName}, sc); {
+			case err == nil:
+				c.Provisioner = sc.Provisioner
+			case !apierrors.IsNotFound(err):
+				return fmt.Errorf("getting storage class %s: %w", *pvc.Spec.StorageClassName, err)
+			}
+		}
+		claims[name] = c
+	}
+	return nil
+}
+
+// podEvent is an Event to emit on a pod once its change is written.
+type podEvent struct{ eventType, reason, note string }
+
+// podWrite is every change one pass makes to one pod, written as one patch.
+type podWrite struct {
+	pod    *corev1.Pod
+	steps  []func(*corev1.Pod)
+	events []podEvent
+}
+
+// applyPlan writes the plan to the pods: bursts (tolerations, and for gated
+// pods the virtual-node selector and the gate's removal), ungating,
+// not-burstable marks and deletion costs. It reports whether a write
+// conflicted (requeue soon).
+func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan) (bool, error) {
+	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
+	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
+	writes := map[string]*podWrite{}
+	add := func(pod *corev1.Pod, step func(*corev1.Pod), ev *podEvent) {
+		w := writes[pod.Name]
+		if w == nil {
+			w = &podWrite{pod: pod}
+			writes[pod.Name] = w
+		}
+		w.steps = append(w.steps, step)
+		if ev != nil {
+			w.events = append(w.events, *ev)
+		}
+	}
+
+	burst := map[string]bool{}
+	for _, name := range plan.Burst {
+		pod := live[name]
+		if pod == nil {
+			continue
+		}
+		burst[name] = true
+		note := fmt.Sprintf("Added the virtual-node tolerations: BurstPolicy %s keeps %d replicas local", p.Name, p.Spec.LocalReplicas)
+		if hasGate(pod) && decide.CanPin(pod.Spec.NodeSelector, virtualSel) {
+			note = fmt.Sprintf("Pinned to virtual nodes: BurstPolicy %s keeps %d replicas local", p.Name, p.Spec.LocalReplicas)
+		}
+		add(pod, func(q *corev1.Pod) {
+			q.Spec.Tolerations = append(q.Spec.Tolerations, decide.MissingTolerations(q.Spec.Tolerations, tolerations)...)
+			if hasGate(q) {
+				// A gated pod's node selector may still be extended.
+				if decide.CanPin(q.Spec.NodeSelector, virtualSel) {
+					if q.Spec.NodeSelector == nil {
+						q.Spec.NodeSelector = map[string]string{}
+					}
+					maps.Copy(q.Spec.NodeSelector, virtualSel)
+				}
+				removeGate(q)
+			}
+			setLabel(q, schedulingv1alpha1.LabelBurst, "true")
+			setAnnotation(q, schedulingv1alpha1.AnnotationBurstPolicy, p.Name)
+			delete(q.Annotations, schedulingv1alpha1.AnnotationNotBurstable)
+		}, &podEvent{corev1.EventTypeNormal, EventReasonBurst, note})
+	}
+	for _, name := range plan.Ungate {
+		if pod := live[name]; pod != nil {
+			add(pod, removeGate, nil)
+		}
+	}
+
+	refused := map[string]schedulingv1alpha1.NonBurstablePod{}
+	for _, nb := range plan.NonBurstable {
+		refused[nb.Name] = nb
+	}
+	for name, pod := range live {
+		if burst[name] {
+			continue
+		}
+		nb, isRefused := refused[name]
+		current, marked := pod.Annotations[schedulingv1alpha1.AnnotationNotBurstable]
+		switch {
+		case isRefused && current != nb.Reason:
+			add(pod, func(q *corev1.Pod) { setAnnotation(q, schedulingv1alpha1.AnnotationNotBurstable, nb.Reason) },
+				&podEvent{corev1.EventTypeWarning, nb.Reason, fmt.Sprintf("May not burst to virtual nodes (BurstPolicy %s): %s", p.Name, nb.Message)})
+		case !isRefused && marked:
+			add(pod, func(q *corev1.Pod) { delete(q.Annotations, schedulingv1alpha1.AnnotationNotBurstable) }, nil)
+		}
+		if pod.Spec.NodeName == "" {
+			continue
+		}
+		placement := decide.Local
+		if r.nodeIsVirtual(ctx, pod.Spec.NodeName, virtualSel) {
+			placement = decide.Virtual
+		}
+		cur, has := pod.Annotations[schedulingv1alpha1.AnnotationPodDeletionCost]
+		ours := pod.Annotations[schedulingv1alpha1.AnnotationDeletionCostSetBy] == p.Name
+		want, write, remove := decide.DeletionCost(placement, p.Spec.ScaleIn, cur, has, ours)
+		switch {
+		case write:
+			add(pod, func(q *corev1.Pod) {
+				setAnnotation(q, schedulingv1alpha1.AnnotationPodDeletionCost, want)
+				setAnnotation(q, schedulingv1alpha1.AnnotationDeletionCostSetBy, p.Name)
+			}, nil)
+		case remove:
+			add(pod, func(q *corev1.Pod) {
+				delete(q.Annotations, schedulingv1alpha1.AnnotationPodDeletionCost)
+				delete(q.Annotations, schedulingv1alpha1.AnnotationDeletionCostSetBy)
+			}, nil)
+		}
+	}
+
+	list := make([]*podWrite, 0, len(writes))
+	for _, w := range writes {
+		list = append(list, w)
+	}
+	conflict, err := r.writePods(ctx, list)
+	if len(plan.Burst) > 0 && r.Recorder != nil {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, EventReasonBurst, actionBurst, "Burst %d pods to virtual nodes: %s", len(plan.Burst), strings.Join(plan.Burst, ", "))
+	}
+	return conflict, err
+}
+
+// hasGate reports whether the pod carries the burst-decision gate.
+func hasGate(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == schedulingv1alpha1.SchedulingGateBurst })
+}
+
+// removeGate removes the burst-decision gate.
+func removeGate(p *corev1.Pod) {
+	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == schedulingv1alpha1.SchedulingGateBurst })
+}
+
+// nodeIsVirtual reads the node from the cache; a missing node is local.
+func (r *Reconciler) nodeIsVirtual(ctx context.Context, name string, sel map[string]string) bool {
+	node := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return false
+	}
+	return decide.IsVirtualNode(node.Labels, sel)
+}
+
+// writePods applies the writes in parallel (bounded), each as a merge patch
+// with optimistic locking. A conflict or a vanished pod is not an error: the
+// pod's own update event brings the policy back.
+func (r *Reconciler) writePods(ctx context.Context, writes []*podWrite) (bool, error) {
+	if len(writes) == 0 {
+		return false, nil
+	}
+	var (
+		mu       sync.Mutex
+		errs     []error
+		conflict bool
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, writeWorkers)
+	)
+	for _, w := range writes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			q := w.pod.DeepCopy()
+			for _, step := range w.steps {
+				step(q)
+			}
+			err := r.Client.Patch(ctx, q, client.MergeFromWithOptions(w.pod, client.MergeFromWithOptimisticLock{}))
+			switch {
+			case err == nil:
+				r.fresh.remember(w.pod, q)
+				if r.Recorder != nil {
+					for _, ev := range w.events {
+						r.Recorder.Eventf(q, nil, ev.eventType, ev.reason, actionBurst, "%s", ev.note)
+					}
+				}
+			case apierrors.IsConflict(err):
+				mu.Lock()
+				conflict = true
+				mu.Unlock()
+			case apierrors.IsNotFound(err):
+			default:
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("patching pod %s: %w", w.pod.Name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if conflict {
+		log.FromContext(ctx).V(1).Info("Pod changed while being patched; will retry")
+	}
+	return conflict, errors.Join(errs...)
+}
+
+func setLabel(p *corev1.Pod, k, v string) {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+}
+
+func setAnnotation(p *corev1.Pod, k, v string) {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[k] = v
+}

@@ -1,0 +1,359 @@
+// Package ingressdaemonset reconciles IngressDaemonSets: one Deployment per
+// matching node with replicasPerNode replicas, a health-checker DaemonSet per
+// health-check port with its own least-privilege RBAC, and node-by-node
+// rolling updates that detach each node before its pods are replaced.
+//
+// The decisions are pure and live elsewhere: planner.Compute says what each
+// node does next, computeStatus what the status says, and the builders in
+// objects.go what each generated object looks like. This file reads the
+// world, runs the plan and writes status once.
+package ingressdaemonset
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/status"
+)
+
+// staleCacheRequeue is the fallback pace while the cache catches up with a write.
+const staleCacheRequeue = 250 * time.Millisecond
+
+// Name is the controller's name (for --controllers and the event recorder).
+const Name = "ingressdaemonset"
+
+// Options are the controller's flags.
+type Options struct {
+	// HealthCheckImage is the image of the health-checker DaemonSets when an
+	// IngressDaemonSet names none (normally edgeplane's own image).
+	HealthCheckImage string
+}
+
+// BindFlags registers the options' flags.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.HealthCheckImage, "ingressdaemonset-healthcheck-image", DefaultHealthCheckImage,
+		"Image holding "+HealthCheckBinary+" for IngressDaemonSet health-checker DaemonSets that name no image.")
+}
+
+// Setup returns the setup.Func that registers the reconciler with o.
+func (o Options) Setup() setup.Func {
+	return func(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+		r := &Reconciler{
+			Client:           mgr.GetClient(),
+			Recorder:         mgr.GetEventRecorder(Name),
+			HealthCheckImage: o.HealthCheckImage,
+			Namespace:        cfg.WatchNamespace,
+		}
+		return r.SetupWithManager(mgr)
+	}
+}
+
+// Setup registers the reconciler with default Options.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	return Options{HealthCheckImage: DefaultHealthCheckImage}.Setup()(ctx, mgr, cfg)
+}
+
+// Reconciler reconciles IngressDaemonSets.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// HealthCheckImage is the default health checker image.
+	HealthCheckImage string
+	// Namespace restricts the IngressDaemonSets reconciled; empty means all.
+	Namespace string
+	// Now returns the current time (tests set it); nil means time.Now.
+	Now func() time.Time
+
+	// expect holds this process's writes the cache may not show yet.
+	expect expectations
+}
+
+// +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler: IngressDaemonSets, the objects
+// they own, and nodes (a node that joins, leaves, or changes labels or
+// annotations brings a pass for every IngressDaemonSet at once).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	nodeChanged := predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld, e.ObjectNew
+			return !mapsEqual(o.GetLabels(), n.GetLabels()) || !mapsEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+				(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		// Not on status changes: every pass writes status, and a pass per
+		// write would double the work during a rollout.
+		For(&appsv1alpha1.IngressDaemonSet{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp()) ||
+					len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
+			}},
+		))).
+		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.DaemonSet{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
+		Complete(r)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reconciler) allIngressDaemonSets(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list appsv1alpha1.IngressDaemonSetList
+	var opts []client.ListOption
+	if r.Namespace != "" {
+		opts = append(opts, client.InNamespace(r.Namespace))
+	}
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing IngressDaemonSets for a node event")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, ids := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ids.Namespace, Name: ids.Name}})
+	}
+	return reqs
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile runs one pass for one IngressDaemonSet.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.Namespace != "" && req.Namespace != r.Namespace {
+		return ctrl.Result{}, nil
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ids); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ids.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, ids)
+	}
+	if !controllerutil.ContainsFinalizer(ids, appsv1alpha1.Finalizer) {
+		patch := client.MergeFrom(ids.DeepCopy())
+		controllerutil.AddFinalizer(ids, appsv1alpha1.Finalizer)
+		if err := r.Client.Patch(ctx, ids, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	before := ids.DeepCopy()
+	status.MarkUnknownIfMissing(ids, appsv1alpha1.ReasonReconciling, "first reconcile in progress",
+		appsv1alpha1.TypeReady, appsv1alpha1.TypeProgressing, appsv1alpha1.TypeDegraded)
+
+	if ok, err := SelectorMatchesTemplate(ids); !ok {
+		msg := "spec.selector does not select the template's labels; nothing is created"
+		if err != nil {
+			msg = err.Error()
+		}
+		status.SetReady(ids, metav1.ConditionFalse, appsv1alpha1.ReasonSelectorMismatch, msg)
+		status.ObserveGeneration(ids)
+		return status.Patch(ctx, r.Client, before, ids)
+	}
+
+	s, err := r.observe(ctx, ids)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.stale {
+		// The cache does not show this controller's last writes yet; the
+		// watch event that brings them also brings the next pass.
+		return ctrl.Result{RequeueAfter: staleCacheRequeue}, nil
+	}
+	result, runErr := r.reconcileNodes(ctx, s)
+	hcErr := r.reconcileHealthCheck(ctx, ids)
+	if hcErr != nil {
+		s.problem(appsv1alpha1.ReasonApplyFailed, "health checker: "+hcErr.Error())
+	}
+	computeStatus(ids, s.observation())
+	if runErr == nil && hcErr == nil {
+		status.ObserveGeneration(ids)
+	}
+	res, err := status.Patch(ctx, r.Client, before, ids)
+	if err := errors.Join(runErr, hcErr, err); err != nil {
+		return ctrl.Result{}, err
+	}
+	if res.RequeueAfter > 0 && (result.RequeueAfter == 0 || res.RequeueAfter < result.RequeueAfter) {
+		result.RequeueAfter = res.RequeueAfter
+	}
+	return result, nil
+}
+
+// reconcileDelete removes the node annotations a rollout left on nodes, then
+// the finalizer; garbage collection deletes the owned objects.
+func (r *Reconciler) reconcileDelete(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) error {
+	if !controllerutil.ContainsFinalizer(ids, appsv1alpha1.Finalizer) {
+		return nil
+	}
+	deps, err := r.ownedDeployments(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, d := range deps {
+		if err := r.removeNodeDetachAnnotations(ctx, d); err != nil {
+			return err
+		}
+	}
+	patch := client.MergeFrom(ids.DeepCopy())
+	controllerutil.RemoveFinalizer(ids, appsv1alpha1.Finalizer)
+	if err := r.Client.Patch(ctx, ids, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("removing finalizer: %w", err))
+	}
+	return nil
+}
+
+// ownedDeployments lists the Deployments ids controls.
+func (r *Reconciler) ownedDeployments(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) ([]*appsv1.Deployment, error) {
+	var list appsv1.DeploymentList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ids.Namespace), client.MatchingLabels(ownerLabels(ids))); err != nil {
+		return nil, fmt.Errorf("listing Deployments: %w", err)
+	}
+	var out []*appsv1.Deployment
+	for i := range list.Items {
+		if isControlledBy(&list.Items[i], ids) {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+func isControlledBy(obj client.Object, ids *appsv1alpha1.IngressDaemonSet) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && ref.UID == ids.UID
+}
+
+// apply creates obj, or updates the existing object when its spec-hash
+// annotation differs from obj's (after copyInto copied what edgeplane sets
+// from obj into existing). It refuses to touch an object ids does not
+// control.
+func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, existing client.Object, copyInto func()) error {
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("getting %T %s: %w", obj, obj.GetName(), err)
+	}
+	if !isControlledBy(existing, ids) {
+		return fmt.Errorf("%T %s exists and is not controlled by this IngressDaemonSet", obj, obj.GetName())
+	}
+	want := obj.GetAnnotations()[AnnotationSpecHash]
+	if want == "" || existing.GetAnnotations()[AnnotationSpecHash] == want {
+		// Nothing edgeplane sets can differ (objects without a spec hash,
+		// such as the ServiceAccount, only need to exist).
+		return nil
+	}
+	copyInto()
+	if err := r.Client.Update(ctx, existing); err != nil {
+		return fmt.Errorf("updating %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+// reconcileHealthCheck ensures the health checker's RBAC and one DaemonSet per port, and deletes DaemonSets of removed ports.
+func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) error {
+	var errs []error
+	if len(ids.Spec.HealthCheckNodePorts) > 0 {
+		sa, role, rb := healthCheckRBAC(ids)
+		if sa != nil {
+			existing := &corev1.ServiceAccount{}
+			errs = append(errs, r.apply(ctx, ids, sa, existing, func() {}))
+		}
+		role.Annotations = map[string]string{AnnotationSpecHash: hashOf(role.Rules)}
+		er := &rbacv1.Role{}
+		errs = append(errs, r.apply(ctx, ids, role, er, func() {
+			er.Rules = role.Rules
+			er.Annotations = mergeMaps(er.Annotations, role.Annotations)
+		}))
+		rb.Annotations = map[string]string{AnnotationSpecHash: hashOf(rb.Subjects)}
+		erb := &rbacv1.RoleBinding{}
+		errs = append(errs, r.apply(ctx, ids, rb, erb, func() {
+			erb.Subjects = rb.Subjects
+			erb.Annotations = mergeMaps(erb.Annotations, rb.Annotations)
+		}))
+	}
+	want := map[string]bool{}
+	for _, port := range ids.Spec.HealthCheckNodePorts {
+		ds := healthDaemonSet(ids, port, r.HealthCheckImage)
+		want[ds.Name] = true
+		eds := &appsv1.DaemonSet{}
+		errs = append(errs, r.apply(ctx, ids, ds, eds, func() {
+			eds.Labels = mergeMaps(eds.Labels, ds.Labels)
+			eds.Annotations = mergeMaps(eds.Annotations, ds.Annotations)
+			eds.Spec.Template = ds.Spec.Template
+			eds.Spec.UpdateStrategy = ds.Spec.UpdateStrategy
+		}))
+	}
+	var list appsv1.DaemonSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ids.Namespace), client.MatchingLabels(ownerLabels(ids))); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("listing DaemonSets: %w", err))...)
+	}
+	for i := range list.Items {
+		ds := &list.Items[i]
+		if want[ds.Name] || !isControlledBy(ds, ids) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, ds); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting DaemonSet %s of a removed port: %w", ds.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func mergeMaps(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}

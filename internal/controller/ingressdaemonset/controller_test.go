@@ -1,0 +1,485 @@
+package ingressdaemonset
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+const (
+	detachKey    = "node-detacher.variant.run/detached"
+	depDetachKey = "ingressdaemonsets.mumoshu.github.com/to-be-updated"
+)
+
+func createNode(t *testing.T, ctx context.Context, name string, labels map[string]string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if err := env.Client.Create(ctx, n); err != nil {
+		t.Fatalf("creating node %s: %v", name, err)
+	}
+}
+
+// markRolledOut plays the Deployment controller: every replica updated and ready.
+func markRolledOut(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	n := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+	if err := env.Client.Status().Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// observeMetadataChanges plays the Deployment controller for changes that
+// do not touch pods: annotation changes move a Deployment's generation, and
+// the controller observes them at once. Updating nodes are left alone:
+// their pods are replaced until markRolledOut.
+func observeMetadataChanges(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	var list appsv1.DeploymentList
+	if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		d := &list.Items[i]
+		if d.Status.ObservedGeneration == 0 || d.Status.ObservedGeneration >= d.Generation || d.Labels[appsv1alpha1.LabelPhase] == "Updating" {
+			continue
+		}
+		d.Status.ObservedGeneration = d.Generation
+		if err := env.Client.Status().Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func getDeployment(t *testing.T, ctx context.Context, ns, name string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatalf("getting Deployment %s: %v", name, err)
+	}
+	return d
+}
+
+func phases(t *testing.T, ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) map[string]string {
+	t.Helper()
+	got := &appsv1alpha1.IngressDaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range got.Status.Nodes {
+		out[n.Node] = string(n.Phase)
+	}
+	return out
+}
+
+// TestRollout drives a detach-mode IngressDaemonSet through creation, a
+// rollout node by node, node joins and leaves, and deletion.
+func TestRollout(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "rollout"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	edge := map[string]string{"role": "edge"}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		createNode(t, ctx, n, edge)
+	}
+	createNode(t, ctx, "n4", nil)
+
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing", "team": "edge"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
+			},
+			ReplicasPerNode:      2,
+			NodeSelector:         edge,
+			HealthCheckNodePorts: []int32{10080},
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes:        ptr.To[int32](1),
+				AnnotateNodeToDetach:       &appsv1alpha1.DetachAnnotation{Key: detachKey, Value: "true", GracePeriodSeconds: 10},
+				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, GracePeriodSeconds: 5},
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	r := &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Now: func() time.Time { return now }}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	reconcile := func() ctrl.Result {
+		t.Helper()
+		res, err := r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		observeMetadataChanges(t, ctx, ns)
+		return res
+	}
+
+	// Creation: one Deployment per matching node, the health DaemonSet and its RBAC.
+	reconcile()
+	for _, n := range []string{"n1", "n2", "n3"} {
+		d := getDeployment(t, ctx, ns, "ing-"+n)
+		if *d.Spec.Replicas != 2 {
+			t.Errorf("%s replicas = %d, want 2", d.Name, *d.Spec.Replicas)
+		}
+		wantLabels := map[string]string{"app": "ing", "team": "edge", appsv1alpha1.LabelIngressDaemonSet: "ing", appsv1alpha1.LabelNode: n}
+		if diff := cmp.Diff(wantLabels, d.Spec.Template.Labels); diff != "" {
+			t.Errorf("%s pod labels (-want +got):\n%s", d.Name, diff)
+		}
+		terms := d.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		wantTerms := []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}}}}
+		if diff := cmp.Diff(wantTerms, terms); diff != "" {
+			t.Errorf("%s node pinning (-want +got):\n%s", d.Name, diff)
+		}
+		if got := d.Spec.Strategy.RollingUpdate.MaxUnavailable.String(); got != "100%" {
+			t.Errorf("%s maxUnavailable = %s, want 100%% in detach mode", d.Name, got)
+		}
+		if ref := metav1.GetControllerOf(d); ref == nil || ref.Name != "ing" || ref.Kind != "IngressDaemonSet" {
+			t.Errorf("%s controller = %v", d.Name, ref)
+		}
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-n4"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("unlabelled node n4 got a Deployment (err %v)", err)
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10080"}, ds); err != nil {
+		t.Fatalf("health DaemonSet: %v", err)
+	}
+	pod := ds.Spec.Template.Spec
+	c := pod.Containers[0]
+	if !pod.HostNetwork || pod.ServiceAccountName != "ing-healthcheck" || c.Image != "example.com/edgeplane:test" ||
+		c.Ports[0].HostPort != 10080 || !cmp.Equal(pod.NodeSelector, edge) {
+		t.Errorf("health DaemonSet pod spec unexpected: %+v", pod)
+	}
+	wantArgs := []string{"--addr=:10080", "--namespace=" + ns, "--ingress-daemonset=ing", "--node=$(NODE_NAME)"}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("health checker args (-want +got):\n%s", diff)
+	}
+	if mem := c.Resources.Requests[corev1.ResourceMemory]; mem.Cmp(resource.MustParse("32Mi")) != 0 {
+		t.Errorf("health checker memory request = %s, want 32Mi", mem.String())
+	}
+	role := &rbacv1.Role{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, role); err != nil {
+		t.Fatalf("health checker Role: %v", err)
+	}
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}}}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
+		t.Errorf("health checker Role (-want +got):\n%s", diff)
+	}
+	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, o); err != nil {
+			t.Errorf("health checker %T: %v", o, err)
+		}
+	}
+
+	// All ready: Ready True.
+	for _, n := range []string{"n1", "n2", "n3"} {
+		markRolledOut(t, ctx, ns, "ing-"+n)
+	}
+	reconcile()
+	got := &appsv1alpha1.IngressDaemonSet{}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v, want True; status %+v", c, got.Status)
+	}
+	if got.Status.DesiredNodes != 3 || got.Status.ReadyNodes != 3 || got.Status.UpdatedNodes != 3 || got.Status.ObservedGeneration != got.Generation {
+		t.Fatalf("status counts wrong: %+v", got.Status)
+	}
+	rev1 := got.Status.UpdateRevision
+
+	// A template change: n1 detaches first, nothing else moves.
+	got.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if diff := cmp.Diff(map[string]string{"n1": "Detaching", "n2": "Ready", "n3": "Ready"}, phases(t, ctx, ids)); diff != "" {
+		t.Fatalf("phases after the change (-want +got):\n%s", diff)
+	}
+	d1 := getDeployment(t, ctx, ns, "ing-n1")
+	if d1.Spec.Template.Spec.Containers[0].Image != "nginx:1" {
+		t.Fatal("n1's pods were touched before the grace period")
+	}
+	if _, ok := d1.Annotations[depDetachKey]; !ok {
+		t.Errorf("Deployment detach annotation missing: %v", d1.Annotations)
+	}
+	node := &corev1.Node{}
+	_ = env.Client.Get(ctx, client.ObjectKey{Name: "n1"}, node)
+	if node.Annotations[detachKey] != "true" {
+		t.Errorf("node n1 not annotated: %v", node.Annotations)
+	}
+
+	// Within the grace period nothing moves, and the pass asks to come back.
+	now = now.Add(4 * time.Second)
+	if res := reconcile(); res.RequeueAfter != 6*time.Second {
+		t.Errorf("RequeueAfter = %v, want 6s", res.RequeueAfter)
+	}
+	if img := getDeployment(t, ctx, ns, "ing-n1").Spec.Template.Spec.Containers[0].Image; img != "nginx:1" {
+		t.Fatal("n1 updated within the grace period")
+	}
+
+	// A manager restart is a new Reconciler: the phase lives on the Deployment.
+	r = &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Now: func() time.Time { return now }}
+	now = now.Add(6 * time.Second)
+	reconcile()
+	d1 = getDeployment(t, ctx, ns, "ing-n1")
+	if d1.Spec.Template.Spec.Containers[0].Image != "nginx:2" || d1.Labels[appsv1alpha1.LabelPhase] != "Updating" {
+		t.Fatalf("n1 not updating after the grace period: phase %q image %q", d1.Labels[appsv1alpha1.LabelPhase], d1.Spec.Template.Spec.Containers[0].Image)
+	}
+	// Until n1's pods are ready, n2 waits.
+	reconcile()
+	if diff := cmp.Diff(map[string]string{"n1": "Updating", "n2": "Ready", "n3": "Ready"}, phases(t, ctx, ids)); diff != "" {
+		t.Fatalf("phases while n1 updates (-want +got):\n%s", diff)
+	}
+	markRolledOut(t, ctx, ns, "ing-n1")
+	reconcile()
+	_ = env.Client.Get(ctx, client.ObjectKey{Name: "n1"}, node)
+	if _, ok := node.Annotations[detachKey]; ok {
+		t.Error("node n1 still annotated after reattaching")
+	}
+	if _, ok := getDeployment(t, ctx, ns, "ing-n1").Annotations[depDetachKey]; ok {
+		t.Error("Deployment detach annotation left after reattaching")
+	}
+	reconcile() // n1 Ready
+	reconcile() // n2 starts
+	if diff := cmp.Diff(map[string]string{"n1": "Ready", "n2": "Detaching", "n3": "Ready"}, phases(t, ctx, ids)); diff != "" {
+		_ = env.Client.Get(ctx, req.NamespacedName, got)
+		for _, n := range []string{"n1", "n2", "n3"} {
+			d := getDeployment(t, ctx, ns, "ing-"+n)
+			t.Logf("%s gen %d status %+v", n, d.Generation, d.Status)
+		}
+		t.Fatalf("phases after n1 (-want +got):\n%s", diff)
+	}
+
+	// Node joins (label added) and leaves (label removed) mid-rollout.
+	_ = env.Client.Get(ctx, client.ObjectKey{Name: "n4"}, node)
+	node.Labels = edge
+	if err := env.Client.Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	_ = env.Client.Get(ctx, client.ObjectKey{Name: "n2"}, node)
+	node.Labels = nil
+	if err := env.Client.Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if d := getDeployment(t, ctx, ns, "ing-n4"); d.Spec.Template.Spec.Containers[0].Image != "nginx:2" {
+		t.Errorf("new node n4 not created at the update revision")
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-n2"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Deployment of unlabelled node n2 not deleted: %v", err)
+	}
+	_ = env.Client.Get(ctx, client.ObjectKey{Name: "n2"}, node)
+	if _, ok := node.Annotations[detachKey]; ok {
+		t.Error("node n2 left annotated after it stopped matching mid-detach")
+	}
+
+	// Finish: n3 and n4.
+	markRolledOut(t, ctx, ns, "ing-n4")
+	for i := 0; i < 10; i++ {
+		now = now.Add(11 * time.Second)
+		reconcile()
+		for _, n := range []string{"n3", "n4"} {
+			if getDeployment(t, ctx, ns, "ing-"+n).Labels[appsv1alpha1.LabelPhase] == "Updating" {
+				markRolledOut(t, ctx, ns, "ing-"+n)
+			}
+		}
+	}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	if got.Status.UpdatedNodes != 3 || got.Status.AvailableNodes != 3 || got.Status.UpdateRevision == rev1 {
+		t.Fatalf("rollout did not complete: %+v", got.Status)
+	}
+	for _, ct := range []string{appsv1alpha1.TypeReady, appsv1alpha1.TypeProgressing, appsv1alpha1.TypeDegraded} {
+		want := map[string]metav1.ConditionStatus{appsv1alpha1.TypeReady: "True", appsv1alpha1.TypeProgressing: "False", appsv1alpha1.TypeDegraded: "False"}[ct]
+		if c := meta.FindStatusCondition(got.Status.Conditions, ct); c == nil || c.Status != want {
+			t.Errorf("%s = %+v, want %s", ct, c, want)
+		}
+	}
+
+	// Port change: the old DaemonSet goes, a new one comes.
+	got.Spec.HealthCheckNodePorts = []int32{10081}
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10080"}, &appsv1.DaemonSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("DaemonSet of the removed port still there: %v", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10081"}, &appsv1.DaemonSet{}); err != nil {
+		t.Errorf("DaemonSet of the new port: %v", err)
+	}
+
+	// Deletion releases the finalizer.
+	if err := env.Client.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if err := env.Client.Get(ctx, req.NamespacedName, got); !apierrors.IsNotFound(err) {
+		t.Fatalf("IngressDaemonSet not deleted: %v", err)
+	}
+}
+
+// TestDegradedModeBudgetAndPartition checks maxDegradedNodes, the per-node
+// strategy, partition and pause against a real API server.
+func TestDegradedModeBudgetAndPartition(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "degraded"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"pool": "degraded"}
+	nodes := []string{"d1", "d2", "d3", "d4", "d5"}
+	for _, n := range nodes {
+		createNode(t, ctx, n, sel)
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "web"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:1"}}},
+			},
+			ReplicasPerNode: 3,
+			NodeSelector:    sel,
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxDegradedNodes:          ptr.To[int32](2),
+				MaxUnavailablePodsPerNode: ptr.To(intstr.FromInt32(2)),
+				MaxSurgedPodsPerNode:      ptr.To(intstr.FromInt32(1)),
+				Partition:                 ptr.To[int32](1),
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		observeMetadataChanges(t, ctx, ns)
+	}
+	reconcile()
+	for _, n := range nodes {
+		d := getDeployment(t, ctx, ns, naming.DeploymentName("web", n))
+		s := d.Spec.Strategy.RollingUpdate
+		if s.MaxUnavailable.IntValue() != 2 || s.MaxSurge.IntValue() != 1 {
+			t.Errorf("%s strategy = %v/%v, want 2/1", d.Name, s.MaxUnavailable, s.MaxSurge)
+		}
+		markRolledOut(t, ctx, ns, d.Name)
+	}
+	reconcile()
+
+	got := &appsv1alpha1.IngressDaemonSet{}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	got.Spec.Template.Spec.Containers[0].Image = "web:2"
+	got.Spec.UpdateStrategy.RollingUpdate.Paused = true
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if diff := cmp.Diff(map[string]string{"d1": "Ready", "d2": "Ready", "d3": "Ready", "d4": "Ready", "d5": "Ready"}, phases(t, ctx, ids)); diff != "" {
+		t.Fatalf("paused rollout moved (-want +got):\n%s", diff)
+	}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeProgressing); c == nil || c.Reason != appsv1alpha1.ReasonRolloutPaused {
+		t.Errorf("Progressing = %+v, want reason RolloutPaused", c)
+	}
+
+	got.Spec.UpdateStrategy.RollingUpdate.Paused = false
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	maxBusy := 0
+	for i := 0; i < 30; i++ {
+		reconcile()
+		busy := 0
+		for _, n := range nodes {
+			d := getDeployment(t, ctx, ns, naming.DeploymentName("web", n))
+			if p := d.Labels[appsv1alpha1.LabelPhase]; p != "" {
+				busy++
+			}
+			if d.Labels[appsv1alpha1.LabelPhase] == "Updating" {
+				markRolledOut(t, ctx, ns, d.Name)
+			}
+		}
+		maxBusy = max(maxBusy, busy)
+	}
+	if maxBusy != 2 {
+		t.Errorf("at most %d nodes were in the rollout at once, want exactly maxDegradedNodes = 2", maxBusy)
+	}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	if got.Status.UpdatedNodes != 4 {
+		t.Fatalf("updated nodes = %d, want 4 (partition 1 of 5)", got.Status.UpdatedNodes)
+	}
+	if img := getDeployment(t, ctx, ns, "web-d5").Spec.Template.Spec.Containers[0].Image; img != "web:1" {
+		t.Errorf("partitioned node d5 runs %s, want web:1", img)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeProgressing); c == nil || c.Reason != appsv1alpha1.ReasonPartitioned {
+		t.Errorf("Progressing = %+v, want reason Partitioned", c)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v, want True with a partition", c)
+	}
+}
+
+// TestSelectorMismatch: a selector that does not select the template creates nothing.
+func TestSelectorMismatch(t *testing.T) {
+	ctx := testenv.Context(t)
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "mismatch", Namespace: "default"},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "b"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+			},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &appsv1alpha1.IngressDaemonSet{}
+	_ = env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got)
+	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeReady); c == nil || c.Reason != appsv1alpha1.ReasonSelectorMismatch {
+		t.Fatalf("Ready = %+v, want reason SelectorMismatch", c)
+	}
+}

@@ -1,0 +1,208 @@
+package importer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+)
+
+// TestConvertREADMEExample converts the legacy README's nginx-ingress example
+// and compares it with testdata/nginx-ingress.golden.yaml (UPDATE_GOLDEN=1
+// rewrites it).
+func TestConvertREADMEExample(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join("testdata", "nginx-ingress.legacy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	warnings, err := ConvertYAML(bytes.NewReader(in), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "nginx-ingress.golden.yaml")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+		t.Errorf("converted manifest (-want +got):\n%s", diff)
+	}
+	for _, w := range []string{
+		"spec.podsPerNode converted to spec.replicasPerNode (2)",
+		"maxUnavaiablePodsPerNode (misspelt; the legacy controller ignored it) converted to maxUnavailablePodsPerNode",
+		"maxDegradedNodes 3 dropped",
+		"spec.selector derived from spec.template.metadata.labels",
+		"is a host port",
+	} {
+		if !strings.Contains(strings.Join(warnings, "\n"), w) {
+			t.Errorf("no warning containing %q in %q", w, warnings)
+		}
+	}
+}
+
+func legacy(rollingUpdate string) map[string]any {
+	doc := `
+apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1
+kind: IngressDaemonSet
+metadata: {name: ing, namespace: edge}
+spec:
+  template:
+    metadata: {labels: {app: ing}}
+    spec: {containers: [{name: c, image: i}]}
+  updateStrategy:
+    type: RollingUpdate
+    rollingUpdate:
+` + rollingUpdate
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func TestConvertRollingUpdate(t *testing.T) {
+	cases := map[string]struct {
+		ru       string
+		want     *appsv1alpha1.RollingUpdate
+		wantWarn string
+		wantErr  string
+	}{
+		"legacy json tag (plural)": {
+			ru:       "      maxUnavailablePodsPerNodes: 2\n",
+			want:     &appsv1alpha1.RollingUpdate{MaxUnavailablePodsPerNode: ptr.To(intstr.FromInt32(2))},
+			wantWarn: "maxUnavailablePodsPerNodes converted to maxUnavailablePodsPerNode",
+		},
+		"README misspelling": {
+			ru:       "      maxUnavaiablePodsPerNode: 50%\n",
+			want:     &appsv1alpha1.RollingUpdate{MaxUnavailablePodsPerNode: ptr.To(intstr.FromString("50%"))},
+			wantWarn: "maxUnavaiablePodsPerNode (misspelt",
+		},
+		"both misspellings: the json tag wins": {
+			ru:       "      maxUnavaiablePodsPerNode: 3\n      maxUnavailablePodsPerNodes: 1\n",
+			want:     &appsv1alpha1.RollingUpdate{MaxUnavailablePodsPerNode: ptr.To(intstr.FromInt32(1))},
+			wantWarn: "maxUnavaiablePodsPerNode (3) ignored: maxUnavailablePodsPerNodes (1) takes precedence",
+		},
+		"correct spelling": {
+			ru:   "      maxUnavailablePodsPerNode: 1\n      maxSurgedPodsPerNode: 1\n      maxDegradedNodes: 1\n",
+			want: &appsv1alpha1.RollingUpdate{MaxUnavailablePodsPerNode: ptr.To(intstr.FromInt32(1)), MaxSurgedPodsPerNode: ptr.To(intstr.FromInt32(1)), MaxDegradedNodes: ptr.To[int32](1)},
+		},
+		"node annotations without detach mode are dropped": {
+			ru:       "      annotateNodeToDetach: {key: a/b}\n",
+			want:     &appsv1alpha1.RollingUpdate{},
+			wantWarn: "annotateNodeToDetach dropped",
+		},
+		"detach mode": {
+			ru: "      maxUnavailableNodes: 1\n      annotateNodeToDetach: {key: a/b, value: \"true\", gracePeriodSeconds: 10}\n" +
+				"      waitForDetachmentByAnnotatedTimestamp: {key: a/ts, format: RFC3339}\n      annotateDeploymentToDetach: {key: c/d, gracePeriodSeconds: 5}\n",
+			want: &appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes:                   ptr.To[int32](1),
+				AnnotateNodeToDetach:                  &appsv1alpha1.DetachAnnotation{Key: "a/b", Value: "true", GracePeriodSeconds: 10},
+				WaitForDetachmentByAnnotatedTimestamp: &appsv1alpha1.DetachmentTimestamp{Key: "a/ts", Format: "RFC3339", GracePeriodSeconds: 10},
+				AnnotateDeploymentToDetach:            &appsv1alpha1.DetachAnnotation{Key: "c/d", GracePeriodSeconds: 5},
+			},
+		},
+		"unknown timestamp format": {
+			ru:      "      maxUnavailableNodes: 1\n      annotateNodeToDetach: {key: a/b}\n      waitForDetachmentByAnnotatedTimestamp: {key: a/ts, format: Unix}\n",
+			wantErr: "only RFC3339 is supported",
+		},
+		"annotation without a key": {
+			ru:      "      annotateDeploymentToDetach: {gracePeriodSeconds: 5}\n",
+			wantErr: "annotateDeploymentToDetach.key is missing",
+		},
+		"unknown field": {
+			ru:       "      maxDegradedNode: 2\n",
+			want:     &appsv1alpha1.RollingUpdate{},
+			wantWarn: "spec.updateStrategy.rollingUpdate.maxDegradedNode is unknown and was dropped",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, warnings, err := Convert(legacy(tc.ru))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Spec.UpdateStrategy.RollingUpdate); diff != "" {
+				t.Errorf("rollingUpdate (-want +got):\n%s", diff)
+			}
+			if tc.wantWarn != "" && !strings.Contains(strings.Join(warnings, "\n"), tc.wantWarn) {
+				t.Errorf("no warning containing %q in %q", tc.wantWarn, warnings)
+			}
+		})
+	}
+}
+
+func TestConvertRejects(t *testing.T) {
+	cases := map[string]struct {
+		doc, wantErr string
+	}{
+		"other kind":  {doc: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\n", wantErr: "not a legacy IngressDaemonSet"},
+		"no template": {doc: "apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {}\n", wantErr: "spec.template is missing"},
+		"no labels to select": {doc: "apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {template: {spec: {containers: [{name: c}]}}}\n",
+			wantErr: "cannot derive a selector"},
+		"bad podsPerNode": {doc: "apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {podsPerNode: two}\n", wantErr: "spec.podsPerNode"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(tc.doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := Convert(m); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestConvertList(t *testing.T) {
+	list := `{"apiVersion":"v1","kind":"List","items":[
+{"apiVersion":"ingressdaemonsets.mumoshu.github.io/v1alpha1","kind":"IngressDaemonSet","metadata":{"name":"a"},"spec":{"replicas":3,"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}},
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}]}`
+	var out bytes.Buffer
+	warnings, err := ConvertYAML(strings.NewReader(list), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got appsv1alpha1.IngressDaemonSet
+	if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "a" || got.Spec.ReplicasPerNode != 3 {
+		t.Errorf("converted %+v", got)
+	}
+	if !strings.Contains(strings.Join(warnings, "\n"), "item 2 skipped") {
+		t.Errorf("ConfigMap not reported as skipped: %q", warnings)
+	}
+}
+
+func FuzzConvertYAML(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "nginx-ingress.legacy.yaml")); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {podsPerNode: 1e99}\n")
+	f.Add("{}")
+	f.Fuzz(func(t *testing.T, s string) {
+		var out bytes.Buffer
+		_, _ = ConvertYAML(strings.NewReader(s), &out)
+	})
+}

@@ -1,0 +1,382 @@
+package ingressdaemonset
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
+)
+
+// AnnotationSpecHash holds the hash of what edgeplane last wrote into a
+// generated object's spec, so an object is only updated when that changes
+// (the legacy controller never refreshed its hash and re-updated forever).
+const AnnotationSpecHash = "apps.edgeplane.io/spec-hash"
+
+// DefaultHealthCheckImage is used when neither the spec nor the manager names one.
+const DefaultHealthCheckImage = "ghcr.io/edgeplane/edgeplane:latest"
+
+// HealthCheckBinary is the health checker's path in the edgeplane image.
+const HealthCheckBinary = "/edgeplane-healthcheck"
+
+// objectsVersion is part of every revision: bump it when the way templates
+// are turned into Deployments changes, so nodes are rolled to the new shape.
+const objectsVersion = "1"
+
+// hashOf returns a short stable hash of v's JSON.
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only unsupported types fail; API types never do.
+		panic(fmt.Sprintf("hashing %T: %v", v, err))
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return fmt.Sprintf("%016x", h.Sum64())[:10]
+}
+
+// Revision is the revision of a template: nodes whose Deployment has another
+// revision are rolled.
+func Revision(t appsv1alpha1.PodTemplate) string {
+	return hashOf(struct {
+		V string
+		T appsv1alpha1.PodTemplate
+	}{objectsVersion, t})
+}
+
+// ownerLabels are the labels of every object generated for ids.
+func ownerLabels(ids *appsv1alpha1.IngressDaemonSet) map[string]string {
+	return map[string]string{appsv1alpha1.LabelIngressDaemonSet: naming.LabelValue(ids.Name)}
+}
+
+// nodeLabels are the labels edgeplane adds to a node's Deployment, its
+// selector and its pods.
+func nodeLabels(ids *appsv1alpha1.IngressDaemonSet, node string) map[string]string {
+	l := ownerLabels(ids)
+	l[appsv1alpha1.LabelNode] = naming.LabelValue(node)
+	return l
+}
+
+func ownerRef(ids *appsv1alpha1.IngressDaemonSet) metav1.OwnerReference {
+	return *metav1.NewControllerRef(ids, appsv1alpha1.GroupVersion.WithKind("IngressDaemonSet"))
+}
+
+// NodeMatches reports whether node should run ids's replicas: spec.nodeSelector
+// and the template's nodeSelector both match, and the node is not being deleted.
+func NodeMatches(ids *appsv1alpha1.IngressDaemonSet, node *corev1.Node) bool {
+	if node.DeletionTimestamp != nil {
+		return false
+	}
+	l := labels.Set(node.Labels)
+	return labels.SelectorFromSet(ids.Spec.NodeSelector).Matches(l) &&
+		labels.SelectorFromSet(ids.Spec.Template.Spec.NodeSelector).Matches(l)
+}
+
+// SelectorMatchesTemplate reports whether spec.selector selects the template's labels.
+func SelectorMatchesTemplate(ids *appsv1alpha1.IngressDaemonSet) (bool, error) {
+	sel, err := metav1.LabelSelectorAsSelector(ids.Spec.Selector)
+	if err != nil {
+		return false, fmt.Errorf("parsing spec.selector: %w", err)
+	}
+	return !sel.Empty() && sel.Matches(labels.Set(ids.Spec.Template.Metadata.Labels)), nil
+}
+
+// deploymentStrategy is a node's Deployment strategy: the spec's per-node
+// knobs, defaulting to one pod at a time without surge (host ports and
+// hostNetwork need that), or all pods at once in detach mode (the node
+// serves no traffic then).
+func deploymentStrategy(ids *appsv1alpha1.IngressDaemonSet) appsv1.DeploymentStrategy {
+	ru := ids.Spec.UpdateStrategy.RollingUpdate
+	maxUnavailable := intstr.FromInt32(1)
+	if planner.DetachMode(ru) {
+		maxUnavailable = intstr.FromString("100%")
+	}
+	maxSurge := intstr.FromInt32(0)
+	if ru != nil && ru.MaxUnavailablePodsPerNode != nil {
+		maxUnavailable = *ru.MaxUnavailablePodsPerNode
+	}
+	if ru != nil && ru.MaxSurgedPodsPerNode != nil {
+		maxSurge = *ru.MaxSurgedPodsPerNode
+	}
+	return appsv1.DeploymentStrategy{
+		Type:          appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &maxUnavailable, MaxSurge: &maxSurge},
+	}
+}
+
+// podTemplate turns the IngressDaemonSet's template into node's pod
+// template: the user's labels plus edgeplane's, and a required node affinity
+// on the node's name (what the DaemonSet controller does), so the real
+// scheduler places the pods and accounts for their resources.
+func podTemplate(ids *appsv1alpha1.IngressDaemonSet, node string) corev1.PodTemplateSpec {
+	t := ids.Spec.Template.DeepCopy()
+	podLabels := maps.Clone(t.Metadata.Labels)
+	if podLabels == nil {
+		podLabels = map[string]string{}
+	}
+	maps.Copy(podLabels, nodeLabels(ids, node))
+	spec := t.Spec
+	pin := corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	}
+	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	for i := range terms {
+		// Terms are ORed: each must pin the node.
+		terms[i].MatchFields = append(terms[i].MatchFields, pin)
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: t.Metadata.Annotations},
+		Spec:       spec,
+	}
+}
+
+// deploymentSpecHash covers everything of a node's Deployment spec that
+// edgeplane sets, except which template revision it runs.
+func deploymentSpecHash(ids *appsv1alpha1.IngressDaemonSet, revision string) string {
+	return hashOf(struct {
+		Revision string
+		Replicas int32
+		Strategy appsv1.DeploymentStrategy
+		Labels   map[string]string
+	}{revision, replicasPerNode(ids), deploymentStrategy(ids), ids.Spec.Template.Metadata.Labels})
+}
+
+func replicasPerNode(ids *appsv1alpha1.IngressDaemonSet) int32 {
+	if ids.Spec.ReplicasPerNode < 1 {
+		return 1
+	}
+	return ids.Spec.ReplicasPerNode
+}
+
+// newDeployment builds node's Deployment at the update revision.
+func newDeployment(ids *appsv1alpha1.IngressDaemonSet, node, revision string) *appsv1.Deployment {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            naming.DeploymentName(ids.Name, node),
+			Namespace:       ids.Namespace,
+			OwnerReferences: []metav1.OwnerReference{ownerRef(ids)},
+		},
+	}
+	sel := ids.Spec.Selector.DeepCopy()
+	if sel.MatchLabels == nil {
+		sel.MatchLabels = map[string]string{}
+	}
+	maps.Copy(sel.MatchLabels, nodeLabels(ids, node))
+	d.Spec.Selector = sel
+	syncDeployment(ids, d, node, revision, true)
+	return d
+}
+
+// syncDeployment makes d's edgeplane-owned fields match ids for node.
+// withTemplate also puts the current template (revision) in; otherwise d
+// keeps the template it runs, and only replicas, strategy and labels change.
+// It reports whether d changed.
+func syncDeployment(ids *appsv1alpha1.IngressDaemonSet, d *appsv1.Deployment, node, revision string, withTemplate bool) bool {
+	runs := d.Annotations[appsv1alpha1.AnnotationRevision]
+	if withTemplate {
+		runs = revision
+	}
+	hash := deploymentSpecHash(ids, runs)
+	if !withTemplate && d.Annotations[AnnotationSpecHash] == hash {
+		return false
+	}
+	if d.Labels == nil {
+		d.Labels = map[string]string{}
+	}
+	maps.Copy(d.Labels, ids.Spec.Template.Metadata.Labels)
+	maps.Copy(d.Labels, nodeLabels(ids, node))
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	d.Annotations[AnnotationSpecHash] = hash
+	d.Annotations[appsv1alpha1.AnnotationNode] = node
+	d.Annotations[appsv1alpha1.AnnotationRevision] = runs
+	d.Spec.Replicas = ptr.To(replicasPerNode(ids))
+	d.Spec.Strategy = deploymentStrategy(ids)
+	if withTemplate {
+		d.Spec.Template = podTemplate(ids, node)
+	}
+	return true
+}
+
+// HealthCheckLabels are the labels of the health-checker DaemonSet for port.
+func healthCheckLabels(ids *appsv1alpha1.IngressDaemonSet, port int32) map[string]string {
+	l := ownerLabels(ids)
+	l[appsv1alpha1.LabelHealthCheckPort] = strconv.Itoa(int(port))
+	return l
+}
+
+// DefaultHealthCheckResources are the health checker's resources when the
+// spec sets none (the legacy controller wrote memory as "100m", 0.1 bytes).
+func DefaultHealthCheckResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}
+}
+
+func healthCheckServiceAccount(ids *appsv1alpha1.IngressDaemonSet) string {
+	if ids.Spec.HealthChecker.ServiceAccountName != "" {
+		return ids.Spec.HealthChecker.ServiceAccountName
+	}
+	return naming.HealthCheckName(ids.Name)
+}
+
+// healthDaemonSet builds the health-checker DaemonSet for port. The health
+// checker serves /ok, /healthz, /livez and /metrics on that one port, so two
+// health DaemonSets on a node never collide.
+func healthDaemonSet(ids *appsv1alpha1.IngressDaemonSet, port int32, defaultImage string) *appsv1.DaemonSet {
+	hc := ids.Spec.HealthChecker
+	image := hc.Image
+	if image == "" {
+		image = defaultImage
+	}
+	if image == "" {
+		image = DefaultHealthCheckImage
+	}
+	pull := hc.ImagePullPolicy
+	if pull == "" {
+		pull = corev1.PullIfNotPresent
+	}
+	res := DefaultHealthCheckResources()
+	if hc.Resources != nil {
+		res = *hc.Resources.DeepCopy()
+	}
+	nodeSelector := maps.Clone(ids.Spec.NodeSelector)
+	if len(ids.Spec.Template.Spec.NodeSelector) > 0 {
+		if nodeSelector == nil {
+			nodeSelector = map[string]string{}
+		}
+		maps.Copy(nodeSelector, ids.Spec.Template.Spec.NodeSelector)
+	}
+	l := healthCheckLabels(ids, port)
+	probe := &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/livez", Port: intstr.FromInt32(port)}},
+		PeriodSeconds: 10,
+	}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            naming.DaemonSetName(ids.Name, port),
+			Namespace:       ids.Namespace,
+			Labels:          l,
+			OwnerReferences: []metav1.OwnerReference{ownerRef(ids)},
+		},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: l},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
+				Type:          appsv1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					HostNetwork:        true,
+					DNSPolicy:          corev1.DNSClusterFirstWithHostNet,
+					ServiceAccountName: healthCheckServiceAccount(ids),
+					NodeSelector:       nodeSelector,
+					Tolerations:        ids.Spec.Template.Spec.Tolerations,
+					Containers: []corev1.Container{{
+						Name:            "healthcheck",
+						Image:           image,
+						ImagePullPolicy: pull,
+						Command:         []string{HealthCheckBinary},
+						Args: []string{
+							"--addr=:" + strconv.Itoa(int(port)),
+							"--namespace=" + ids.Namespace,
+							"--ingress-daemonset=" + ids.Name,
+							"--node=$(NODE_NAME)",
+						},
+						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
+							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"},
+						}}},
+						Ports:          []corev1.ContainerPort{{Name: "health", ContainerPort: port, HostPort: port, Protocol: corev1.ProtocolTCP}},
+						Resources:      res,
+						LivenessProbe:  probe,
+						ReadinessProbe: probe,
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+	ds.Annotations = map[string]string{AnnotationSpecHash: hashOf(ds.Spec)}
+	return ds
+}
+
+// healthCheckRBAC builds the ServiceAccount (unless the spec names one), the
+// Role that may only read Deployments in the namespace, and its RoleBinding.
+func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+	name := naming.HealthCheckName(ids.Name)
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ids.Namespace, Labels: ownerLabels(ids), OwnerReferences: []metav1.OwnerReference{ownerRef(ids)}}
+	}
+	var sa *corev1.ServiceAccount
+	if ids.Spec.HealthChecker.ServiceAccountName == "" {
+		sa = &corev1.ServiceAccount{ObjectMeta: meta()}
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: meta(),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{appsv1.GroupName},
+			Resources: []string{"deployments"},
+			Verbs:     []string{"get", "list", "watch"},
+		}},
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: meta(),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: healthCheckServiceAccount(ids), Namespace: ids.Namespace}},
+	}
+	return sa, role, rb
+}
+
+// DeploymentAvailable reports whether every replica of d is ready.
+func DeploymentAvailable(d *appsv1.Deployment) bool {
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas >= want
+}
+
+// DeploymentRolledOut reports whether the Deployment controller has finished
+// rolling d to its current template: all replicas updated and ready, no old
+// or terminating pods left.
+func DeploymentRolledOut(d *appsv1.Deployment) bool {
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want &&
+		s.ReadyReplicas >= want && ptr.Deref(s.TerminatingReplicas, 0) == 0
+}
+
+// phaseOf returns the rollout phase recorded on d (Ready when none).
+func phaseOf(d *appsv1.Deployment) appsv1alpha1.NodePhase {
+	switch p := appsv1alpha1.NodePhase(d.Labels[appsv1alpha1.LabelPhase]); p {
+	case appsv1alpha1.NodePhaseDetaching, appsv1alpha1.NodePhaseUpdating, appsv1alpha1.NodePhaseReattaching:
+		return p
+	default:
+		return appsv1alpha1.NodePhaseReady
+	}
+}

@@ -1,0 +1,305 @@
+// Package planner decides, without any I/O, what an IngressDaemonSet's
+// rollout does next on each node: create its Deployment, mark it detaching,
+// update it, reattach it, or wait. The reconciler reads nodes and Deployments
+// into Node values, calls Plan, and executes the steps.
+//
+// A node moves Ready → Detaching → Updating → Reattaching → Ready. Its phase
+// and the time it started detaching live on its Deployment (labels), so a
+// restarted manager resumes exactly where the previous one stopped.
+//
+// Reattaching is one write: the detach annotations and the phase label go
+// together, and the node serves again at once (its replicas are all ready),
+// so the node it frees in the budget can start in the same pass.
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+)
+
+// Node is what the planner knows about one matching node.
+type Node struct {
+	// Name of the node.
+	Name string
+	// HasDeployment is false when the node has no Deployment yet.
+	HasDeployment bool
+	// Revision of the template the node's Deployment runs.
+	Revision string
+	// Phase of the node in the rollout (empty means Ready).
+	Phase appsv1alpha1.NodePhase
+	// DetachStartedAt is when the node entered Detaching (zero if unknown).
+	DetachStartedAt time.Time
+	// Available: every replica of the node's Deployment is ready.
+	Available bool
+	// RolledOut: the Deployment controller has finished rolling the node's
+	// Deployment to its current template (all replicas updated and ready).
+	RolledOut bool
+	// DetachmentTimestamp is the raw value of the node's detachment
+	// timestamp annotation (waitForDetachmentByAnnotatedTimestamp.key), and
+	// HasDetachmentTimestamp whether the annotation exists.
+	DetachmentTimestamp    string
+	HasDetachmentTimestamp bool
+}
+
+// Params are the rollout settings, already defaulted (see ParamsFrom).
+type Params struct {
+	// UpdateRevision is the revision of the current template.
+	UpdateRevision string
+	// MaxNodes is how many nodes may be in the rollout, or unavailable, at
+	// once: maxUnavailableNodes in detach mode, else maxDegradedNodes.
+	MaxNodes int
+	// DetachGrace is how long a node stays Detaching before its pods are
+	// touched.
+	DetachGrace time.Duration
+	// WaitForTimestamp: also wait until the node's detachment timestamp plus
+	// TimestampGrace.
+	WaitForTimestamp bool
+	TimestampGrace   time.Duration
+	// Partition is how many outdated nodes are kept at their old revision.
+	Partition int
+	// Paused: no node starts updating.
+	Paused bool
+	// Now is the current time.
+	Now time.Time
+}
+
+// Action is what to do to one node now.
+type Action string
+
+// Actions, in rollout order.
+const (
+	// Create the node's Deployment at the update revision.
+	Create Action = "Create"
+	// Detach: mark the node Detaching (health endpoint fails), set the
+	// detach annotations and record the time.
+	Detach Action = "Detach"
+	// Update: put the update revision's template into the node's Deployment
+	// and mark it Updating.
+	Update Action = "Update"
+	// Reattach: remove the detach annotations and the phase: the node is
+	// Ready again. It does not count against the budget any more.
+	Reattach Action = "Reattach"
+	// Finish: mark a node left Reattaching (by an older pass) Ready.
+	Finish Action = "Finish"
+)
+
+// Step is one action on one node.
+type Step struct {
+	Node   string
+	Action Action
+}
+
+// Plan is what to do now and when to look again.
+type Plan struct {
+	// Steps, in node-name order.
+	Steps []Step
+	// RequeueAfter is when a wait ends (zero: nothing waits on time; watch
+	// events on Deployments and nodes bring the next pass).
+	RequeueAfter time.Duration
+	// Waiting says, per node, why a node in the rollout cannot move on.
+	Waiting map[string]string
+	// InvalidTimestamps names nodes whose detachment timestamp cannot be
+	// parsed, with the parse error.
+	InvalidTimestamps map[string]string
+	// Busy is how many nodes count against MaxNodes after this plan.
+	Busy int
+	// Outdated is how many nodes run another revision and are not in the
+	// rollout yet (after this plan), HeldByPartition how many of those the
+	// partition keeps.
+	Outdated        int
+	HeldByPartition int
+}
+
+// Missing-timestamp waits are re-checked at this pace in case a node event is missed.
+const timestampPoll = 5 * time.Second
+
+// ParamsFrom derives Params from a rolling-update spec (nil means defaults).
+func ParamsFrom(ru *appsv1alpha1.RollingUpdate, updateRevision string, now time.Time) Params {
+	p := Params{UpdateRevision: updateRevision, MaxNodes: 1, Now: now}
+	if ru == nil {
+		return p
+	}
+	if DetachMode(ru) {
+		p.MaxNodes = int(*ru.MaxUnavailableNodes)
+	} else if ru.MaxDegradedNodes != nil {
+		p.MaxNodes = int(*ru.MaxDegradedNodes)
+	}
+	grace := int32(0)
+	for _, a := range []*appsv1alpha1.DetachAnnotation{ru.AnnotateNodeToDetach, ru.AnnotateDeploymentToDetach} {
+		if a != nil && a.GracePeriodSeconds > grace {
+			grace = a.GracePeriodSeconds
+		}
+	}
+	p.DetachGrace = time.Duration(grace) * time.Second
+	if w := ru.WaitForDetachmentByAnnotatedTimestamp; w != nil {
+		p.WaitForTimestamp = true
+		p.TimestampGrace = time.Duration(w.GracePeriodSeconds) * time.Second
+	}
+	if ru.Partition != nil {
+		p.Partition = int(*ru.Partition)
+	}
+	p.Paused = ru.Paused
+	return p
+}
+
+// DetachMode reports whether the rollout detaches whole nodes (maxUnavailableNodes ≥ 1).
+func DetachMode(ru *appsv1alpha1.RollingUpdate) bool {
+	return ru != nil && ru.MaxUnavailableNodes != nil && *ru.MaxUnavailableNodes >= 1
+}
+
+// ParseDetachmentTimestamp parses a node's detachment timestamp annotation
+// (RFC3339, the only format node-detacher writes). Surrounding spaces are
+// tolerated.
+func ParseDetachmentTimestamp(value string) (time.Time, error) {
+	v := strings.TrimSpace(value)
+	if v == "" {
+		return time.Time{}, fmt.Errorf("empty detachment timestamp")
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("detachment timestamp %q is not RFC3339: %w", value, err)
+	}
+	return t, nil
+}
+
+// inRollout reports whether a node is somewhere between Detaching and Reattaching.
+func inRollout(n Node) bool {
+	return n.Phase != "" && n.Phase != appsv1alpha1.NodePhaseReady
+}
+
+// Compute decides the next steps for nodes under p. It never returns more
+// than p.MaxNodes nodes that are in the rollout or unavailable, counting the
+// ones it starts, unless that many were already so before.
+func Compute(nodes []Node, p Params) Plan {
+	nodes = slices.Clone(nodes)
+	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	plan := Plan{Waiting: map[string]string{}, InvalidTimestamps: map[string]string{}}
+	wait := func(d time.Duration) {
+		if d <= 0 {
+			d = time.Second
+		}
+		if plan.RequeueAfter == 0 || d < plan.RequeueAfter {
+			plan.RequeueAfter = d
+		}
+	}
+
+	var candidates []Node
+	for _, n := range nodes {
+		switch {
+		case !n.HasDeployment:
+			// A new node: nothing on it serves yet, so create it at the
+			// update revision right away. It counts as busy until available.
+			plan.Steps = append(plan.Steps, Step{n.Name, Create})
+			plan.Busy++
+		case n.Phase == appsv1alpha1.NodePhaseDetaching:
+			if n.Revision == p.UpdateRevision {
+				// The template went back to what this node runs: nothing to replace.
+				plan.Steps = append(plan.Steps, Step{n.Name, Reattach})
+				if !n.Available {
+					plan.Busy++
+				}
+				continue
+			}
+			plan.Busy++
+			if reason, after, ok := detachDone(n, p, &plan); !ok {
+				plan.Waiting[n.Name] = reason
+				if after > 0 {
+					wait(after)
+				}
+				continue
+			}
+			plan.Steps = append(plan.Steps, Step{n.Name, Update})
+		case n.Phase == appsv1alpha1.NodePhaseUpdating:
+			switch {
+			case n.Revision != p.UpdateRevision:
+				// The template changed again mid-update: the node is
+				// detached already, so apply the newest one.
+				plan.Steps = append(plan.Steps, Step{n.Name, Update})
+				plan.Busy++
+			case n.RolledOut:
+				// Every replica updated and ready: reattached by this step.
+				plan.Steps = append(plan.Steps, Step{n.Name, Reattach})
+			default:
+				plan.Busy++
+				plan.Waiting[n.Name] = "waiting for the node's replicas to be updated and ready"
+			}
+		case n.Phase == appsv1alpha1.NodePhaseReattaching:
+			plan.Steps = append(plan.Steps, Step{n.Name, Finish})
+			if !n.Available {
+				plan.Busy++
+			}
+		default: // Ready
+			if !n.Available {
+				plan.Busy++
+			}
+			if n.Revision != p.UpdateRevision {
+				candidates = append(candidates, n)
+			}
+		}
+	}
+
+	// Partition keeps the last nodes by name at their old revision.
+	eligible := candidates
+	if p.Partition > 0 {
+		keep := min(p.Partition, len(candidates))
+		eligible = candidates[:len(candidates)-keep]
+		plan.HeldByPartition = keep
+	}
+	plan.Outdated = len(candidates)
+	if p.Paused {
+		return finish(plan)
+	}
+	// Unavailable outdated nodes first: they already count as busy, and
+	// updating them may be what makes them available again.
+	started := map[string]bool{}
+	for _, n := range eligible {
+		if !n.Available {
+			plan.Steps = append(plan.Steps, Step{n.Name, Detach})
+			started[n.Name] = true
+		}
+	}
+	for _, n := range eligible {
+		if started[n.Name] || plan.Busy >= p.MaxNodes {
+			continue
+		}
+		plan.Steps = append(plan.Steps, Step{n.Name, Detach})
+		started[n.Name] = true
+		plan.Busy++
+	}
+	plan.Outdated -= len(started)
+	return finish(plan)
+}
+
+func finish(plan Plan) Plan {
+	slices.SortStableFunc(plan.Steps, func(a, b Step) int { return strings.Compare(a.Node, b.Node) })
+	return plan
+}
+
+// detachDone reports whether a Detaching node may be updated; if not, why
+// and after how long to look again (zero: on the next event).
+func detachDone(n Node, p Params, plan *Plan) (string, time.Duration, bool) {
+	if !n.DetachStartedAt.IsZero() {
+		if left := n.DetachStartedAt.Add(p.DetachGrace).Sub(p.Now); left > 0 {
+			return fmt.Sprintf("detach grace period: %s left", left.Round(time.Second)), left, false
+		}
+	}
+	if !p.WaitForTimestamp {
+		return "", 0, true
+	}
+	if !n.HasDetachmentTimestamp {
+		return "waiting for the node's detachment timestamp annotation", timestampPoll, false
+	}
+	ts, err := ParseDetachmentTimestamp(n.DetachmentTimestamp)
+	if err != nil {
+		plan.InvalidTimestamps[n.Name] = err.Error()
+		return "the node's detachment timestamp annotation is invalid", timestampPoll, false
+	}
+	if left := ts.Add(p.TimestampGrace).Sub(p.Now); left > 0 {
+		return fmt.Sprintf("detachment timestamp grace period: %s left", left.Round(time.Second)), left, false
+	}
+	return "", 0, true
+}

@@ -1,0 +1,334 @@
+package planner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+)
+
+var now = time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+
+const (
+	oldRev = "old"
+	newRev = "new"
+)
+
+// ready is a node at rev, serving, not in the rollout.
+func ready(name, rev string) Node {
+	return Node{Name: name, HasDeployment: true, Revision: rev, Phase: appsv1alpha1.NodePhaseReady, Available: true, RolledOut: true}
+}
+
+func with(n Node, f func(*Node)) Node { f(&n); return n }
+
+func detaching(name string, since time.Duration) Node {
+	return with(ready(name, oldRev), func(n *Node) {
+		n.Phase = appsv1alpha1.NodePhaseDetaching
+		n.DetachStartedAt = now.Add(-since)
+	})
+}
+
+func updating(name string, rolledOut bool) Node {
+	return with(ready(name, newRev), func(n *Node) {
+		n.Phase = appsv1alpha1.NodePhaseUpdating
+		n.RolledOut = rolledOut
+		n.Available = rolledOut
+	})
+}
+
+func params(f func(*Params)) Params {
+	p := Params{UpdateRevision: newRev, MaxNodes: 1, Now: now}
+	if f != nil {
+		f(&p)
+	}
+	return p
+}
+
+func steps(s ...any) []Step {
+	var out []Step
+	for i := 0; i < len(s); i += 2 {
+		out = append(out, Step{Node: s[i].(string), Action: s[i+1].(Action)})
+	}
+	return out
+}
+
+func TestCompute(t *testing.T) {
+	cases := map[string]struct {
+		nodes []Node
+		p     Params
+		want  Plan
+	}{
+		"nothing to do": {
+			nodes: []Node{ready("a", newRev), ready("b", newRev)},
+			p:     params(nil),
+			want:  Plan{},
+		},
+		"new nodes are created at once, regardless of the budget": {
+			nodes: []Node{{Name: "b"}, {Name: "a"}, ready("c", newRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Create, "b", Create), Busy: 2},
+		},
+		"one node at a time by default, in name order": {
+			nodes: []Node{ready("c", oldRev), ready("a", oldRev), ready("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Detach), Busy: 1, Outdated: 2},
+		},
+		"maxDegradedNodes 3 starts three": {
+			nodes: []Node{ready("a", oldRev), ready("b", oldRev), ready("c", oldRev), ready("d", oldRev), ready("e", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes = 3 }),
+			want:  Plan{Steps: steps("a", Detach, "b", Detach, "c", Detach), Busy: 3, Outdated: 2},
+		},
+		"budget used by nodes in progress": {
+			nodes: []Node{updating("a", false), detaching("b", time.Hour), ready("c", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes = 2 }),
+			want: Plan{Steps: steps("b", Update), Busy: 2, Outdated: 1,
+				Waiting: map[string]string{"a": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"an unavailable up-to-date node uses the budget": {
+			nodes: []Node{with(ready("a", newRev), func(n *Node) { n.Available = false }), ready("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Busy: 1, Outdated: 1},
+		},
+		"an unavailable outdated node is updated first, without extra budget": {
+			nodes: []Node{ready("a", oldRev), with(ready("b", oldRev), func(n *Node) { n.Available = false }), updating("c", false)},
+			p:     params(func(p *Params) { p.MaxNodes = 2 }),
+			want: Plan{Steps: steps("b", Detach), Busy: 2, Outdated: 1,
+				Waiting: map[string]string{"c": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"a node being created counts against the budget": {
+			nodes: []Node{{Name: "a"}, ready("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Create), Busy: 1, Outdated: 1},
+		},
+		"detach grace not over": {
+			nodes: []Node{detaching("a", 3*time.Second)},
+			p:     params(func(p *Params) { p.DetachGrace = 10 * time.Second }),
+			want: Plan{Busy: 1, RequeueAfter: 7 * time.Second,
+				Waiting: map[string]string{"a": "detach grace period: 7s left"}},
+		},
+		"detach grace over": {
+			nodes: []Node{detaching("a", 10*time.Second)},
+			p:     params(func(p *Params) { p.DetachGrace = 10 * time.Second }),
+			want:  Plan{Steps: steps("a", Update), Busy: 1},
+		},
+		"waits for the detachment timestamp annotation": {
+			nodes: []Node{detaching("a", time.Minute)},
+			p:     params(func(p *Params) { p.WaitForTimestamp, p.TimestampGrace = true, 30*time.Second }),
+			want: Plan{Busy: 1, RequeueAfter: timestampPoll,
+				Waiting: map[string]string{"a": "waiting for the node's detachment timestamp annotation"}},
+		},
+		"detachment timestamp plus grace not reached": {
+			nodes: []Node{with(detaching("a", time.Minute), func(n *Node) {
+				n.HasDetachmentTimestamp, n.DetachmentTimestamp = true, now.Add(-10*time.Second).Format(time.RFC3339)
+			})},
+			p: params(func(p *Params) { p.WaitForTimestamp, p.TimestampGrace = true, 30*time.Second }),
+			want: Plan{Busy: 1, RequeueAfter: 20 * time.Second,
+				Waiting: map[string]string{"a": "detachment timestamp grace period: 20s left"}},
+		},
+		"detachment timestamp plus grace reached": {
+			nodes: []Node{with(detaching("a", time.Minute), func(n *Node) {
+				n.HasDetachmentTimestamp, n.DetachmentTimestamp = true, now.Add(-31*time.Second).Format(time.RFC3339)
+			})},
+			p:    params(func(p *Params) { p.WaitForTimestamp, p.TimestampGrace = true, 30*time.Second }),
+			want: Plan{Steps: steps("a", Update), Busy: 1},
+		},
+		"invalid detachment timestamp waits and is reported": {
+			nodes: []Node{with(detaching("a", time.Minute), func(n *Node) { n.HasDetachmentTimestamp, n.DetachmentTimestamp = true, "yesterday" })},
+			p:     params(func(p *Params) { p.WaitForTimestamp = true }),
+			want: Plan{Busy: 1, RequeueAfter: timestampPoll,
+				Waiting:           map[string]string{"a": "the node's detachment timestamp annotation is invalid"},
+				InvalidTimestamps: map[string]string{"a": `detachment timestamp "yesterday" is not RFC3339: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`}},
+		},
+		"detaching node whose template was reverted is reattached": {
+			nodes: []Node{with(detaching("a", 0), func(n *Node) { n.Revision = newRev })},
+			p:     params(func(p *Params) { p.DetachGrace = time.Minute }),
+			want:  Plan{Steps: steps("a", Reattach)},
+		},
+		"updated and ready: reattach and start the next node in the same pass": {
+			nodes: []Node{updating("a", true), ready("b", oldRev), ready("c", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Reattach, "b", Detach), Busy: 1, Outdated: 1},
+		},
+		"template changed again mid-update: update again": {
+			nodes: []Node{with(updating("a", true), func(n *Node) { n.Revision = oldRev })},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Update), Busy: 1},
+		},
+		"left reattaching by an older manager: finish": {
+			nodes: []Node{with(ready("a", newRev), func(n *Node) { n.Phase = appsv1alpha1.NodePhaseReattaching }), ready("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Finish, "b", Detach), Busy: 1},
+		},
+		"paused: nodes in progress go on, none starts": {
+			nodes: []Node{updating("a", true), detaching("b", time.Hour), ready("c", oldRev), ready("d", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes, p.Paused = 5, true }),
+			want:  Plan{Steps: steps("a", Reattach, "b", Update), Busy: 1, Outdated: 2},
+		},
+		"partition keeps the last nodes by name": {
+			nodes: []Node{ready("a", oldRev), ready("b", oldRev), ready("c", oldRev), ready("d", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes, p.Partition = 5, 2 }),
+			want:  Plan{Steps: steps("a", Detach, "b", Detach), Busy: 2, Outdated: 2, HeldByPartition: 2},
+		},
+		"partition counts only outdated nodes": {
+			nodes: []Node{ready("a", newRev), ready("b", newRev), ready("c", oldRev), ready("d", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes, p.Partition = 5, 1 }),
+			want:  Plan{Steps: steps("c", Detach), Busy: 1, Outdated: 1, HeldByPartition: 1},
+		},
+		"partition larger than the outdated nodes": {
+			nodes: []Node{ready("a", oldRev), ready("b", newRev)},
+			p:     params(func(p *Params) { p.MaxNodes, p.Partition = 5, 3 }),
+			want:  Plan{Outdated: 1, HeldByPartition: 1},
+		},
+		"more busy than allowed (e.g. nodes went down): start nothing": {
+			nodes: []Node{
+				with(ready("a", newRev), func(n *Node) { n.Available = false }),
+				with(ready("b", newRev), func(n *Node) { n.Available = false }),
+				ready("c", oldRev),
+			},
+			p:    params(nil),
+			want: Plan{Busy: 2, Outdated: 1},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.nodes, tc.p)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Compute() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComputeNeverExceedsBudget simulates whole rollouts step by step and
+// checks the invariant after every plan.
+func TestComputeNeverExceedsBudget(t *testing.T) {
+	for _, maxNodes := range []int{1, 2, 3, 7} {
+		nodes := make([]Node, 10)
+		for i := range nodes {
+			nodes[i] = ready(string(rune('a'+i)), oldRev)
+		}
+		p := params(func(p *Params) { p.MaxNodes = maxNodes })
+		for round := 0; ; round++ {
+			if round > 100 {
+				t.Fatalf("maxNodes %d: rollout did not finish", maxNodes)
+			}
+			plan := Compute(nodes, p)
+			if len(plan.Steps) == 0 {
+				break
+			}
+			idx := map[string]int{}
+			for i, n := range nodes {
+				idx[n.Name] = i
+			}
+			for _, s := range plan.Steps {
+				n := &nodes[idx[s.Node]]
+				switch s.Action {
+				case Detach:
+					n.Phase = appsv1alpha1.NodePhaseDetaching
+				case Update:
+					n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+					n.Available, n.RolledOut = round%2 == 0, round%2 == 0 // sometimes slow
+				case Reattach, Finish:
+					n.Phase = appsv1alpha1.NodePhaseReady
+				}
+			}
+			for i := range nodes { // slow nodes become ready next round
+				if nodes[i].Phase == appsv1alpha1.NodePhaseUpdating && !nodes[i].RolledOut {
+					nodes[i].RolledOut, nodes[i].Available = true, true
+					break
+				}
+			}
+			busy := 0
+			for _, n := range nodes {
+				if inRollout(n) || !n.Available {
+					busy++
+				}
+			}
+			if busy > maxNodes {
+				t.Fatalf("maxNodes %d, round %d: %d nodes busy", maxNodes, round, busy)
+			}
+		}
+		for _, n := range nodes {
+			if n.Revision != newRev || inRollout(n) {
+				t.Fatalf("maxNodes %d: node %s ended at %s/%s", maxNodes, n.Name, n.Revision, n.Phase)
+			}
+		}
+	}
+}
+
+func TestParamsFrom(t *testing.T) {
+	cases := map[string]struct {
+		ru   *appsv1alpha1.RollingUpdate
+		want Params
+	}{
+		"defaults": {want: Params{UpdateRevision: newRev, MaxNodes: 1, Now: now}},
+		"degraded mode": {
+			ru: &appsv1alpha1.RollingUpdate{MaxDegradedNodes: ptr.To[int32](4), MaxUnavailablePodsPerNode: ptr.To(intstr.FromInt32(1)),
+				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: "k", GracePeriodSeconds: 2}, Partition: ptr.To[int32](3), Paused: true},
+			want: Params{UpdateRevision: newRev, MaxNodes: 4, DetachGrace: 2 * time.Second, Partition: 3, Paused: true, Now: now},
+		},
+		"detach mode takes the longest grace": {
+			ru: &appsv1alpha1.RollingUpdate{MaxUnavailableNodes: ptr.To[int32](2), MaxDegradedNodes: ptr.To[int32](0),
+				AnnotateNodeToDetach:                  &appsv1alpha1.DetachAnnotation{Key: "k", GracePeriodSeconds: 10},
+				AnnotateDeploymentToDetach:            &appsv1alpha1.DetachAnnotation{Key: "k", GracePeriodSeconds: 5},
+				WaitForDetachmentByAnnotatedTimestamp: &appsv1alpha1.DetachmentTimestamp{Key: "t", GracePeriodSeconds: 30}},
+			want: Params{UpdateRevision: newRev, MaxNodes: 2, DetachGrace: 10 * time.Second, WaitForTimestamp: true, TimestampGrace: 30 * time.Second, Now: now},
+		},
+		"maxUnavailableNodes 0 is degraded mode": {
+			ru:   &appsv1alpha1.RollingUpdate{MaxUnavailableNodes: ptr.To[int32](0), MaxDegradedNodes: ptr.To[int32](2)},
+			want: Params{UpdateRevision: newRev, MaxNodes: 2, Now: now},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ParamsFrom(tc.ru, newRev, now)); diff != "" {
+				t.Errorf("ParamsFrom() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseDetachmentTimestamp(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    time.Time
+		wantErr bool
+	}{
+		"rfc3339":      {in: "2026-11-21T03:00:00Z", want: now},
+		"with offset":  {in: "2026-11-21T12:00:00+09:00", want: now},
+		"spaces":       {in: " 2026-11-21T03:00:00Z\n", want: now},
+		"empty":        {in: "", wantErr: true},
+		"unix seconds": {in: "1795316400", wantErr: true},
+		"date only":    {in: "2026-11-21", wantErr: true},
+		"garbage":      {in: "soon", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseDetachmentTimestamp(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error = %v, wantErr %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && !got.Equal(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseDetachmentTimestamp(f *testing.F) {
+	for _, s := range []string{"2026-11-21T03:00:00Z", "2026-11-21T12:00:00+09:00", "", "x", "9999-99-99T99:99:99Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := ParseDetachmentTimestamp(s)
+		if err == nil && ts.IsZero() && s != "" {
+			// the zero time is a valid RFC3339 value; nothing to check beyond no panic
+			_ = ts
+		}
+	})
+}

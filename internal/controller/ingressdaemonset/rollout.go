@@ -1,0 +1,347 @@
+package ingressdaemonset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
+)
+
+// scope is what one pass knows about one IngressDaemonSet.
+type scope struct {
+	ids *appsv1alpha1.IngressDaemonSet
+	// revision is the update revision (set by observe).
+	revision string
+	// nodes are all nodes by name (set by observe).
+	nodes map[string]*corev1.Node
+	// matching are the names of the nodes that should run replicas (set by observe).
+	matching []string
+	// deployments are the owned Deployments of matching nodes by node name;
+	// updated as the pass writes them.
+	deployments map[string]*appsv1.Deployment
+	// stray are owned Deployments whose node is gone or no longer matches (set by observe).
+	stray []*appsv1.Deployment
+	// plan is the pass's plan (set by reconcileNodes).
+	plan planner.Plan
+	// reattached are the nodes this pass reattached (shown as Reattaching
+	// in this pass's status).
+	reattached map[string]bool
+	// stale is set by observe when the cache does not show this process's
+	// own latest writes to the Deployments yet: nothing may be planned.
+	stale bool
+	// problems and degradedReason feed the Degraded condition.
+	problems       []string
+	degradedReason string
+}
+
+func (s *scope) problem(reason, msg string) {
+	if s.degradedReason == "" {
+		s.degradedReason = reason
+	}
+	s.problems = append(s.problems, msg)
+}
+
+func (s *scope) observation() observation {
+	return observation{revision: s.revision, nodes: s.matching, deployments: s.deployments, plan: s.plan,
+		reattached: s.reattached, problems: s.problems, degradedReason: s.degradedReason}
+}
+
+// observe reads the nodes and the owned Deployments (from the cache), and
+// checks that the cache shows this process's own writes: the rollout budget
+// must never be computed from a stale view of the phases it just wrote.
+func (r *Reconciler) observe(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) (*scope, error) {
+	s := &scope{ids: ids, revision: Revision(ids.Spec.Template), nodes: map[string]*corev1.Node{},
+		deployments: map[string]*appsv1.Deployment{}, reattached: map[string]bool{}}
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		s.nodes[n.Name] = n
+		if NodeMatches(ids, n) {
+			s.matching = append(s.matching, n.Name)
+		}
+	}
+	slices.Sort(s.matching)
+	deps, err := r.ownedDeployments(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*appsv1.Deployment, len(deps))
+	for _, d := range deps {
+		byName[d.Name] = d
+	}
+	if !r.expect.satisfied(ids.Namespace, ids.Name, byName, r.now()) {
+		s.stale = true
+		return s, nil
+	}
+	for _, d := range deps {
+		node := d.Annotations[appsv1alpha1.AnnotationNode]
+		if n, ok := s.nodes[node]; !ok || !NodeMatches(ids, n) || s.deployments[node] != nil {
+			s.stray = append(s.stray, d)
+			continue
+		}
+		s.deployments[node] = d
+	}
+	return s, nil
+}
+
+// plannerNodes turns the observed nodes into the planner's input.
+func (s *scope) plannerNodes() []planner.Node {
+	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
+	var tsKey string
+	if ru != nil && ru.WaitForDetachmentByAnnotatedTimestamp != nil {
+		tsKey = ru.WaitForDetachmentByAnnotatedTimestamp.Key
+	}
+	out := make([]planner.Node, 0, len(s.matching))
+	for _, name := range s.matching {
+		n := planner.Node{Name: name}
+		if d, ok := s.deployments[name]; ok {
+			n.HasDeployment = true
+			n.Revision = d.Annotations[appsv1alpha1.AnnotationRevision]
+			n.Phase = phaseOf(d)
+			n.Available = DeploymentAvailable(d)
+			n.RolledOut = DeploymentRolledOut(d)
+			if t, err := planner.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil {
+				n.DetachStartedAt = t
+			}
+		}
+		if tsKey != "" {
+			n.DetachmentTimestamp, n.HasDetachmentTimestamp = s.nodes[name].Annotations[tsKey]
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func setPhase(d *appsv1.Deployment, phase appsv1alpha1.NodePhase) {
+	if d.Labels == nil {
+		d.Labels = map[string]string{}
+	}
+	if phase == appsv1alpha1.NodePhaseReady {
+		delete(d.Labels, appsv1alpha1.LabelPhase)
+		delete(d.Labels, appsv1alpha1.LabelDetachStartedAt)
+		return
+	}
+	d.Labels[appsv1alpha1.LabelPhase] = string(phase)
+}
+
+// reconcileNodes removes Deployments of nodes that left, plans the rollout
+// and executes the plan. Every node is attempted; errors are joined.
+func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var errs []error
+	for _, d := range s.stray {
+		errs = append(errs, r.removeNode(ctx, s, d))
+	}
+	now := r.now()
+	s.plan = planner.Compute(s.plannerNodes(), planner.ParamsFrom(s.ids.Spec.UpdateStrategy.RollingUpdate, s.revision, now))
+	for node, msg := range s.plan.InvalidTimestamps {
+		s.problem(appsv1alpha1.ReasonInvalidDetachmentTimestamp, "node "+node+": "+msg)
+	}
+	stepped := map[string]bool{}
+	for _, step := range s.plan.Steps {
+		stepped[step.Node] = true
+		if err := r.execute(ctx, s, step, now); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %s: %w", step.Node, step.Action, err))
+		}
+	}
+	// Nodes without a step: keep replicas, strategy and labels in sync (this
+	// is not a rollout), and keep a detaching node's annotation in place
+	// (it may have failed, or the manager restarted, after the phase was written).
+	for _, name := range s.matching {
+		d, ok := s.deployments[name]
+		if !ok || stepped[name] {
+			continue
+		}
+		if phaseOf(d) == appsv1alpha1.NodePhaseDetaching {
+			if err := r.annotateNode(ctx, s, name, d); err != nil {
+				errs = append(errs, fmt.Errorf("node %s: %w", name, err))
+			}
+		}
+		nd := d.DeepCopy()
+		if syncDeployment(s.ids, nd, name, s.revision, false) {
+			errs = append(errs, r.updateDeployment(ctx, s, name, nd))
+		}
+	}
+	return ctrl.Result{RequeueAfter: s.plan.RequeueAfter}, errors.Join(errs...)
+}
+
+func (r *Reconciler) updateDeployment(ctx context.Context, s *scope, node string, d *appsv1.Deployment) error {
+	if err := r.Client.Update(ctx, d); err != nil {
+		return fmt.Errorf("updating Deployment %s: %w", d.Name, err)
+	}
+	r.expect.wrote(s.ids.Name, d, r.now())
+	s.deployments[node] = d
+	return nil
+}
+
+// execute runs one planned step.
+func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, now time.Time) error {
+	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil {
+		ru = &appsv1alpha1.RollingUpdate{}
+	}
+	if step.Action == planner.Create {
+		d := newDeployment(s.ids, step.Node, s.revision)
+		if err := r.Client.Create(ctx, d); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				msg := fmt.Sprintf("Deployment %s for node %s exists and is not controlled by this IngressDaemonSet", d.Name, step.Node)
+				s.problem(appsv1alpha1.ReasonDeploymentConflict, msg)
+				r.event(s.ids, nil, corev1.EventTypeWarning, appsv1alpha1.EventDeploymentConflict, "Create", msg)
+				return nil
+			}
+			return fmt.Errorf("creating Deployment %s: %w", d.Name, err)
+		}
+		r.expect.wrote(s.ids.Name, d, r.now())
+		s.deployments[step.Node] = d
+		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeAdded, "Create",
+			fmt.Sprintf("Created Deployment %s for node %s at revision %s", d.Name, step.Node, s.revision))
+		return nil
+	}
+
+	d := s.deployments[step.Node].DeepCopy()
+	switch step.Action {
+	case planner.Detach:
+		setPhase(d, appsv1alpha1.NodePhaseDetaching)
+		d.Labels[appsv1alpha1.LabelDetachStartedAt] = strconv.FormatInt(now.UnixMilli(), 10)
+		if a := ru.AnnotateDeploymentToDetach; a != nil {
+			d.Annotations[a.Key] = a.Value
+			d.Annotations[appsv1alpha1.AnnotationDeploymentDetachKey] = a.Key
+		}
+		if a := ru.AnnotateNodeToDetach; a != nil {
+			d.Annotations[appsv1alpha1.AnnotationNodeDetachKeys] = a.Key
+		}
+		syncDeployment(s.ids, d, step.Node, s.revision, false)
+		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {
+			return err
+		}
+		if err := r.annotateNode(ctx, s, step.Node, d); err != nil {
+			return err
+		}
+		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeDetaching, "Detach",
+			fmt.Sprintf("Detaching node %s before updating it to revision %s", step.Node, s.revision))
+	case planner.Update:
+		setPhase(d, appsv1alpha1.NodePhaseUpdating)
+		syncDeployment(s.ids, d, step.Node, s.revision, true)
+		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {
+			return err
+		}
+		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeUpdating, "Update",
+			fmt.Sprintf("Updating node %s to revision %s", step.Node, s.revision))
+	case planner.Reattach:
+		if err := r.removeNodeDetachAnnotations(ctx, d); err != nil {
+			return err
+		}
+		if key := d.Annotations[appsv1alpha1.AnnotationDeploymentDetachKey]; key != "" {
+			delete(d.Annotations, key)
+		}
+		delete(d.Annotations, appsv1alpha1.AnnotationDeploymentDetachKey)
+		delete(d.Annotations, appsv1alpha1.AnnotationNodeDetachKeys)
+		// Every replica is updated and ready: the node serves again as
+		// soon as the phase is gone, so both go in one write.
+		setPhase(d, appsv1alpha1.NodePhaseReady)
+		syncDeployment(s.ids, d, step.Node, s.revision, false)
+		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {
+			return err
+		}
+		s.reattached[step.Node] = true
+		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeReattached, "Reattach",
+			fmt.Sprintf("Node %s runs revision %s with every replica ready; reattached", step.Node, d.Annotations[appsv1alpha1.AnnotationRevision]))
+	case planner.Finish:
+		setPhase(d, appsv1alpha1.NodePhaseReady)
+		syncDeployment(s.ids, d, step.Node, s.revision, false)
+		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {
+			return err
+		}
+		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeReattached, "Reattach",
+			fmt.Sprintf("Node %s is reattached", step.Node))
+	}
+	return nil
+}
+
+// annotateNode puts annotateNodeToDetach on node, if configured and missing.
+func (r *Reconciler) annotateNode(ctx context.Context, s *scope, name string, d *appsv1.Deployment) error {
+	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
+	if ru == nil || ru.AnnotateNodeToDetach == nil || d.Annotations[appsv1alpha1.AnnotationNodeDetachKeys] == "" {
+		return nil
+	}
+	a := ru.AnnotateNodeToDetach
+	node, ok := s.nodes[name]
+	if !ok {
+		return nil
+	}
+	if v, ok := node.Annotations[a.Key]; ok && v == a.Value {
+		return nil
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[a.Key] = a.Value
+	if err := r.Client.Patch(ctx, node, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("annotating node %s: %w", name, err))
+	}
+	return nil
+}
+
+// removeNodeDetachAnnotations removes from d's node the annotations the rollout put there.
+func (r *Reconciler) removeNodeDetachAnnotations(ctx context.Context, d *appsv1.Deployment) error {
+	keys := d.Annotations[appsv1alpha1.AnnotationNodeDetachKeys]
+	name := d.Annotations[appsv1alpha1.AnnotationNode]
+	if keys == "" || name == "" {
+		return nil
+	}
+	node := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("getting node %s: %w", name, err))
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	changed := false
+	for _, k := range strings.Split(keys, ",") {
+		if _, ok := node.Annotations[k]; ok {
+			delete(node.Annotations, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, node, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("removing detach annotations from node %s: %w", name, err))
+	}
+	return nil
+}
+
+// removeNode deletes the Deployment of a node that left or no longer matches.
+func (r *Reconciler) removeNode(ctx context.Context, s *scope, d *appsv1.Deployment) error {
+	if err := r.removeNodeDetachAnnotations(ctx, d); err != nil {
+		return err
+	}
+	if err := r.Client.Delete(ctx, d); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Deployment %s: %w", d.Name, err)
+	}
+	r.expect.deleted(s.ids.Name, client.ObjectKeyFromObject(d), r.now())
+	r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeRemoved, "Delete",
+		fmt.Sprintf("Deleted Deployment %s: node %s is gone or no longer matches", d.Name, d.Annotations[appsv1alpha1.AnnotationNode]))
+	return nil
+}
+
+func (r *Reconciler) event(regarding, related client.Object, eventType, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(regarding, related, eventType, reason, action, "%s", note)
+}
