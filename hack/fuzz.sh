@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every fuzz target (func FuzzXxx in a _test.go file) for the given time each.
-# `make test` runs them briefly; `make fuzz FUZZ_TIME=5m` runs them for real.
+# Runs every fuzz target (func FuzzXxx in a _test.go file) for the given -fuzztime
+# each: a duration (10s) or a count of inputs (300x). `make test` runs a few hundred
+# inputs each; `make fuzz FUZZ_TIME=5m` runs them for real.
 set -euo pipefail
 
 fuzztime=${1:-10s}
