@@ -69,7 +69,7 @@ test: k8s-bin ## Run unit, short fuzz, envtest integration and compatibility tes
 	@# A count, not a duration: on a loaded machine a timed run can end with the
 	@# fuzzer's own "context deadline exceeded" while a worker is still busy.
 	hack/fuzz.sh 300x
-	$(GO) test -p $(GO_TEST_P) -count=1 $(GO_TEST_FLAGS) ./...
+	GO_TEST_P=$(GO_TEST_P) hack/gotest.sh $(GO_TEST_FLAGS)
 
 .PHONY: e2e
 e2e: k8s-bin ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
