@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +127,24 @@ func (e *Env) WriteKubeconfig(path string) error {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
 	return nil
+}
+
+// ExpectCreate creates obj and checks the API server's verdict: accepted when
+// wantErr is empty, otherwise rejected with an error containing wantErr. It is
+// the assertion of every CEL and schema rule test.
+func (e *Env) ExpectCreate(t *testing.T, obj client.Object, wantErr string) {
+	t.Helper()
+	err := e.Client.Create(Context(t), obj)
+	if wantErr == "" {
+		if err != nil {
+			t.Fatalf("valid object rejected: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("invalid object accepted; want an error containing %q", wantErr)
+	}
+	if !strings.Contains(err.Error(), wantErr) {
+		t.Fatalf("error %q does not contain %q", err, wantErr)
+	}
 }
