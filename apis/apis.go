@@ -7,6 +7,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 )
 
@@ -14,6 +15,7 @@ import (
 var AddToSchemes = runtime.SchemeBuilder{
 	appsv1alpha1.AddToScheme,
 	cloudv1alpha1.AddToScheme,
+	networkingv1alpha1.AddToScheme,
 	schedulingv1alpha1.AddToScheme,
 }
 

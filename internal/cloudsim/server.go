@@ -82,15 +82,24 @@ func New(opts Options) (*Server, error) {
 // state directly rather than through the admin API.
 func (s *Server) World() *core.World { return s.world }
 
-// ServeHTTP routes a request to the Tencent front-end (X-TC-Action header),
-// the admin API (/admin/) or the EC2 front-end.
+// ServeHTTP routes a request to the Tencent front-end (TC3 signature or any
+// X-TC-Action header, even an empty one, so that a malformed Tencent request
+// gets the Tencent error envelope), the admin API (/admin/) or the EC2
+// front-end.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	switch {
-	case r.Header.Get("X-TC-Action") != "":
+	case isTencentRequest(r):
 		s.tencent.ServeHTTP(rw, r)
 	case strings.HasPrefix(r.URL.Path, "/admin/"):
 		s.admin.ServeHTTP(rw, r)
 	default:
 		s.ec2.ServeHTTP(rw, r)
 	}
+}
+
+func isTencentRequest(r *http.Request) bool {
+	if _, ok := r.Header["X-Tc-Action"]; ok {
+		return true
+	}
+	return strings.HasPrefix(r.Header.Get("Authorization"), "TC3-HMAC-SHA256")
 }

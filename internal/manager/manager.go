@@ -30,6 +30,9 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	// A copy, so the caller's config keeps its own limits.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(o.KubeAPIQPS), o.KubeAPIBurst
 	enabled, err := EnabledControllers(all, o.Controllers)
 	if err != nil {
 		return nil, err

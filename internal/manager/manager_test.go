@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -67,7 +68,16 @@ func freePort() int {
 func startManager(t *testing.T, o Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := New(ctx, env.Config, o, Controllers())
+	all := Controllers()
+	// The float-IP servers default to galaxy's fixed ports; tests share a
+	// machine, so they take free loopback ports.
+	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	BindControllerFlags(fs, all)
+	if err := fs.Parse([]string{"--floatip-extender-address=127.0.0.1:0", "--floatip-api-address=127.0.0.1:0"}); err != nil {
+		cancel()
+		t.Fatalf("parsing controller flags: %v", err)
+	}
+	mgr, err := New(ctx, env.Config, o, all)
 	if err != nil {
 		cancel()
 		t.Fatalf("building the manager: %v", err)

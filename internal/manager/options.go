@@ -24,6 +24,12 @@ type Options struct {
 	ClusterName    string
 	WatchNamespace string
 
+	// KubeAPIQPS and KubeAPIBurst bound the manager's own API requests;
+	// client-go's 5/10 would throttle the scheduler extender's binds and
+	// every translator at scale.
+	KubeAPIQPS   float64
+	KubeAPIBurst int
+
 	LeaderElect             bool
 	LeaderElectionID        string
 	LeaderElectionNamespace string
@@ -50,6 +56,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Controllers:             []string{"*"},
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
 		LeaderElect:             true,
 		LeaderElectionID:        "edgeplane-manager.edgeplane.io",
 		LeaseDuration:           15 * time.Second,
@@ -78,6 +86,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 		"Identity of this cluster, written as a tag on every cloud object edgeplane creates. Empty means the UID of the kube-system namespace.")
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", o.WatchNamespace,
 		"Only watch namespaced objects in this namespace. Empty means all namespaces.")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries the manager may send to the Kubernetes API above --kube-api-qps.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election Lease.")
@@ -112,6 +122,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, not %d", o.WebhookPort))
+	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) must be > 0 and --kube-api-burst (%d) >= 1", o.KubeAPIQPS, o.KubeAPIBurst))
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		errs = append(errs, errors.New("--leader-election-id must not be empty when --leader-elect is on"))

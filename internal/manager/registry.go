@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
@@ -18,6 +19,7 @@ import (
 func Controllers() []Controller {
 	burst := burstpolicy.DefaultOptions()
 	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage}
+	floatIP := floatippool.DefaultOptions()
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
 		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -26,6 +28,12 @@ func Controllers() []Controller {
 		{Name: "ingressdaemonset", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 			return ids.Setup()(ctx, mgr, cfg)
 		}, BindFlags: ids.BindFlags},
+		{Name: "floatippool", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			if err := floatippool.SetupWebhook(mgr); err != nil {
+				return err
+			}
+			return floatIP.Setup()(ctx, mgr, cfg)
+		}, BindFlags: floatIP.BindFlags, ServesWebhooks: true},
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/apps/v1alpha1"
 	applyconfigurationcloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/cloud/v1alpha1"
 	internal "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/internal"
+	applyconfigurationnetworkingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/networking/v1alpha1"
 	applyconfigurationschedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/applyconfiguration/scheduling/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,6 +74,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationcloudv1alpha1.ProviderConfigUsageApplyConfiguration{}
 	case cloudv1alpha1.SchemeGroupVersion.WithKind("SecretReference"):
 		return &applyconfigurationcloudv1alpha1.SecretReferenceApplyConfiguration{}
+
+		// Group=networking.edgeplane.io, Version=v1alpha1
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIP"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPPool"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPPoolApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPPoolSpec"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPPoolSpecApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPPoolStatus"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPPoolStatusApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPSpec"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPSpecApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPStatus"):
+		return &applyconfigurationnetworkingv1alpha1.FloatIPStatusApplyConfiguration{}
 
 		// Group=scheduling.edgeplane.io, Version=v1alpha1
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicy"):

@@ -12,6 +12,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -22,6 +23,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface
 	CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface
+	NetworkingV1alpha1() networkingv1alpha1.NetworkingV1alpha1Interface
 	SchedulingV1alpha1() schedulingv1alpha1.SchedulingV1alpha1Interface
 }
 
@@ -30,6 +32,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	appsV1alpha1       *appsv1alpha1.AppsV1alpha1Client
 	cloudV1alpha1      *cloudv1alpha1.CloudV1alpha1Client
+	networkingV1alpha1 *networkingv1alpha1.NetworkingV1alpha1Client
 	schedulingV1alpha1 *schedulingv1alpha1.SchedulingV1alpha1Client
 }
 
@@ -41,6 +44,11 @@ func (c *Clientset) AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface {
 // CloudV1alpha1 retrieves the CloudV1alpha1Client
 func (c *Clientset) CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface {
 	return c.cloudV1alpha1
+}
+
+// NetworkingV1alpha1 retrieves the NetworkingV1alpha1Client
+func (c *Clientset) NetworkingV1alpha1() networkingv1alpha1.NetworkingV1alpha1Interface {
+	return c.networkingV1alpha1
 }
 
 // SchedulingV1alpha1 retrieves the SchedulingV1alpha1Client
@@ -100,6 +108,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.networkingV1alpha1, err = networkingv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.schedulingV1alpha1, err = schedulingv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.appsV1alpha1 = appsv1alpha1.New(c)
 	cs.cloudV1alpha1 = cloudv1alpha1.New(c)
+	cs.networkingV1alpha1 = networkingv1alpha1.New(c)
 	cs.schedulingV1alpha1 = schedulingv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

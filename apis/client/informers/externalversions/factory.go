@@ -16,6 +16,7 @@ import (
 	apps "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/apps"
 	cloud "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/cloud"
 	internalinterfaces "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/internalinterfaces"
+	networking "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/networking"
 	scheduling "github.com/edgeplane/edgeplane/apis/client/informers/externalversions/scheduling"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -317,6 +318,7 @@ type SharedInformerFactory interface {
 
 	Apps() apps.Interface
 	Cloud() cloud.Interface
+	Networking() networking.Interface
 	Scheduling() scheduling.Interface
 }
 
@@ -326,6 +328,10 @@ func (f *sharedInformerFactory) Apps() apps.Interface {
 
 func (f *sharedInformerFactory) Cloud() cloud.Interface {
 	return cloud.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Networking() networking.Interface {
+	return networking.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Scheduling() scheduling.Interface {

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -55,6 +56,12 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ProviderConfigs().Informer()}, nil
 	case cloudv1alpha1.SchemeGroupVersion.WithResource("providerconfigusages"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ProviderConfigUsages().Informer()}, nil
+
+		// Group=networking.edgeplane.io, Version=v1alpha1
+	case networkingv1alpha1.SchemeGroupVersion.WithResource("floatips"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().FloatIPs().Informer()}, nil
+	case networkingv1alpha1.SchemeGroupVersion.WithResource("floatippools"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().FloatIPPools().Informer()}, nil
 
 		// Group=scheduling.edgeplane.io, Version=v1alpha1
 	case schedulingv1alpha1.SchemeGroupVersion.WithResource("burstpolicies"):

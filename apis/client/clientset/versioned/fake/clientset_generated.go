@@ -13,6 +13,8 @@ import (
 	fakeappsv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/apps/v1alpha1/fake"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1"
 	fakecloudv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/cloud/v1alpha1/fake"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/networking/v1alpha1"
+	fakenetworkingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/networking/v1alpha1/fake"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1"
 	fakeschedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/scheduling/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,6 +138,11 @@ func (c *Clientset) AppsV1alpha1() appsv1alpha1.AppsV1alpha1Interface {
 // CloudV1alpha1 retrieves the CloudV1alpha1Client
 func (c *Clientset) CloudV1alpha1() cloudv1alpha1.CloudV1alpha1Interface {
 	return &fakecloudv1alpha1.FakeCloudV1alpha1{Fake: &c.Fake}
+}
+
+// NetworkingV1alpha1 retrieves the NetworkingV1alpha1Client
+func (c *Clientset) NetworkingV1alpha1() networkingv1alpha1.NetworkingV1alpha1Interface {
+	return &fakenetworkingv1alpha1.FakeNetworkingV1alpha1{Fake: &c.Fake}
 }
 
 // SchedulingV1alpha1 retrieves the SchedulingV1alpha1Client

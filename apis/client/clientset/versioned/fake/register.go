@@ -9,6 +9,7 @@ package fake
 import (
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +24,7 @@ var codecs = serializer.NewCodecFactory(scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	appsv1alpha1.AddToScheme,
 	cloudv1alpha1.AddToScheme,
+	networkingv1alpha1.AddToScheme,
 	schedulingv1alpha1.AddToScheme,
 }
 

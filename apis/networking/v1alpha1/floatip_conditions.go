@@ -1,0 +1,78 @@
+package v1alpha1
+
+// Condition types and reasons of FloatIPPool and FloatIP.
+const (
+	// FloatIPTypeReady says whether a pool's spec is consistent and its IPs can
+	// be handed out (FloatIPPool), or whether an IP is held as recorded (FloatIP).
+	FloatIPTypeReady = "Ready"
+	// FloatIPReasonAvailable: the pool is consistent.
+	FloatIPReasonAvailable = "Available"
+	// FloatIPReasonExhausted: the pool is consistent but has no free IP.
+	FloatIPReasonExhausted = "Exhausted"
+	// FloatIPReasonInvalidRanges: ranges or excludeIPs cannot be parsed, are
+	// unsorted or overlap each other.
+	FloatIPReasonInvalidRanges = "InvalidRanges"
+	// FloatIPReasonOverlap: the pool shares IPs with another pool; the older
+	// pool keeps them and this one hands out nothing.
+	FloatIPReasonOverlap = "OverlapsPool"
+	// FloatIPReasonOrphanedAllocations: IPs in use left the pool's ranges;
+	// they are kept (never silently dropped) and listed in the message.
+	FloatIPReasonOrphanedAllocations = "AllocationsOutsideRanges"
+
+	// FloatIPTypeRolloutDeadlock warns that a Deployment using this pool with
+	// a retaining release policy (Immutable or Never) and few replicas would
+	// deadlock on a default rolling update (galaxy's FAQ): new pods wait for
+	// IPs old pods hold.
+	FloatIPTypeRolloutDeadlock = "RolloutDeadlock"
+	// FloatIPReasonNoDeadlock: no such Deployment.
+	FloatIPReasonNoDeadlock = "NoDeadlock"
+	// FloatIPReasonSurgeWithoutHeadroom: a Deployment surges but the pool
+	// cannot give it an extra IP.
+	FloatIPReasonSurgeWithoutHeadroom = "SurgeWithoutHeadroom"
+
+	// FloatIPTypeInUse is True while IPs of the pool are allocated or
+	// reserved; a pool that is in use keeps its finalizer when deleted.
+	FloatIPTypeInUse = "InUse"
+	// FloatIPReasonHasAllocations: IPs are allocated or reserved.
+	FloatIPReasonHasAllocations = "HasAllocations"
+	// FloatIPReasonEmpty: no IP is allocated or reserved.
+	FloatIPReasonEmpty = "Empty"
+
+	// FloatIPReasonHeld: the FloatIP is Allocated or Reserved as recorded.
+	FloatIPReasonHeld = "Held"
+	// FloatIPReasonReleasing: the FloatIP is being released.
+	FloatIPReasonReleasing = "Releasing"
+)
+
+// Well-known names.
+const (
+	// FloatIPPoolFinalizer holds a pool while IPs of it are in use.
+	FloatIPPoolFinalizer = "networking.edgeplane.io/finalizer"
+
+	// LabelFloatIPPool carries the pool name on every FloatIP.
+	LabelFloatIPPool = "networking.edgeplane.io/pool"
+
+	// LabelFloatIPReserved marks an admin-reserved FloatIP, the name galaxy
+	// uses (any value). Such an IP is never handed out nor garbage collected.
+	LabelFloatIPReserved = "reserved"
+)
+
+// Legacy (galaxy-ipam) names, honoured exactly.
+const (
+	// ResourceENIIP is the extended resource a pod requests to get float IPs.
+	ResourceENIIP = "tke.cloud.tencent.com/eni-ip"
+	// AnnotationReleasePolicy is galaxy's per-pod release policy: "",
+	// "immutable" or "never".
+	AnnotationReleasePolicy = "k8s.v1.cni.galaxy.io/release-policy"
+	// AnnotationENIIPPool names the pool a pod shares IPs from; it forces
+	// the Never policy.
+	AnnotationENIIPPool = "tke.cloud.tencent.com/eni-ip-pool"
+	// AnnotationCNIArgs carries request_ip_range in and common.ipinfos out.
+	AnnotationCNIArgs = "k8s.v1.cni.galaxy.io/args"
+)
+
+// Kind names.
+const (
+	FloatIPPoolKind = "FloatIPPool"
+	FloatIPKind     = "FloatIP"
+)

@@ -1,0 +1,711 @@
+package floatippool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+)
+
+// Filter failure messages; the first words match galaxy's, so scripts that
+// grep scheduler events keep working.
+const (
+	msgUnknownNode  = "FloatIPPlugin:UnknowNode: node has no InternalIP"
+	msgNoConfigNode = "FloatIPPlugin:NoFIPConfigNode: no FloatIPPool lists this node's subnet"
+	msgNoIPLeft     = "FloatIPPlugin:NoFIPLeft: no free float IP for this pod in the node's subnet"
+	msgWrongSubnet  = "FloatIPPlugin:NotAllowedSubnet: the pod's IPs cannot live on this node's subnet"
+)
+
+// Allocator decides which nodes can host a pod's float IPs and allocates
+// them. Allocation is creating FloatIP objects, whose names derive from the
+// IPs, so two allocators (or two replicas of the manager) can never hand out
+// the same IP: the API server refuses the second create.
+type Allocator struct {
+	// Reader serves pools, FloatIPs, nodes, namespaces and workloads; the
+	// manager's cache is fine (stale reads only cost a retry).
+	Reader client.Reader
+	// Live reads the FloatIPs of one key before binding, and pods.
+	Live client.Reader
+	// Client writes FloatIPs and pod bindings.
+	Client client.Client
+	// Now returns the current time (tests pin it).
+	Now func() time.Time
+
+	// recent remembers the IPs this allocator created lately, which its
+	// cache may not show yet; skipping them saves doomed creates. It is an
+	// optimisation only: the API server's AlreadyExists is what guarantees
+	// exclusivity.
+	recent sync.Map // netip.Addr -> time.Time
+}
+
+// recentTTL bounds how long a created IP is remembered.
+const recentTTL = 5 * time.Second
+
+// tryReserve marks ip as being created by this allocator; it reports false
+// when another bind of this process is creating (or lately created) it, so
+// concurrent binds of one replica never race each other for an IP.
+func (a *Allocator) tryReserve(ip netip.Addr) bool {
+	now := time.Now()
+	for {
+		v, loaded := a.recent.LoadOrStore(ip, now)
+		if !loaded {
+			return true
+		}
+		if time.Since(v.(time.Time)) <= recentTTL {
+			return false
+		}
+		if a.recent.CompareAndSwap(ip, v, now) {
+			return true
+		}
+	}
+}
+
+// unreserve forgets ip after a create that failed for another reason than
+// the IP being taken.
+func (a *Allocator) unreserve(ip netip.Addr) { a.recent.Delete(ip) }
+
+func (a *Allocator) now() metav1.Time {
+	if a.Now != nil {
+		return metav1.NewTime(a.Now())
+	}
+	return metav1.Now()
+}
+
+// podPlan is what a pod needs, worked out once per request.
+type podPlan struct {
+	pod      *corev1.Pod
+	req      ipam.Request
+	key      ipam.Key
+	nsLabels map[string]string
+	pools    []*poolView
+	fips     []networkingv1alpha1.FloatIP // every FloatIP
+	own      []*networkingv1alpha1.FloatIP
+	reserved []*networkingv1alpha1.FloatIP // reservation keys this pod may claim
+	group    *poolView                     // the sharing pool named by the pod, if any
+	workload string                        // AnnotationWorkload of a custom owner
+}
+
+// retaining reports whether a Deployment pod keeps IPs across pods.
+func (p *podPlan) deploymentRetains() bool {
+	if p.key.AppType() != ipam.AppDeployment {
+		return false
+	}
+	return p.key.Pool != "" || p.req.Policy == networkingv1alpha1.ReleasePolicyImmutable || p.req.Policy == networkingv1alpha1.ReleasePolicyNever
+}
+
+// retains reports whether the pod's IPs may outlive it (a pool, Immutable
+// or Never), so that a later pod with its key must get them back.
+func (p *podPlan) retains() bool {
+	if p.key.Pool != "" || p.req.Policy == networkingv1alpha1.ReleasePolicyImmutable || p.req.Policy == networkingv1alpha1.ReleasePolicyNever {
+		return true
+	}
+	// No annotation: the policy comes from the pool the IP is taken from.
+	for _, v := range p.pools {
+		if d := v.pool.Spec.ReleasePolicy; d != "" && d != networkingv1alpha1.ReleasePolicyDefault {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotFloatIP: the pod asks for no float IP; the extender lets it through.
+var errNotFloatIP = errors.New("pod requests no float IP")
+
+// plan reads what the decision needs.
+func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podPlan, error) {
+	req, err := ipam.ParseRequest(pod)
+	if errors.Is(err, ipam.ErrNotRequested) {
+		return nil, errNotFloatIP
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &podPlan{pod: pod, req: req}
+	owner := ipam.PodOwner(pod)
+	p.key = ipam.KeyFor(pod.Namespace, pod.Name, owner, req.Pool)
+	p.workload = workloadOf(owner)
+	hasScale := false
+	if p.workload != "" && req.Policy == networkingv1alpha1.ReleasePolicyImmutable && a.Client != nil {
+		w, err := customWorkload(ctx, a.Live, a.Client.RESTMapper(), p.workload, pod.Namespace, owner.Name)
+		if err != nil {
+			return nil, err
+		}
+		hasScale = w.HasScale
+	}
+	if ok, reason := ipam.Supported(p.key, req.Policy, hasScale); !ok {
+		return nil, errors.New(reason)
+	}
+	if p.deploymentRetains() && len(req.Ranges) > 0 {
+		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy or a pool", networkingv1alpha1.AnnotationCNIArgs+" request_ip_range")
+	}
+	var ns corev1.Namespace
+	if err := a.Reader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, &ns); err != nil {
+		return nil, fmt.Errorf("getting namespace %s: %w", pod.Namespace, err)
+	}
+	p.nsLabels = ns.Labels
+	if p.pools, err = loadPools(ctx, a.Reader); err != nil {
+		return nil, err
+	}
+	if req.Pool != "" {
+		for _, v := range p.pools {
+			if v.name() == req.Pool {
+				p.group = v
+			}
+		}
+		if p.group != nil && !p.group.allowsNamespace(p.nsLabels) {
+			return nil, fmt.Errorf("FloatIPPool %s does not serve namespace %s", req.Pool, pod.Namespace)
+		}
+	}
+	var list networkingv1alpha1.FloatIPList
+	// Read-only: the cache's objects are not copied (claims copy first).
+	if err := a.Reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing FloatIPs: %w", err)
+	}
+	p.fips = list.Items
+	var ownList []networkingv1alpha1.FloatIP
+	if live && p.retains() {
+		// The FloatIPs a retaining key keeps across pods are read from the
+		// API server, so that a lagging cache never makes a pod allocate a
+		// second set. A Default-policy key can only hold IPs of its own
+		// earlier bind attempts, which the cache shows (and which are
+		// rolled back on failure), so it saves the round trip.
+		var l networkingv1alpha1.FloatIPList
+		if err := a.Live.List(ctx, &l, client.MatchingFields{fieldKey: p.key.String()}); err != nil {
+			return nil, fmt.Errorf("listing FloatIPs of key %s: %w", p.key, err)
+		}
+		ownList = l.Items
+	} else {
+		for _, f := range p.fips {
+			if f.Spec.Key == p.key.String() {
+				ownList = append(ownList, f)
+			}
+		}
+	}
+	for i := range ownList {
+		if ownList[i].DeletionTimestamp == nil {
+			p.own = append(p.own, &ownList[i])
+		}
+	}
+	if p.deploymentRetains() {
+		rk := p.key.ReservationKey()
+		for i := range p.fips {
+			f := &p.fips[i]
+			if f.Spec.Key != rk || f.DeletionTimestamp != nil || isAdminReserved(f) {
+				continue
+			}
+			if v := p.poolByName(f.Spec.Pool); v == nil || !v.allowsNamespace(p.nsLabels) {
+				continue
+			}
+			p.reserved = append(p.reserved, f)
+		}
+	}
+	return p, nil
+}
+
+// candidatePools are the pools this pod may take new IPs from.
+func (p *podPlan) candidatePools() []*poolView {
+	var out []*poolView
+	for _, v := range p.pools {
+		if v.err != nil || !v.hasRanges() || v.pool.DeletionTimestamp != nil || !v.allowsNamespace(p.nsLabels) {
+			continue
+		}
+		if p.group != nil && p.group.hasRanges() && v != p.group {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (p *podPlan) poolByName(name string) *poolView {
+	for _, v := range p.pools {
+		if v.name() == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// capacityError says a Deployment or pool already holds as many IPs as it may.
+func (a *Allocator) capacityError(ctx context.Context, p *podPlan) (string, error) {
+	if !p.deploymentRetains() {
+		return "", nil
+	}
+	rk := p.key.ReservationKey()
+	var used int64
+	for _, f := range p.fips {
+		if f.Spec.Key == rk || len(f.Spec.Key) <= len(rk) || f.Spec.Key[:len(rk)] != rk {
+			continue
+		}
+		if f.Spec.Key == p.key.String() {
+			continue // the pod's own IPs
+		}
+		used++
+	}
+	if p.key.Pool != "" && p.group != nil && p.group.pool.Spec.Size != nil {
+		size := int64(*p.group.pool.Spec.Size)
+		if used+int64(len(p.own)) >= size && len(p.own) == 0 {
+			return fmt.Sprintf("reached pool %s size limit of %d", p.key.Pool, size), nil
+		}
+		return "", nil
+	}
+	if p.key.Pool != "" {
+		return "", nil // a pool without size grows with its workloads
+	}
+	var dep appsv1.Deployment
+	if err := a.Reader.Get(ctx, client.ObjectKey{Namespace: p.key.Namespace, Name: p.key.AppName}, &dep); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("getting deployment %s/%s: %w", p.key.Namespace, p.key.AppName, err)
+	}
+	replicas := int64(1)
+	if dep.Spec.Replicas != nil {
+		replicas = int64(*dep.Spec.Replicas)
+	}
+	if len(p.own) == 0 && used >= replicas {
+		return fmt.Sprintf("deployment %s has allocated %d ips with replicas of %d, wait for releasing", p.key.AppName, used, replicas), nil
+	}
+	return "", nil
+}
+
+// usedIPs is the set of IPs with a FloatIP.
+func usedIPs(fips []networkingv1alpha1.FloatIP) map[netip.Addr]bool {
+	used := make(map[netip.Addr]bool, len(fips))
+	for i := range fips {
+		if ip, ok := fipIP(&fips[i]); ok {
+			used[ip] = true
+		}
+	}
+	return used
+}
+
+// hasFree reports whether v has a free IP satisfying slot i of req.
+func hasFree(v *poolView, req ipam.Request, slot int, used map[netip.Addr]bool) bool {
+	found := false
+	v.set.Each(func(ip netip.Addr) bool {
+		if !used[ip] && req.SlotAllows(slot, ip) {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// FilterResult is the outcome for the candidate nodes.
+type FilterResult struct {
+	Passed []string
+	// Failed maps node name to reason.
+	Failed map[string]string
+}
+
+// Filter keeps the nodes whose subnet can give pod its IPs: the subnets of
+// the IPs the pod already holds (or may claim), else any subnet with a free
+// IP for every requested range.
+func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.Node) (FilterResult, error) {
+	res := FilterResult{Failed: map[string]string{}}
+	p, err := a.plan(ctx, pod, false)
+	if errors.Is(err, errNotFloatIP) {
+		for _, n := range nodes {
+			res.Passed = append(res.Passed, n.Name)
+		}
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	msg, err := a.capacityError(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	if msg != "" {
+		for _, n := range nodes {
+			res.Failed[n.Name] = msg
+		}
+		return res, nil
+	}
+
+	// allowed[i] are the pools that can serve slot i.
+	slots := p.req.Slots()
+	allowed := make([][]*poolView, slots)
+	switch {
+	case len(p.own) >= slots:
+		for i := range slots {
+			for _, f := range p.own {
+				if v := p.poolByName(f.Spec.Pool); v != nil && v.err == nil {
+					allowed[i] = append(allowed[i], v)
+				}
+			}
+		}
+	case len(p.reserved) > 0:
+		for _, f := range p.reserved {
+			if v := p.poolByName(f.Spec.Pool); v != nil && v.err == nil {
+				allowed[0] = append(allowed[0], v)
+			}
+		}
+	default:
+		used := usedIPs(p.fips)
+		for _, v := range p.candidatePools() {
+			for i := range slots {
+				if hasFree(v, p.req, i, used) {
+					allowed[i] = append(allowed[i], v)
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		ip, ok := nodeInternalIP(&n)
+		if !ok {
+			res.Failed[n.Name] = msgUnknownNode
+			continue
+		}
+		if reason := nodeFits(ip, p, allowed); reason != "" {
+			res.Failed[n.Name] = reason
+			continue
+		}
+		res.Passed = append(res.Passed, n.Name)
+	}
+	return res, nil
+}
+
+// nodeFits says why a node with this IP cannot host the pod's IPs, or "".
+func nodeFits(nodeIP netip.Addr, p *podPlan, allowed [][]*poolView) string {
+	configured := false
+	for _, v := range p.pools {
+		if v.err == nil && v.hasRanges() && v.hostsNode(nodeIP) {
+			configured = true
+		}
+	}
+	if !configured {
+		return msgNoConfigNode
+	}
+	for _, pools := range allowed {
+		ok := false
+		for _, v := range pools {
+			if v.hostsNode(nodeIP) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			if len(p.own) > 0 || len(p.reserved) > 0 {
+				return msgWrongSubnet
+			}
+			return msgNoIPLeft
+		}
+	}
+	return ""
+}
+
+// Allocation is one IP handed to a pod.
+type Allocation struct {
+	FIP  *networkingv1alpha1.FloatIP
+	Pool *poolView
+	// Created: this bind created the FloatIP (rolled back on failure).
+	Created bool
+}
+
+// Bind allocates the pod's IPs on the node (reusing its own, claiming its
+// workload's reservations, or creating new FloatIPs, all or nothing) and
+// binds the pod with galaxy's args annotation. It returns the allocations.
+func (a *Allocator) Bind(ctx context.Context, namespace, name string, uid types.UID, nodeName string) ([]Allocation, error) {
+	// The cache usually has the pod; a brand-new one is read live. The
+	// binding itself carries the UID as a precondition.
+	var pod corev1.Pod
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
+		if err := a.Live.Get(ctx, key, &pod); err != nil {
+			return nil, fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
+		}
+	}
+	if uid != "" && pod.UID != uid {
+		return nil, fmt.Errorf("pod %s/%s has UID %s, not %s", namespace, name, pod.UID, uid)
+	}
+	var node corev1.Node
+	if err := a.Reader.Get(ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
+		return nil, fmt.Errorf("getting node %s: %w", nodeName, err)
+	}
+	allocs, annotation, err := a.allocate(ctx, &pod, &node)
+	if errors.Is(err, errNotFloatIP) {
+		return nil, a.bindPod(ctx, &pod, nodeName, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.bindPod(ctx, &pod, nodeName, map[string]string{networkingv1alpha1.AnnotationCNIArgs: annotation}); err != nil {
+		a.rollback(ctx, allocs)
+		return nil, err
+	}
+	return allocs, nil
+}
+
+// bindPod binds the pod to the node through pods/binding; the binding's
+// annotations are copied onto the pod by the API server.
+func (a *Allocator) bindPod(ctx context.Context, pod *corev1.Pod, nodeName string, annotations map[string]string) error {
+	b := &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: annotations},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: nodeName},
+	}
+	if err := a.Client.SubResource("binding").Create(ctx, pod, b); err != nil {
+		return fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, nodeName, err)
+	}
+	return nil
+}
+
+// allocate picks the pod's IPs and returns the args annotation to bind with.
+func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.Node) ([]Allocation, string, error) {
+	p, err := a.plan(ctx, pod, true)
+	if err != nil {
+		return nil, "", err
+	}
+	nodeIP, ok := nodeInternalIP(node)
+	if !ok {
+		return nil, "", errors.New(msgUnknownNode)
+	}
+	var allocs []Allocation
+	fail := func(err error) ([]Allocation, string, error) {
+		a.rollback(ctx, allocs)
+		return nil, "", err
+	}
+	slots := p.req.Slots()
+
+	// 1. The pod's own IPs (StatefulSet pod recreated, retried bind).
+	for _, f := range p.own {
+		if len(allocs) == slots {
+			break
+		}
+		if err := a.checkHolder(ctx, f, pod); err != nil {
+			return fail(err)
+		}
+		v := p.poolByName(f.Spec.Pool)
+		if v == nil || v.err != nil {
+			return fail(fmt.Errorf("pool %s of IP %s is missing or unusable", f.Spec.Pool, f.Spec.IP))
+		}
+		if !v.hostsNode(nodeIP) {
+			return fail(fmt.Errorf("IP %s of pool %s cannot live on node %s", f.Spec.IP, v.name(), node.Name))
+		}
+		allocs = append(allocs, Allocation{FIP: f, Pool: v})
+	}
+	if len(allocs) < slots {
+		if msg, err := a.capacityError(ctx, p); err != nil {
+			return fail(err)
+		} else if msg != "" {
+			return fail(errors.New(msg))
+		}
+	}
+	// 2. Reservations of the pod's Deployment or pool.
+	for _, f := range p.reserved {
+		if len(allocs) == slots {
+			break
+		}
+		v := p.poolByName(f.Spec.Pool)
+		if v == nil || v.err != nil || !v.hostsNode(nodeIP) {
+			continue
+		}
+		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String())
+		if err != nil {
+			return fail(err)
+		}
+		if claimed != nil {
+			allocs = append(allocs, Allocation{FIP: claimed, Pool: v})
+		}
+	}
+	if len(allocs) < slots && len(p.reserved) > 0 {
+		// Galaxy never allocates a new IP for a workload while it has
+		// unused reservations; they went to other pods meanwhile, so let
+		// the scheduler retry with fresh state.
+		return fail(fmt.Errorf("the reserved IPs of %s were claimed by other pods; retrying", p.key.ReservationKey()))
+	}
+	// 3. New IPs, one per remaining slot.
+	if len(allocs) < slots {
+		used := usedIPs(p.fips)
+		for _, al := range allocs {
+			if ip, ok := fipIP(al.FIP); ok {
+				used[ip] = true
+			}
+		}
+		for slot := len(allocs); slot < slots; slot++ {
+			al, err := a.createOne(ctx, p, slot, nodeIP, used)
+			if err != nil {
+				return fail(err)
+			}
+			allocs = append(allocs, al)
+		}
+	}
+	// Record the holder, then build galaxy's annotation.
+	args := p.req.Args
+	args.Common.IPInfos = nil
+	for i := range allocs {
+		if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name); err != nil {
+			return fail(err)
+		}
+		ip, _ := fipIP(allocs[i].FIP)
+		v := allocs[i].Pool
+		args.Common.IPInfos = append(args.Common.IPInfos, ipam.NewIPInfo(ip, v.subnet, v.pool.Spec.Gateway, v.pool.Spec.Vlan))
+	}
+	s, err := args.Format()
+	if err != nil {
+		return fail(err)
+	}
+	return allocs, s, nil
+}
+
+// claim renames a reservation's key to the pod's, retrying on conflicts
+// with fresh reads while the IP is still reserved. It returns nil when
+// another pod got the IP first.
+func (a *Allocator) claim(ctx context.Context, f *networkingv1alpha1.FloatIP, reservation, key string) (*networkingv1alpha1.FloatIP, error) {
+	cur := f.DeepCopy()
+	for range 5 {
+		if cur.Spec.Key != reservation || cur.DeletionTimestamp != nil {
+			return nil, nil
+		}
+		cur.Spec.Key = key
+		err := a.Client.Update(ctx, cur)
+		switch {
+		case err == nil:
+			return cur, nil
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case !apierrors.IsConflict(err):
+			return nil, fmt.Errorf("claiming reserved IP %s: %w", f.Spec.IP, err)
+		}
+		cur = &networkingv1alpha1.FloatIP{}
+		if err := a.Live.Get(ctx, client.ObjectKeyFromObject(f), cur); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("re-reading reserved IP %s: %w", f.Spec.IP, err)
+		}
+	}
+	return nil, nil
+}
+
+// checkHolder refuses an IP still held by a live pod with another UID.
+func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod) error {
+	if f.Status.PodUID == "" || f.Status.PodUID == string(pod.UID) {
+		return nil
+	}
+	var other corev1.Pod
+	err := a.Live.Get(ctx, client.ObjectKey{Namespace: f.Status.PodNamespace, Name: f.Status.PodName}, &other)
+	if apierrors.IsNotFound(err) || (err == nil && string(other.UID) != f.Status.PodUID) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking holder of IP %s: %w", f.Spec.IP, err)
+	}
+	return fmt.Errorf("IP %s is still held by pod %s/%s (UID %s); waiting for its deletion before reusing it", f.Spec.IP, other.Namespace, other.Name, f.Status.PodUID)
+}
+
+// createOne creates a FloatIP for one slot in a pool the node can host,
+// trying the next free IP whenever another allocator got there first.
+func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used map[netip.Addr]bool) (Allocation, error) {
+	for _, v := range p.candidatePools() {
+		if !v.hostsNode(nodeIP) {
+			continue
+		}
+		policy := p.req.Policy
+		if policy == "" {
+			policy = v.pool.Spec.ReleasePolicy
+		}
+		if policy == "" {
+			policy = networkingv1alpha1.ReleasePolicyDefault
+		}
+		var (
+			created *networkingv1alpha1.FloatIP
+			cerr    error
+		)
+		// Lowest free IP first, as galaxy does; IPs this allocator created
+		// but its cache does not show yet are skipped.
+		v.set.Each(func(ip netip.Addr) bool {
+			if used[ip] || !p.req.SlotAllows(slot, ip) {
+				return true
+			}
+			used[ip] = true
+			if !a.tryReserve(ip) {
+				return true
+			}
+			f := newFloatIP(ip, v, p.key.String(), policy)
+			if p.workload != "" {
+				f.Annotations = map[string]string{AnnotationWorkload: p.workload}
+			}
+			if err := a.Client.Create(ctx, f); err != nil {
+				if apierrors.IsAlreadyExists(err) {
+					return true // taken meanwhile: try the next one
+				}
+				a.unreserve(ip)
+				cerr = fmt.Errorf("creating FloatIP %s: %w", f.Name, err)
+				return false
+			}
+			created = f
+			return false
+		})
+		if cerr != nil {
+			return Allocation{}, cerr
+		}
+		if created != nil {
+			return Allocation{FIP: created, Pool: v, Created: true}, nil
+		}
+	}
+	return Allocation{}, errors.New(msgNoIPLeft)
+}
+
+// newFloatIP builds the FloatIP object for ip in pool v.
+func newFloatIP(ip netip.Addr, v *poolView, key string, policy networkingv1alpha1.ReleasePolicy) *networkingv1alpha1.FloatIP {
+	return &networkingv1alpha1.FloatIP{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   ipam.NameForIP(ip),
+			Labels: map[string]string{networkingv1alpha1.LabelFloatIPPool: v.name()},
+		},
+		Spec: networkingv1alpha1.FloatIPSpec{
+			IP:            ip.String(),
+			Pool:          v.name(),
+			Key:           key,
+			ReleasePolicy: policy,
+			ReservedTTL:   v.pool.Spec.ReservedTTL,
+		},
+	}
+}
+
+// markAllocated records the pod and node in the FloatIP's status.
+func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName string) error {
+	before := f.DeepCopy()
+	now := a.now()
+	f.Status.Phase = networkingv1alpha1.FloatIPAllocated
+	f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID, f.Status.NodeName = pod.Namespace, pod.Name, string(pod.UID), nodeName
+	f.Status.UpdateTime = &now
+	f.Status.ObservedGeneration = f.Generation
+	setFIPReady(f)
+	if err := a.Client.Status().Patch(ctx, f, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("recording pod %s/%s on FloatIP %s: %w", pod.Namespace, pod.Name, f.Name, err)
+	}
+	return nil
+}
+
+// rollback deletes the FloatIPs this bind created (exact version only) and
+// gives claimed reservations back.
+func (a *Allocator) rollback(ctx context.Context, allocs []Allocation) {
+	logger := log.FromContext(ctx)
+	for _, al := range allocs {
+		if !al.Created {
+			continue
+		}
+		err := a.Client.Delete(ctx, al.FIP, client.Preconditions{UID: &al.FIP.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			logger.Error(err, "Rolling back FloatIP failed; the garbage collector will release it", "floatip", al.FIP.Name)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package floatippool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// The scheduler-extender wire types (k8s.io/kube-scheduler/extender/v1),
+// which carry no JSON tags: field names are the JSON keys.
+
+// ExtenderArgs is the body of a filter request.
+type ExtenderArgs struct {
+	Pod       *corev1.Pod
+	Nodes     *corev1.NodeList
+	NodeNames *[]string
+}
+
+// ExtenderFilterResult is the reply to a filter request.
+type ExtenderFilterResult struct {
+	Nodes                      *corev1.NodeList
+	NodeNames                  *[]string
+	FailedNodes                map[string]string
+	FailedAndUnresolvableNodes map[string]string
+	Error                      string
+}
+
+// ExtenderBindingArgs is the body of a bind request.
+type ExtenderBindingArgs struct {
+	PodName      string
+	PodNamespace string
+	PodUID       types.UID
+	Node         string
+}
+
+// ExtenderBindingResult is the reply to a bind request.
+type ExtenderBindingResult struct {
+	Error string
+}
+
+// HostPriority is one entry of a priority reply (always empty here).
+type HostPriority struct {
+	Host  string
+	Score int64
+}
+
+// Extender serves galaxy-ipam's scheduler-extender contract over an
+// Allocator: POST /v1/filter, /v1/priority, /v1/bind, GET /healthy.
+type Extender struct {
+	Allocator *Allocator
+	// Nodes reads nodes when the scheduler sends only names
+	// (nodeCacheCapable: true).
+	Nodes client.Reader
+	// Metrics records latencies; nil disables.
+	Metrics *Metrics
+}
+
+// ServeHTTP routes the extender's endpoints.
+func (e *Extender) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthy", "/healthz":
+		_, _ = w.Write([]byte("ok"))
+	case "/v1/filter":
+		e.filter(w, r)
+	case "/v1/priority":
+		writeJSON(w, []HostPriority{})
+	case "/v1/bind":
+		e.bind(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+const (
+	maxBody     = 64 << 20
+	bindTimeout = 30 * time.Second
+)
+
+func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var args ExtenderArgs
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&args); err != nil || args.Pod == nil {
+		writeJSON(w, ExtenderFilterResult{Error: fmt.Sprintf("decoding filter request: %v", errOr(err, "no pod"))})
+		return
+	}
+	ctx := r.Context()
+	var nodes []corev1.Node
+	switch {
+	case args.Nodes != nil:
+		nodes = args.Nodes.Items
+	case args.NodeNames != nil:
+		// nodeCacheCapable: the scheduler sends names; read the nodes from
+		// the cache once (read-only, not copied).
+		var list corev1.NodeList
+		if err := e.Nodes.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+			writeJSON(w, ExtenderFilterResult{Error: fmt.Sprintf("listing nodes: %v", err)})
+			return
+		}
+		byName := make(map[string]*corev1.Node, len(list.Items))
+		for i := range list.Items {
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
+		for _, n := range *args.NodeNames {
+			if node, ok := byName[n]; ok {
+				nodes = append(nodes, *node)
+			} else {
+				nodes = append(nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}) // unknown: UnknowNode
+			}
+		}
+	}
+	res, err := e.Allocator.Filter(ctx, args.Pod, nodes)
+	e.Metrics.observe("filter", start, err)
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("Float-IP filter refused pod", "pod", client.ObjectKeyFromObject(args.Pod), "error", err.Error())
+		failed := map[string]string{}
+		for _, n := range nodes {
+			failed[n.Name] = err.Error()
+		}
+		// A malformed annotation cannot be fixed by retrying elsewhere.
+		writeJSON(w, ExtenderFilterResult{FailedAndUnresolvableNodes: failed})
+		return
+	}
+	out := ExtenderFilterResult{FailedNodes: res.Failed}
+	if args.NodeNames != nil {
+		names := res.Passed
+		out.NodeNames = &names
+	} else {
+		passed := map[string]bool{}
+		for _, n := range res.Passed {
+			passed[n] = true
+		}
+		list := &corev1.NodeList{}
+		for _, n := range nodes {
+			if passed[n.Name] {
+				list.Items = append(list.Items, n)
+			}
+		}
+		out.Nodes = list
+	}
+	writeJSON(w, out)
+}
+
+func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var args ExtenderBindingArgs
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&args); err != nil {
+		writeJSON(w, ExtenderBindingResult{Error: fmt.Sprintf("decoding bind request: %v", err)})
+		return
+	}
+	// A bind that the scheduler gives up on still finishes (or rolls back)
+	// rather than stopping between creating FloatIPs and binding.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), bindTimeout)
+	defer cancel()
+	_, err := e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
+	e.Metrics.observe("bind", start, err)
+	if err != nil {
+		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
+		return
+	}
+	writeJSON(w, ExtenderBindingResult{})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func errOr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// Server serves an http.Handler on an address as a manager.Runnable. It
+// runs on every replica (not only the leader): allocation is safe without a
+// leader because it is creating FloatIP objects.
+type Server struct {
+	Name    string
+	Addr    string
+	Handler http.Handler
+}
+
+// NeedLeaderElection is false: every replica serves.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("listening for the %s on %s: %w", s.Name, s.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           s.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.FromContext(ctx).Info("Serving", "server", s.Name, "address", ln.Addr().String())
+	select {
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx) //nolint:contextcheck // the manager's context is already done
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("serving the %s: %w", s.Name, err)
+	}
+}

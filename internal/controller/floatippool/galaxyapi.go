@@ -1,0 +1,428 @@
+package floatippool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+)
+
+// GalaxyAPI serves galaxy-ipam's HTTP API (port 9041) as a thin translator
+// over FloatIPs and FloatIPPools, so existing scripts keep working:
+// GET/POST /v1/ip, GET/DELETE /v1/pool/{name}, POST /v1/pool.
+type GalaxyAPI struct {
+	Client client.Client
+	// Live reads FloatIPs right after pre-allocation (default Client).
+	Live client.Reader
+	// Pools runs a pool reconcile after POST /v1/pool, so preAllocateIP
+	// happens before the reply, as in galaxy.
+	Pools *PoolReconciler
+}
+
+// galaxyResp is galaxy's httputil.Resp.
+type galaxyResp struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// galaxyIP is one item of GET /v1/ip.
+type galaxyIP struct {
+	IP         string    `json:"ip"`
+	Namespace  string    `json:"namespace,omitempty"`
+	AppName    string    `json:"appName,omitempty"`
+	PodName    string    `json:"podName,omitempty"`
+	PoolName   string    `json:"poolName,omitempty"`
+	Policy     int       `json:"policy"`
+	AppType    string    `json:"appType,omitempty"`
+	UpdateTime time.Time `json:"updateTime,omitempty"`
+	Status     string    `json:"status,omitempty"`
+	Releasable bool      `json:"releasable,omitempty"`
+
+	key      string
+	reserved bool
+}
+
+// galaxyPage is galaxy's page shape, fields in galaxy's order.
+type galaxyPage struct {
+	Last             bool       `json:"last"`
+	TotalElements    int        `json:"totalElements"`
+	TotalPages       int        `json:"totalPages"`
+	First            bool       `json:"first"`
+	NumberOfElements int        `json:"numberOfElements"`
+	Size             int        `json:"size"`
+	Number           int        `json:"number"`
+	Content          []galaxyIP `json:"content,omitempty"`
+}
+
+// galaxyPool is the pool object of /v1/pool.
+type galaxyPool struct {
+	Name          string `json:"name"`
+	Size          int    `json:"size"`
+	PreAllocateIP bool   `json:"preAllocateIP"`
+}
+
+// ServeHTTP routes the API.
+func (g *GalaxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/v1/ip" && r.Method == http.MethodGet:
+		g.listIPs(w, r)
+	case r.URL.Path == "/v1/ip" && r.Method == http.MethodPost:
+		g.releaseIPs(w, r)
+	case r.URL.Path == "/v1/pool" && r.Method == http.MethodPost:
+		g.updatePool(w, r)
+	case strings.HasPrefix(r.URL.Path, "/v1/pool/") && r.Method == http.MethodGet:
+		g.getPool(w, r, strings.TrimPrefix(r.URL.Path, "/v1/pool/"))
+	case strings.HasPrefix(r.URL.Path, "/v1/pool/") && r.Method == http.MethodDelete:
+		g.deletePool(w, r, strings.TrimPrefix(r.URL.Path, "/v1/pool/"))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func reply(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func badRequest(w http.ResponseWriter, err error) {
+	reply(w, http.StatusBadRequest, galaxyResp{Code: http.StatusBadRequest, Message: fmt.Sprintf("bad request: %v", err)})
+}
+
+func internalError(w http.ResponseWriter, err error) {
+	reply(w, http.StatusInternalServerError, galaxyResp{Code: http.StatusInternalServerError, Message: fmt.Sprintf("server error: %v", err)})
+}
+
+// appTypeName maps a key's type prefix to galaxy's appType.
+func appTypeName(prefix string) string {
+	switch prefix {
+	case ipam.PrefixDeployment:
+		return "deployment"
+	case ipam.PrefixStatefulSet:
+		return "statefulset"
+	case ipam.PrefixNoOwner, "":
+		return ""
+	}
+	return strings.TrimSuffix(prefix, "_")
+}
+
+// items converts FloatIPs into API items, filling status and releasable
+// from the pods.
+func (g *GalaxyAPI) items(ctx context.Context, fips []networkingv1alpha1.FloatIP) ([]galaxyIP, error) {
+	out := make([]galaxyIP, 0, len(fips))
+	for i := range fips {
+		f := &fips[i]
+		it := galaxyIP{IP: f.Spec.IP, Policy: ipam.LegacyPolicy(f.Spec.ReleasePolicy), key: f.Spec.Key, reserved: isAdminReserved(f)}
+		if k, err := ipam.ParseKey(f.Spec.Key); err == nil {
+			it.Namespace, it.AppName, it.PodName, it.PoolName = k.Namespace, k.AppName, k.PodName, k.Pool
+			it.AppType = appTypeName(k.TypePrefix)
+			if k.TypePrefix == ipam.PrefixNoOwner {
+				it.AppName = ""
+			}
+		}
+		if f.Status.UpdateTime != nil {
+			it.UpdateTime = f.Status.UpdateTime.UTC()
+		} else {
+			it.UpdateTime = f.CreationTimestamp.UTC()
+		}
+		it.Releasable = !it.reserved
+		if it.PodName != "" {
+			var pod corev1.Pod
+			err := g.Client.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.PodName}, &pod)
+			switch {
+			case apierrors.IsNotFound(err):
+				it.Status = "Deleted"
+			case err != nil:
+				return nil, fmt.Errorf("getting pod %s/%s: %w", it.Namespace, it.PodName, err)
+			default:
+				it.Status = string(pod.Status.Phase)
+				it.Releasable = false
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	keyword := q.Get("keyword")
+	fuzzy := keyword != ""
+	key := keyword
+	if !fuzzy {
+		appType := q.Get("appType")
+		prefix := ipam.PrefixStatefulSet
+		if appType != "" {
+			prefix = ipam.TypePrefixForAppType(appType)
+		}
+		key = ipam.QueryKey(prefix, q.Get("namespace"), q.Get("appName"), q.Get("podName"), q.Get("poolName"))
+	}
+	var list networkingv1alpha1.FloatIPList
+	if err := g.Client.List(r.Context(), &list); err != nil {
+		internalError(w, err)
+		return
+	}
+	var matched []networkingv1alpha1.FloatIP
+	for _, f := range list.Items {
+		if (fuzzy && strings.Contains(f.Spec.Key, key)) || (!fuzzy && strings.HasPrefix(f.Spec.Key, key)) {
+			matched = append(matched, f)
+		}
+	}
+	items, err := g.items(r.Context(), matched)
+	if err != nil {
+		internalError(w, err)
+		return
+	}
+	slices.SortStableFunc(items, sortFunc(q.Get("sort")))
+	page, size := parsePage(q.Get("page")), parseSize(q.Get("size"))
+	start := min(page*size, len(items))
+	end := min(start+size, len(items))
+	reply(w, http.StatusOK, galaxyPage{
+		Last: end >= len(items), First: start == 0, TotalElements: len(items), Size: size,
+		NumberOfElements: end - start, TotalPages: (len(items) + size - 1) / size, Number: start / size,
+		Content: items[start:end],
+	})
+}
+
+func parsePage(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return min(n, 99999)
+}
+
+func parseSize(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 10
+	}
+	return min(n, 9999)
+}
+
+// sortFunc is galaxy's sort parameter: ip, namespace, podname or policy,
+// each with " asc" or " desc"; default "ip asc". IPs sort numerically.
+func sortFunc(param string) func(a, b galaxyIP) int {
+	field, dir, _ := strings.Cut(strings.ToLower(strings.TrimSpace(param)), " ")
+	sign := 1
+	if dir == "desc" {
+		sign = -1
+	}
+	switch field {
+	case "namespace":
+		return func(a, b galaxyIP) int { return sign * strings.Compare(a.Namespace, b.Namespace) }
+	case "podname":
+		return func(a, b galaxyIP) int { return sign * strings.Compare(a.PodName, b.PodName) }
+	case "policy":
+		return func(a, b galaxyIP) int { return sign * (a.Policy - b.Policy) }
+	}
+	return func(a, b galaxyIP) int {
+		x, errx := netip.ParseAddr(a.IP)
+		y, erry := netip.ParseAddr(b.IP)
+		if errx != nil || erry != nil {
+			return sign * strings.Compare(a.IP, b.IP)
+		}
+		return sign * x.Compare(y)
+	}
+}
+
+type releaseReq struct {
+	IPs []galaxyIP `json:"ips"`
+}
+
+type releaseResp struct {
+	Code       int      `json:"code"`
+	Message    string   `json:"message"`
+	Unreleased []string `json:"unreleased,omitempty"`
+	Reasons    []string `json:"reasons,omitempty"`
+}
+
+func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
+	var req releaseReq
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	ctx := r.Context()
+	expect := map[string]string{}
+	for _, it := range req.IPs {
+		ip, err := netip.ParseAddr(it.IP)
+		if err != nil {
+			badRequest(w, fmt.Errorf("%q is not a valid ip", it.IP))
+			return
+		}
+		prefix := ipam.PrefixStatefulSet
+		if it.AppType != "" {
+			prefix = ipam.TypePrefixForAppType(it.AppType)
+		}
+		expect[ip.Unmap().String()] = ipam.QueryKey(prefix, it.Namespace, it.AppName, it.PodName, it.PoolName)
+	}
+	var resp releaseResp
+	for _, it := range req.IPs {
+		ip, _ := netip.ParseAddr(it.IP)
+		ip = ip.Unmap()
+		var f networkingv1alpha1.FloatIP
+		err := g.Client.Get(ctx, client.ObjectKey{Name: ipam.NameForIP(ip)}, &f)
+		reason := ""
+		switch {
+		case apierrors.IsNotFound(err):
+			reason = "not allocated"
+		case err != nil:
+			internalError(w, err)
+			return
+		case f.Spec.Key != expect[ip.String()]:
+			reason = fmt.Sprintf("allocated to %s, not %s", f.Spec.Key, expect[ip.String()])
+		case isAdminReserved(&f):
+			reason = "reserved by an admin"
+		}
+		if reason == "" {
+			items, err := g.items(ctx, []networkingv1alpha1.FloatIP{f})
+			if err != nil {
+				internalError(w, err)
+				return
+			}
+			if !items[0].Releasable {
+				badRequest(w, fmt.Errorf("%s is not releasable", it.IP))
+				return
+			}
+			rv := f.ResourceVersion
+			if err := g.Client.Delete(ctx, &f, client.Preconditions{UID: &f.UID, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			resp.Unreleased = append(resp.Unreleased, ip.String())
+			resp.Reasons = append(resp.Reasons, reason)
+		}
+	}
+	if len(resp.Unreleased) > 0 {
+		resp.Code, resp.Message = http.StatusAccepted, "Unreleased ips have been released or allocated to other pods, or are not within valid range"
+		reply(w, http.StatusAccepted, resp)
+		return
+	}
+	resp.Code = http.StatusOK
+	reply(w, http.StatusOK, resp)
+}
+
+func (g *GalaxyAPI) getPool(w http.ResponseWriter, r *http.Request, name string) {
+	var p networkingv1alpha1.FloatIPPool
+	if err := g.Client.Get(r.Context(), client.ObjectKey{Name: name}, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			reply(w, http.StatusNotFound, galaxyResp{Code: http.StatusNotFound, Message: fmt.Sprintf("not found: pool %s", name)})
+			return
+		}
+		internalError(w, err)
+		return
+	}
+	size := 0
+	if p.Spec.Size != nil {
+		size = int(*p.Spec.Size)
+	}
+	reply(w, http.StatusOK, struct {
+		galaxyResp
+		Pool galaxyPool `json:"pool"`
+	}{galaxyResp{Code: http.StatusOK}, galaxyPool{Name: p.Name, Size: size, PreAllocateIP: p.Spec.PreAllocate}})
+}
+
+type updatePoolResp struct {
+	galaxyResp
+	RealPoolSize int `json:"realPoolSize"`
+}
+
+func (g *GalaxyAPI) updatePool(w http.ResponseWriter, r *http.Request) {
+	var req galaxyPool
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	if req.Name == "" || strings.Contains(req.Name, "_") {
+		badRequest(w, fmt.Errorf("pool name %q is empty or contains \"_\"", req.Name))
+		return
+	}
+	if req.Size < 0 {
+		badRequest(w, fmt.Errorf("size %d is negative", req.Size))
+		return
+	}
+	ctx := r.Context()
+	size := int32(min(req.Size, 1<<30)) //nolint:gosec // bounded above
+	var p networkingv1alpha1.FloatIPPool
+	err := g.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &p)
+	switch {
+	case apierrors.IsNotFound(err):
+		p = networkingv1alpha1.FloatIPPool{
+			ObjectMeta: metav1.ObjectMeta{Name: req.Name},
+			Spec:       networkingv1alpha1.FloatIPPoolSpec{Size: &size, PreAllocate: req.PreAllocateIP},
+		}
+		if err := g.Client.Create(ctx, &p); err != nil {
+			badRequest(w, err)
+			return
+		}
+	case err != nil:
+		internalError(w, err)
+		return
+	default:
+		before := p.DeepCopy()
+		p.Spec.Size, p.Spec.PreAllocate = &size, req.PreAllocateIP
+		if err := g.Client.Patch(ctx, &p, client.MergeFrom(before)); err != nil {
+			badRequest(w, err)
+			return
+		}
+	}
+	if !req.PreAllocateIP {
+		reply(w, http.StatusOK, updatePoolResp{galaxyResp: galaxyResp{Code: http.StatusOK}})
+		return
+	}
+	if g.Pools != nil {
+		for range 2 { // the first pass may only add the finalizer
+			if _, err := g.Pools.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: req.Name}}); err != nil {
+				internalError(w, err)
+				return
+			}
+		}
+	}
+	var live client.Reader = g.Client
+	if g.Live != nil {
+		live = g.Live
+	}
+	var list networkingv1alpha1.FloatIPList
+	if err := live.List(ctx, &list); err != nil {
+		internalError(w, err)
+		return
+	}
+	held := 0
+	prefix := ipam.PoolPrefix(req.Name)
+	for _, f := range list.Items {
+		if strings.HasPrefix(f.Spec.Key, prefix) {
+			held++
+		}
+	}
+	if held < req.Size {
+		reply(w, http.StatusAccepted, updatePoolResp{galaxyResp{Code: http.StatusAccepted, Message: "No enough IPs"}, held})
+		return
+	}
+	reply(w, http.StatusOK, updatePoolResp{galaxyResp{Code: http.StatusOK}, held})
+}
+
+func (g *GalaxyAPI) deletePool(w http.ResponseWriter, r *http.Request, name string) {
+	p := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := g.Client.Delete(r.Context(), p); err != nil && !apierrors.IsNotFound(err) {
+		internalError(w, err)
+		return
+	}
+	reply(w, http.StatusOK, galaxyResp{Code: http.StatusOK})
+}

@@ -1,0 +1,169 @@
+// Package floatippool manages fixed pod IPs compatible with galaxy-ipam:
+// FloatIPPools (ranges, node subnets, size, release policy) and FloatIPs
+// (one object per allocated IP, named after it). Allocation happens in a
+// kube-scheduler extender (filter + bind) the manager serves; reconcilers
+// keep pool status, pre-allocate, and release IPs by galaxy's policy table.
+package floatippool
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+)
+
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/binding,verbs=create
+// +kubebuilder:rbac:groups="",resources=nodes;namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Options are the float-IP flags.
+type Options struct {
+	// ExtenderAddress serves the scheduler extender (galaxy: :9040); empty
+	// disables it.
+	ExtenderAddress string
+	// APIAddress serves galaxy-ipam's HTTP API (galaxy: :9041); empty
+	// disables it.
+	APIAddress string
+	// SweepInterval re-checks every held IP (galaxy's resyncInterval).
+	SweepInterval time.Duration
+	// MigrateGalaxy translates galaxy-ipam's ConfigMap, Pools and
+	// FloatingIPs every MigrateInterval.
+	MigrateGalaxy   bool
+	MigrateInterval time.Duration
+}
+
+// BindFlags registers the options' flags.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ExtenderAddress, "floatip-extender-address", o.ExtenderAddress, "Address of the float-IP kube-scheduler extender (galaxy-ipam's --port); empty disables it.")
+	fs.StringVar(&o.APIAddress, "floatip-api-address", o.APIAddress, "Address of the galaxy-ipam compatible HTTP API; empty disables it.")
+	fs.DurationVar(&o.SweepInterval, "floatip-sweep-interval", o.SweepInterval, "How often every held float IP is re-checked against its pod.")
+	fs.BoolVar(&o.MigrateGalaxy, "floatip-migrate-galaxy", o.MigrateGalaxy, "Translate galaxy-ipam's kube-system/floatingip-config ConfigMap, Pools and FloatingIPs into FloatIPPools and FloatIPs.")
+	fs.DurationVar(&o.MigrateInterval, "floatip-migrate-interval", o.MigrateInterval, "How often galaxy-ipam's objects are translated again.")
+}
+
+// Setup returns the setup.Func that registers the float-IP controllers and servers.
+func (o Options) Setup() setup.Func {
+	return func(ctx context.Context, mgr ctrl.Manager, _ setup.Config) error {
+		return o.setup(ctx, mgr)
+	}
+}
+
+// DefaultOptions are galaxy-ipam's ports and a one-minute resync.
+func DefaultOptions() Options {
+	return Options{ExtenderAddress: ":9040", APIAddress: ":9041", SweepInterval: time.Minute, MigrateGalaxy: true, MigrateInterval: time.Minute}
+}
+
+// Setup registers the float-IP controllers and servers with default options.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	return DefaultOptions().Setup()(ctx, mgr, cfg)
+}
+
+// IndexFields registers the cache indexes this package lists by.
+func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
+	indexes := map[string]client.IndexerFunc{
+		fieldKey:  func(o client.Object) []string { return []string{o.(*networkingv1alpha1.FloatIP).Spec.Key} },
+		fieldPool: func(o client.Object) []string { return []string{o.(*networkingv1alpha1.FloatIP).Spec.Pool} },
+		indexPodKey: func(o client.Object) []string {
+			if k := podKeyOf(o.(*networkingv1alpha1.FloatIP)); k != "" {
+				return []string{k}
+			}
+			return nil
+		},
+	}
+	for name, fn := range indexes {
+		if err := idx.IndexField(ctx, &networkingv1alpha1.FloatIP{}, name, fn); err != nil {
+			return fmt.Errorf("indexing FloatIPs by %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
+	if o.SweepInterval <= 0 || (o.MigrateGalaxy && o.MigrateInterval <= 0) {
+		return fmt.Errorf("--floatip-sweep-interval (%s) and --floatip-migrate-interval (%s) must be positive", o.SweepInterval, o.MigrateInterval)
+	}
+	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	m := NewMetrics(metrics.Registry)
+	c := mgr.GetClient()
+
+	pools := &PoolReconciler{Client: c, Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("floatippool"), Metrics: m}
+	allPools := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var list networkingv1alpha1.FloatIPPoolList
+		if err := c.List(ctx, &list); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for _, p := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}})
+		}
+		return out
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).Named("floatippool").
+		For(&networkingv1alpha1.FloatIPPool{}).
+		Watches(&networkingv1alpha1.FloatIP{}, allPools).
+		Complete(pools); err != nil {
+		return fmt.Errorf("building the floatippool controller: %w", err)
+	}
+
+	gc := &GCReconciler{Client: c, Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("floatip"), SweepInterval: o.SweepInterval}
+	podToFIPs := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil
+		}
+		var list networkingv1alpha1.FloatIPList
+		if err := c.List(ctx, &list, client.MatchingFields{indexPodKey: pod.Namespace + "/" + pod.Name}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for _, f := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: f.Name}})
+		}
+		return out
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).Named("floatip").
+		For(&networkingv1alpha1.FloatIP{}).
+		Watches(&corev1.Pod{}, podToFIPs).
+		Complete(gc); err != nil {
+		return fmt.Errorf("building the floatip controller: %w", err)
+	}
+
+	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c}
+	if o.ExtenderAddress != "" {
+		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m}
+		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
+			return fmt.Errorf("adding the float-IP extender: %w", err)
+		}
+	}
+	if o.MigrateGalaxy {
+		mig := &Migrator{Client: c, Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("floatip-migration"), Interval: o.MigrateInterval}
+		if err := mgr.Add(mig); err != nil {
+			return fmt.Errorf("adding the galaxy-ipam migration: %w", err)
+		}
+	}
+	if o.APIAddress != "" {
+		api := &GalaxyAPI{Client: c, Live: mgr.GetAPIReader(), Pools: pools}
+		if err := mgr.Add(&Server{Name: "galaxy-ipam compatible API", Addr: o.APIAddress, Handler: api}); err != nil {
+			return fmt.Errorf("adding the galaxy-ipam API: %w", err)
+		}
+	}
+	return nil
+}

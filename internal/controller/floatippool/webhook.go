@@ -1,0 +1,123 @@
+package floatippool
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/validate-networking-edgeplane-io-v1alpha1-floatippool,mutating=false,failurePolicy=fail,sideEffects=None,groups=networking.edgeplane.io,resources=floatippools,verbs=create;update;delete,versions=v1alpha1,name=vfloatippool.networking.edgeplane.io,admissionReviewVersions=v1
+
+// PoolValidator rejects what CEL cannot see across objects: a pool whose
+// IPs overlap another pool's, and an edit that drops IPs still in use.
+type PoolValidator struct {
+	// Reader reads pools and FloatIPs (the manager's API reader, so a
+	// just-created pool is seen).
+	Reader client.Reader
+}
+
+var _ admission.Validator[*networkingv1alpha1.FloatIPPool] = &PoolValidator{}
+
+// SetupWebhook registers the FloatIPPool validating webhook.
+func SetupWebhook(mgr ctrl.Manager) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &networkingv1alpha1.FloatIPPool{}).
+		WithValidator(&PoolValidator{Reader: mgr.GetAPIReader()}).
+		Complete(); err != nil {
+		return fmt.Errorf("building the FloatIPPool webhook: %w", err)
+	}
+	return nil
+}
+
+// ValidateCreate rejects invalid or overlapping ranges.
+func (v *PoolValidator) ValidateCreate(ctx context.Context, pool *networkingv1alpha1.FloatIPPool) (admission.Warnings, error) {
+	return v.validate(ctx, nil, pool)
+}
+
+// ValidateUpdate also rejects dropping IPs that are in use.
+func (v *PoolValidator) ValidateUpdate(ctx context.Context, old, pool *networkingv1alpha1.FloatIPPool) (admission.Warnings, error) {
+	return v.validate(ctx, old, pool)
+}
+
+// ValidateDelete allows deletion and warns when IPs are in use (the
+// finalizer holds the pool until they are released).
+func (v *PoolValidator) ValidateDelete(ctx context.Context, pool *networkingv1alpha1.FloatIPPool) (admission.Warnings, error) {
+	inUse, err := v.inUse(ctx, pool.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(inUse) > 0 {
+		return admission.Warnings{fmt.Sprintf("FloatIPPool %s still has %d IPs in use; it is deleted once they are released", pool.Name, len(inUse))}, nil
+	}
+	return nil, nil
+}
+
+func (v *PoolValidator) validate(ctx context.Context, old, pool *networkingv1alpha1.FloatIPPool) (admission.Warnings, error) {
+	view := parsePool(pool)
+	if view.err != nil {
+		return nil, fmt.Errorf("FloatIPPool %s: %w", pool.Name, view.err)
+	}
+	var warnings admission.Warnings
+	if pool.Spec.Size != nil && len(pool.Spec.Ranges) > 0 && int64(*pool.Spec.Size) > view.set.Size() {
+		warnings = append(warnings, fmt.Sprintf("size %d is larger than the pool's %d IPs", *pool.Spec.Size, view.set.Size()))
+	}
+	if view.hasRanges() {
+		var list networkingv1alpha1.FloatIPPoolList
+		if err := v.Reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("listing FloatIPPools: %w", err)
+		}
+		for i := range list.Items {
+			other := &list.Items[i]
+			if other.Name == pool.Name || len(other.Spec.Ranges) == 0 {
+				continue
+			}
+			ov := parsePool(other)
+			if ov.err != nil {
+				continue
+			}
+			if r, ok := view.set.Overlap(ov.set); ok {
+				return nil, fmt.Errorf("FloatIPPool %s overlaps FloatIPPool %s: IPs %s are in both", pool.Name, other.Name, r)
+			}
+		}
+	}
+	if old == nil {
+		return warnings, nil
+	}
+	inUse, err := v.inUse(ctx, pool.Name)
+	if err != nil {
+		return nil, err
+	}
+	var dropped []string
+	for _, ip := range inUse {
+		if !view.hasRanges() || !view.set.Contains(ip) {
+			dropped = append(dropped, ip.String())
+		}
+	}
+	if len(dropped) > 0 {
+		slices.Sort(dropped)
+		return nil, fmt.Errorf("FloatIPPool %s: the new ranges drop IPs that are in use (%s); release them first (kubectl delete fip)", pool.Name, strings.Join(limit(dropped, 20), ", "))
+	}
+	return warnings, nil
+}
+
+// inUse lists the IPs that have a FloatIP in the pool.
+func (v *PoolValidator) inUse(ctx context.Context, pool string) ([]netip.Addr, error) {
+	var list networkingv1alpha1.FloatIPList
+	if err := v.Reader.List(ctx, &list, client.MatchingFields{fieldPool: pool}); err != nil {
+		return nil, fmt.Errorf("listing FloatIPs of pool %s: %w", pool, err)
+	}
+	var out []netip.Addr
+	for i := range list.Items {
+		if ip, ok := fipIP(&list.Items[i]); ok {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
+}
