@@ -13,6 +13,8 @@ dir=$(cd "$dir" && pwd)
 k8s_bin=${EDGEPLANE_K8S_BIN_DIR:-$root/bin/k8s/v1.37.0}
 kubectl() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
 cloudsim_addr=${DEMO_CLOUDSIM_ADDR:-127.0.0.1:39600}
+floatip_extender_addr=127.0.0.1:39040
+floatip_api_addr=127.0.0.1:39041
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -52,8 +54,14 @@ wait_for() {
 up() {
 	go build -o bin/localcluster ./hack/localcluster
 	say "Starting the local cluster (3 kwok nodes and 1 virtual node) in $dir"
+	# The scheduler sends pods that request float IPs to the manager's
+	# extender (examples/floatippool/kube-scheduler-config.yaml, made local).
+	sed -e "s|/etc/kubernetes/scheduler.conf|$dir/kubeconfigs/kube-scheduler.kubeconfig|" \
+		-e "s|http://127.0.0.1:9040/v1|http://$floatip_extender_addr/v1|" \
+		examples/floatippool/kube-scheduler-config.yaml > "$dir/kube-scheduler-config.yaml"
 	if ! bin/localcluster status --dir "$dir" > /dev/null 2>&1; then
-		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1
+		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1 \
+			--scheduler-flag=--config="$dir/kube-scheduler-config.yaml"
 	fi
 	# status exits 0 once ready; stop waiting at once if the supervisor died.
 	wait_for "the local cluster" 300 bash -c "bin/localcluster status --dir '$dir' || { kill -0 \$(cat '$dir/localcluster-supervisor.pid') 2>/dev/null || exit 0; exit 1; }"
@@ -75,7 +83,8 @@ up() {
 		--leader-elect --leader-election-namespace edgeplane-system \
 		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
 		--webhook-host 127.0.0.1 --webhook-port 39443 --webhook-cert-dir "$dir/webhook-certs" \
-		--webhook-service-namespace edgeplane-system
+		--webhook-service-namespace edgeplane-system \
+		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr"
 	wait_for "the manager to be ready" 120 curl -fsS http://127.0.0.1:38081/readyz
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
@@ -84,6 +93,9 @@ up() {
 	kubectl apply -k examples
 	kubectl wait --for=condition=Ready --timeout=120s clusterproviderconfigs --all
 	kubectl wait --for=condition=Ready --timeout=120s providerconfigs --all -A
+	kubectl wait --for=condition=Ready --timeout=120s floatippools --all
+	kubectl -n default rollout status statefulset/fip-web --timeout=120s
+	kubectl -n default rollout status deployment/fip-api --timeout=120s
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type

@@ -2,7 +2,7 @@
 // internal/localcluster (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok with fake nodes) for `make demo` and manual testing.
 //
-//	localcluster up     --dir DIR [--nodes N] [--virtual-nodes M]   # foreground; Ctrl-C stops
+//	localcluster up     --dir DIR [--nodes N] [--virtual-nodes M] [--scheduler-flag F]...   # foreground; Ctrl-C stops
 //	localcluster down   --dir DIR
 //	localcluster status --dir DIR
 //

@@ -25,12 +25,17 @@ const (
 )
 
 func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
-	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--timeout D]")
+	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--timeout D] [--scheduler-flag F]...")
 	dir := fs.String("dir", "", "working directory for certificates, data, logs (DIR/logs), DIR/kubeconfig and DIR/localcluster.pid (required)")
 	nodes := fs.Int("nodes", 2, "number of worker nodes, named local-1 ... local-N")
 	virtual := fs.Int("virtual-nodes", 0, "number of virtual (eklet) nodes, named virtual-1 ... virtual-M, "+
 		"labelled node.kubernetes.io/instance-type=eklet and type=virtual-kubelet and tainted "+ekletTaintKey+":NoSchedule")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long start-up may take")
+	var schedulerFlags []string
+	fs.Func("scheduler-flag", "an extra kube-scheduler flag, e.g. --scheduler-flag=--config=FILE (repeatable)", func(v string) error {
+		schedulerFlags = append(schedulerFlags, v)
+		return nil
+	})
 	return &command{
 		name:    "up",
 		summary: "start a cluster and stay in the foreground until SIGINT/SIGTERM, then stop it",
@@ -45,7 +50,7 @@ func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 				_, _ = fmt.Fprintf(stderr, "localcluster up: %v\n", err)
 				return exitUsage
 			}
-			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
+			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), schedulerFlags: schedulerFlags, timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
 			return u.run()
 		},
 	}
@@ -74,6 +79,7 @@ func nodeSpecs(workers, virtual int) []localcluster.NodeSpec {
 type upRun struct {
 	dir            string
 	nodes          []localcluster.NodeSpec
+	schedulerFlags []string
 	timeout        time.Duration
 	stdout, stderr io.Writer
 	log            logr.Logger
@@ -119,10 +125,11 @@ func (u upRun) run() int {
 
 	began := time.Now()
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir:          u.dir,
-		Nodes:        u.nodes,
-		Log:          u.log.WithName("localcluster"),
-		StartTimeout: u.timeout,
+		Dir:            u.dir,
+		Nodes:          u.nodes,
+		SchedulerFlags: u.schedulerFlags,
+		Log:            u.log.WithName("localcluster"),
+		StartTimeout:   u.timeout,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
