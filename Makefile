@@ -57,6 +57,16 @@ verify: ## Fail if generated files are stale, code is not gofmt'ed, or vet/lint/
 build: ## Build the edgeplane binaries into bin/.
 	$(GO) build -o bin/ ./cmd/...
 
+IMAGE          ?= ghcr.io/edgeplane/edgeplane:dev
+IMAGE_PLATFORM ?= linux/amd64
+.PHONY: image-binaries
+image-binaries: ## Build the static binaries the container image packages into bin/image/<os>_<arch>/.
+	hack/build-image-binaries.sh $(IMAGE_PLATFORM)
+
+.PHONY: image
+image: ## Build the container image (needs docker or podman; not available on the development machine).
+	$$(command -v docker || command -v podman) build --platform $(IMAGE_PLATFORM) --build-arg VERSION=$$(git describe --tags --always --dirty) -t $(IMAGE) .
+
 .PHONY: k8s-bin
 k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/<version> (cached).
 	hack/build-k8s.sh

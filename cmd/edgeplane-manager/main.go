@@ -13,6 +13,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/manager"
 )
 
+// version is set at link time (hack/build-image-binaries.sh).
+var version = "dev"
+
 func main() {
 	all := manager.Controllers()
 	opts := manager.DefaultOptions()
@@ -33,7 +36,7 @@ func main() {
 	if err != nil {
 		fail(log.Error, err)
 	}
-	log.Info("Starting manager")
+	log.Info("Starting manager", "version", version)
 	if err := mgr.Start(ctx); err != nil {
 		fail(log.Error, fmt.Errorf("running the manager: %w", err))
 	}

@@ -29,6 +29,15 @@ import (
 // `kubectl wait --for=condition=Ready`, kstatus and Argo CD health work.
 const TypeReady = "Ready"
 
+// kstatus's "abnormal-true" conditions, which GitOps tools (Flux, Argo CD
+// through kstatus, cli-utils appliers) read before Ready: Reconciling=True
+// means in progress, Stalled=True means failed until a person changes
+// something. SetReady and SetStalled keep them in step with Ready.
+const (
+	TypeReconciling = "Reconciling"
+	TypeStalled     = "Stalled"
+)
+
 // Object is an in-cluster kind whose status holds metav1.Conditions and an
 // observedGeneration. API types implement it with four one-line accessors on
 // their status.
@@ -57,9 +66,37 @@ func Set(obj Object, cond metav1.Condition) bool {
 	return true
 }
 
-// SetReady sets the Ready condition; see Set.
+// SetReady sets the Ready condition (see Set) and the kstatus conditions that
+// go with it: none when Ready is True; Reconciling=True with the same reason
+// and message when it is False or Unknown, for something the controller is
+// still working on or waiting for. Use SetStalled for what it cannot fix.
 func SetReady(obj Object, status metav1.ConditionStatus, reason, message string) bool {
-	return Set(obj, metav1.Condition{Type: TypeReady, Status: status, Reason: reason, Message: message})
+	changed := Set(obj, metav1.Condition{Type: TypeReady, Status: status, Reason: reason, Message: message})
+	changed = remove(obj, TypeStalled) || changed
+	if status == metav1.ConditionTrue {
+		return remove(obj, TypeReconciling) || changed
+	}
+	return Set(obj, metav1.Condition{Type: TypeReconciling, Status: metav1.ConditionTrue, Reason: reason, Message: message}) || changed
+}
+
+// SetStalled marks obj failed for a reason only a person can fix (an invalid
+// or conflicting spec): Ready=False and Stalled=True with reason and
+// message, and no Reconciling.
+func SetStalled(obj Object, reason, message string) bool {
+	changed := Set(obj, metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: message})
+	changed = remove(obj, TypeReconciling) || changed
+	return Set(obj, metav1.Condition{Type: TypeStalled, Status: metav1.ConditionTrue, Reason: reason, Message: message}) || changed
+}
+
+// remove deletes obj's condition of the given type; it reports whether there was one.
+func remove(obj Object, conditionType string) bool {
+	if meta.FindStatusCondition(obj.GetConditions(), conditionType) == nil {
+		return false
+	}
+	conds := slices.Clone(obj.GetConditions())
+	meta.RemoveStatusCondition(&conds, conditionType)
+	obj.SetConditions(conds)
+	return true
 }
 
 // MarkUnknownIfMissing sets each of conditionTypes that obj does not have yet

@@ -224,3 +224,42 @@ func TestIsReady(t *testing.T) {
 		})
 	}
 }
+
+func TestSetReadyAndSetStalledKeepKstatusConditionsInStep(t *testing.T) {
+	type want map[string]metav1.ConditionStatus // condition type -> status; absent = not there
+	steps := []struct {
+		name string
+		do   func(*thing) bool
+		want want
+	}{
+		{"waiting", func(o *thing) bool { return SetReady(o, metav1.ConditionFalse, "Waiting", "w") },
+			want{TypeReady: metav1.ConditionFalse, TypeReconciling: metav1.ConditionTrue}},
+		{"unknown also reconciles", func(o *thing) bool { return SetReady(o, metav1.ConditionUnknown, "Starting", "s") },
+			want{TypeReady: metav1.ConditionUnknown, TypeReconciling: metav1.ConditionTrue}},
+		{"stalled", func(o *thing) bool { return SetStalled(o, "InvalidSpec", "bad") },
+			want{TypeReady: metav1.ConditionFalse, TypeStalled: metav1.ConditionTrue}},
+		{"stalled again changes nothing", func(o *thing) bool { return SetStalled(o, "InvalidSpec", "bad") },
+			want{TypeReady: metav1.ConditionFalse, TypeStalled: metav1.ConditionTrue}},
+		{"ready clears both", func(o *thing) bool { return SetReady(o, metav1.ConditionTrue, "Ok", "ok") },
+			want{TypeReady: metav1.ConditionTrue}},
+	}
+	o := thingWith(1)
+	for i, s := range steps {
+		changed := s.do(o)
+		if wantChanged := s.name != "stalled again changes nothing"; changed != wantChanged {
+			t.Errorf("step %d %s: changed = %v, want %v", i, s.name, changed, wantChanged)
+		}
+		got := want{}
+		for _, c := range o.Status.Conditions {
+			got[c.Type] = c.Status
+		}
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Errorf("step %d %s: conditions (-want +got):\n%s", i, s.name, diff)
+		}
+		for _, c := range o.Status.Conditions {
+			if c.Type != TypeReady && c.Reason != Get(o, TypeReady).Reason {
+				t.Errorf("step %d %s: %s has reason %q, want Ready's", i, s.name, c.Type, c.Reason)
+			}
+		}
+	}
+}

@@ -335,7 +335,10 @@ type IngressDaemonSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   IngressDaemonSetSpec   `json:"spec"`
+	Spec IngressDaemonSetSpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status IngressDaemonSetStatus `json:"status,omitempty"`
 }
 

@@ -59,8 +59,11 @@ type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ClusterProviderConfigSpec `json:"spec"`
-	Status ProviderConfigStatus      `json:"status,omitempty"`
+	Spec ClusterProviderConfigSpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
+	Status ProviderConfigStatus `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true

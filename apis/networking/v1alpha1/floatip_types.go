@@ -114,7 +114,10 @@ type FloatIP struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   FloatIPSpec   `json:"spec"`
+	Spec FloatIPSpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status FloatIPStatus `json:"status,omitempty"`
 }
 

@@ -163,7 +163,10 @@ type FloatIPPool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   FloatIPPoolSpec   `json:"spec"`
+	Spec FloatIPPoolSpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that a pool no controller
+	// has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status FloatIPPoolStatus `json:"status,omitempty"`
 }
 

@@ -212,7 +212,10 @@ type BurstPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   BurstPolicySpec   `json:"spec"`
+	Spec BurstPolicySpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status BurstPolicyStatus `json:"status,omitempty"`
 }
 

@@ -57,7 +57,10 @@ type ClusterBurstPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ClusterBurstPolicySpec   `json:"spec,omitempty"`
+	Spec ClusterBurstPolicySpec `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status ClusterBurstPolicyStatus `json:"status,omitempty"`
 }
 

@@ -22,7 +22,12 @@ func computeStatus(s *scope) {
 	switch {
 	case s.targetErr != nil:
 		p.Status.Target = targetName(p)
-		status.SetReady(p, metav1.ConditionFalse, s.targetErr.reason, s.targetErr.message)
+		if s.targetErr.reason == schedulingv1alpha1.ReasonTargetNotFound {
+			// The target may yet be created: waiting, not failed.
+			status.SetReady(p, metav1.ConditionFalse, s.targetErr.reason, s.targetErr.message)
+		} else {
+			status.SetStalled(p, s.targetErr.reason, s.targetErr.message)
+		}
 		status.ObserveGeneration(p)
 		return
 	case s.plan == nil:

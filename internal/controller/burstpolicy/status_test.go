@@ -26,7 +26,7 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name:      "target missing",
 			scope:     scope{targetErr: &targetError{reason: schedulingv1alpha1.ReasonTargetNotFound, message: "Deployment web not found"}},
-			wantConds: conds{"Ready": "False/TargetNotFound", "Bursting": "Unknown/Reconciling", "LocalCapacityShort": "Unknown/Reconciling"},
+			wantConds: conds{"Ready": "False/TargetNotFound", "Reconciling": "True/TargetNotFound", "Bursting": "Unknown/Reconciling", "LocalCapacityShort": "Unknown/Reconciling"},
 			wantGen:   true,
 		},
 		{

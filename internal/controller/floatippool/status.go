@@ -74,7 +74,7 @@ func computePoolStatus(pool *networkingv1alpha1.FloatIPPool, v *poolView, fips [
 		if errors.As(v.err, &overlap) {
 			reason = networkingv1alpha1.FloatIPReasonOverlap
 		}
-		status.SetReady(pool, metav1.ConditionFalse, reason, v.err.Error())
+		status.SetStalled(pool, reason, v.err.Error())
 	case len(c.outside) > 0:
 		status.SetReady(pool, metav1.ConditionFalse, networkingv1alpha1.FloatIPReasonOrphanedAllocations,
 			fmt.Sprintf("IPs in use are outside the ranges and were kept: %s", strings.Join(limit(c.outside, 20), ", ")))

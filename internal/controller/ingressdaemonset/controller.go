@@ -191,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			msg = err.Error()
 		}
-		status.SetReady(ids, metav1.ConditionFalse, appsv1alpha1.ReasonSelectorMismatch, msg)
+		status.SetStalled(ids, appsv1alpha1.ReasonSelectorMismatch, msg)
 		status.ObserveGeneration(ids)
 		return status.Patch(ctx, r.Client, before, ids)
 	}

@@ -145,7 +145,7 @@ func TestComputeStatus(t *testing.T) {
 			ids: testIDS(nil),
 			o: observation{revision: "r2", nodes: []string{"a", "b", "c"}, deployments: map[string]*appsv1.Deployment{
 				"a": deploymentAt("r2", appsv1alpha1.NodePhaseUpdating, 1), "b": deploymentAt("r1", appsv1alpha1.NodePhaseReady, 2)}},
-			want:     conds{"Ready": appsv1alpha1.ReasonRolloutInProgress, "Progressing": appsv1alpha1.ReasonRollingUpdate, "Degraded": appsv1alpha1.ReasonAsExpected},
+			want:     conds{"Ready": appsv1alpha1.ReasonRolloutInProgress, "Reconciling": appsv1alpha1.ReasonRolloutInProgress, "Progressing": appsv1alpha1.ReasonRollingUpdate, "Degraded": appsv1alpha1.ReasonAsExpected},
 			wantNums: [5]int32{3, 2, 1, 1, 1},
 		},
 		"partitioned": {
@@ -160,14 +160,14 @@ func TestComputeStatus(t *testing.T) {
 				i.Spec.UpdateStrategy.RollingUpdate = &appsv1alpha1.RollingUpdate{Paused: true}
 			}),
 			o:        observation{revision: "r2", nodes: []string{"a"}, deployments: map[string]*appsv1.Deployment{"a": deploymentAt("r1", appsv1alpha1.NodePhaseReady, 2)}},
-			want:     conds{"Ready": appsv1alpha1.ReasonRolloutPaused, "Progressing": appsv1alpha1.ReasonRolloutPaused, "Degraded": appsv1alpha1.ReasonAsExpected},
+			want:     conds{"Ready": appsv1alpha1.ReasonRolloutPaused, "Reconciling": appsv1alpha1.ReasonRolloutPaused, "Progressing": appsv1alpha1.ReasonRolloutPaused, "Degraded": appsv1alpha1.ReasonAsExpected},
 			wantNums: [5]int32{1, 1, 0, 1, 1},
 		},
 		"not ready and degraded": {
 			ids: testIDS(nil),
 			o: observation{revision: "r2", nodes: []string{"a"}, deployments: map[string]*appsv1.Deployment{"a": deploymentAt("r2", appsv1alpha1.NodePhaseReady, 1)},
 				problems: []string{"z", "a"}, degradedReason: appsv1alpha1.ReasonInvalidDetachmentTimestamp},
-			want:     conds{"Ready": appsv1alpha1.ReasonNodesNotReady, "Progressing": appsv1alpha1.ReasonRolloutComplete, "Degraded": appsv1alpha1.ReasonInvalidDetachmentTimestamp},
+			want:     conds{"Ready": appsv1alpha1.ReasonNodesNotReady, "Reconciling": appsv1alpha1.ReasonNodesNotReady, "Progressing": appsv1alpha1.ReasonRolloutComplete, "Degraded": appsv1alpha1.ReasonInvalidDetachmentTimestamp},
 			wantNums: [5]int32{1, 1, 1, 0, 0},
 		},
 	}

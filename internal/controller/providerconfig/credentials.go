@@ -70,3 +70,26 @@ func terminatingCondition(users int64) xpv2.Condition {
 	return xpv2.Condition{Type: cloudv1alpha1.TypeTerminating, Status: corev1.ConditionTrue, Reason: cloudv1alpha1.ReasonInUse,
 		Message: fmt.Sprintf("deletion waits until %d managed resource(s) stop using this config", users)}
 }
+
+// kstatusConditions are the kstatus conditions that go with a Ready
+// condition, so that GitOps tools tell waiting from failed: a missing Secret
+// may yet appear (Reconciling), a Secret edgeplane may not read or that lacks
+// keys needs a person (Stalled). Both are False once Ready is True.
+func kstatusConditions(ready xpv2.Condition) []xpv2.Condition {
+	reconciling := xpv2.Condition{Type: typeReconciling, Status: corev1.ConditionFalse, Reason: ready.Reason}
+	stalled := xpv2.Condition{Type: typeStalled, Status: corev1.ConditionFalse, Reason: ready.Reason}
+	switch {
+	case ready.Status == corev1.ConditionTrue:
+	case ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing:
+		stalled.Status, stalled.Message = corev1.ConditionTrue, ready.Message
+	default:
+		reconciling.Status, reconciling.Message = corev1.ConditionTrue, ready.Message
+	}
+	return []xpv2.Condition{reconciling, stalled}
+}
+
+const (
+	typeReconciling xpv2.ConditionType = "Reconciling"
+	typeStalled     xpv2.ConditionType = "Stalled"
+)
+

@@ -72,3 +72,31 @@ func TestReadyCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestKstatusConditions(t *testing.T) {
+	type states struct{ Reconciling, Stalled corev1.ConditionStatus }
+	for name, tc := range map[string]struct {
+		ready xpv2.Condition
+		want  states
+	}{
+		"ready":              {ready(cloudv1alpha1.ReasonCredentialsAvailable, "ok"), states{corev1.ConditionFalse, corev1.ConditionFalse}},
+		"secret not found":   {notReady(cloudv1alpha1.ReasonSecretNotFound, "m"), states{corev1.ConditionTrue, corev1.ConditionFalse}},
+		"secret forbidden":   {notReady(cloudv1alpha1.ReasonSecretForbidden, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
+		"secret key missing": {notReady(cloudv1alpha1.ReasonSecretKeyMissing, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := map[xpv2.ConditionType]xpv2.Condition{}
+			for _, c := range kstatusConditions(tc.ready) {
+				got[c.Type] = c
+			}
+			if s := (states{got[typeReconciling].Status, got[typeStalled].Status}); s != tc.want {
+				t.Errorf("got %+v, want %+v", s, tc.want)
+			}
+			for _, c := range got {
+				if c.Reason != tc.ready.Reason {
+					t.Errorf("%s has reason %q, want Ready's %q", c.Type, c.Reason, tc.ready.Reason)
+				}
+			}
+		})
+	}
+}

@@ -148,6 +148,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	cond.LastTransitionTime = metav1.Now()
 	cond.ObservedGeneration = gen
 	obj.SetConditions(cond)
+	// SetConditions keeps a condition that did not change as it was.
+	for _, k := range kstatusConditions(cond) {
+		k.LastTransitionTime, k.ObservedGeneration = cond.LastTransitionTime, gen
+		obj.SetConditions(k)
+	}
 	v.status.ObservedGeneration = gen
 
 	if prev := before.GetCondition(xpv2.TypeReady); prev.Status != cond.Status || prev.Reason != cond.Reason {

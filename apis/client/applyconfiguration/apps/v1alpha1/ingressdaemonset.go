@@ -22,8 +22,10 @@ import (
 type IngressDaemonSetApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *IngressDaemonSetSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *IngressDaemonSetStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *IngressDaemonSetSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *IngressDaemonSetStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // IngressDaemonSet constructs a declarative configuration of the IngressDaemonSet type for use with

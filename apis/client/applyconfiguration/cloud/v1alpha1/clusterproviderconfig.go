@@ -21,7 +21,9 @@ type ClusterProviderConfigApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Spec                             *ClusterProviderConfigSpecApplyConfiguration `json:"spec,omitempty"`
-	Status                           *ProviderConfigStatusApplyConfiguration      `json:"status,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *ProviderConfigStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // ClusterProviderConfig constructs a declarative configuration of the ClusterProviderConfig type for use with

@@ -21,8 +21,10 @@ import (
 type ProviderConfigApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *ProviderConfigSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *ProviderConfigStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *ProviderConfigSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *ProviderConfigStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // ProviderConfig constructs a declarative configuration of the ProviderConfig type for use with

@@ -20,8 +20,10 @@ import (
 type FloatIPApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *FloatIPSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *FloatIPStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *FloatIPSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *FloatIPStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // FloatIP constructs a declarative configuration of the FloatIP type for use with

@@ -20,8 +20,10 @@ import (
 type FloatIPPoolApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *FloatIPPoolSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *FloatIPPoolStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *FloatIPPoolSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that a pool no controller
+	// has seen yet reads as in progress to kstatus, not as current.
+	Status *FloatIPPoolStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // FloatIPPool constructs a declarative configuration of the FloatIPPool type for use with

@@ -21,8 +21,10 @@ import (
 type BurstPolicyApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *BurstPolicySpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *BurstPolicyStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *BurstPolicySpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *BurstPolicyStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // BurstPolicy constructs a declarative configuration of the BurstPolicy type for use with

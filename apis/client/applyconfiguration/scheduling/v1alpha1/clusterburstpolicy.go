@@ -21,8 +21,10 @@ import (
 type ClusterBurstPolicyApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *ClusterBurstPolicySpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *ClusterBurstPolicyStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *ClusterBurstPolicySpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *ClusterBurstPolicyStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // ClusterBurstPolicy constructs a declarative configuration of the ClusterBurstPolicy type for use with

@@ -1,0 +1,212 @@
+// Package packaging_test checks what users install: the Helm chart (lint,
+// template, the values schema) and every kustomize base and overlay, each
+// applied with a server-side dry run to a real API server (envtest) that has
+// edgeplane's CRDs and stand-ins for cert-manager's and prometheus-operator's.
+package packaging_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// tools runs the repository's pinned tools and the local kubectl.
+type tools struct {
+	root, kubectl, kubeconfig string
+}
+
+func newTools(t *testing.T) tools {
+	t.Helper()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := k8sbin.Path("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join("testdata", "standin-crds.yaml")}, ErrorIfPathMissing: true,
+	}); err != nil {
+		t.Fatalf("installing the stand-in CRDs: %v", err)
+	}
+	return tools{root: root, kubectl: kubectl, kubeconfig: kubeconfig}
+}
+
+// run runs a command in the repository root and returns stdout; a failure
+// returns stderr in the error.
+func (tl tools) run(stdin []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = tl.root
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &cmdError{err: err, stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+type cmdError struct {
+	err    error
+	stderr string
+}
+
+func (e *cmdError) Error() string { return e.err.Error() + ": " + e.stderr }
+
+func (tl tools) goTool(tool string, args ...string) ([]byte, error) {
+	return tl.run(nil, "go", append([]string{"tool", "-modfile=hack/tools/go.mod", tool}, args...)...)
+}
+
+// dryRun applies manifests server-side with dryRun=All, after creating the
+// namespaces they use (a dry-run Namespace is not there for the objects in it).
+func (tl tools) dryRun(t *testing.T, manifests []byte) {
+	t.Helper()
+	objs := decode(t, manifests)
+	if len(objs) == 0 {
+		t.Fatal("nothing to apply")
+	}
+	for _, u := range objs {
+		ns := u.GetNamespace()
+		if u.GetKind() == "Namespace" {
+			ns = u.GetName()
+		}
+		if ns != "" {
+			ensureNamespace(t, ns)
+		}
+	}
+	out, err := tl.run(manifests, tl.kubectl, "--kubeconfig", tl.kubeconfig, "apply", "--server-side",
+		"--dry-run=server", "--field-manager=edgeplane-packaging-test", "-f", "-")
+	if err != nil {
+		t.Fatalf("server-side dry run: %v\n%s", err, out)
+	}
+	if got := strings.Count(strings.TrimSpace(string(out)), "\n") + 1; got != len(objs) {
+		t.Errorf("the dry run reported %d objects, the manifests have %d:\n%s", got, len(objs), out)
+	}
+}
+
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+func decode(t *testing.T, manifests []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if err.Error() == "EOF" {
+				return objs
+			}
+			t.Fatalf("decoding manifests: %v", err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+func TestKustomizeBasesAndOverlaysApply(t *testing.T) {
+	tl := newTools(t)
+	for _, dir := range []string{
+		"config/crd", "config/rbac", "config/manager", "config/webhook", "config/samples",
+		"config/certmanager", "config/prometheus",
+		"config/default", "config/overlays/aws", "config/overlays/tencentcloud", "config/overlays/local",
+	} {
+		t.Run(dir, func(t *testing.T) {
+			if _, err := os.Stat(filepath.Join(tl.root, dir, "kustomization.yaml")); err != nil {
+				t.Fatalf("%s has no kustomization.yaml: %v", dir, err)
+			}
+			out, err := tl.goTool("kustomize", "build", dir)
+			if err != nil {
+				t.Fatalf("kustomize build %s: %v", dir, err)
+			}
+			tl.dryRun(t, out)
+		})
+	}
+}
+
+func TestHelmChart(t *testing.T) {
+	tl := newTools(t)
+	const chart = "charts/edgeplane"
+	if out, err := tl.goTool("helm", "lint", "--strict", chart); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+	for name, set := range map[string][]string{
+		"defaults": nil,
+		"cert-manager, ServiceMonitor, both clouds, credential namespaces": {
+			"webhook.certMode=cert-manager", "serviceMonitor.enabled=true",
+			"providerConfigs.aws.enabled=true", "providerConfigs.tencentcloud.enabled=true",
+			"providerConfigs.aws.credentials.source=Secret", "providerConfigs.aws.credentials.secretRef.name=aws-creds",
+			"credentialNamespaces={team-a}",
+		},
+		"one replica, some controllers off, no scheduler config": {
+			"replicas=1", "podDisruptionBudget.enabled=false", "manager.controllers={*,-burstpolicy}",
+			"floatIP.schedulerConfig.enabled=false", "manager.leaderElection.enabled=false",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"template", "edgeplane", chart, "--namespace", "edgeplane-system", "--include-crds"}
+			for _, s := range set {
+				args = append(args, "--set", s)
+			}
+			out, err := tl.goTool("helm", args...)
+			if err != nil {
+				t.Fatalf("helm template: %v", err)
+			}
+			tl.dryRun(t, out)
+		})
+	}
+}
+
+func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
+	tl := newTools(t)
+	for _, set := range []string{
+		"manager.logLevel=verbose",
+		"manager.controllers={}",
+		"manager.kubeAPIQPS=0",
+		"webhook.certMode=manual",
+		"floatIP.extenderPort=0",
+		"floatIP.schedulerConfig.urlPrefix=edgeplane:9040",
+		"providerConfigs.aws.credentials.source=Password",
+		"notAValue=1",
+	} {
+		t.Run(set, func(t *testing.T) {
+			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)
+			if err == nil {
+				t.Fatalf("helm template --set %s succeeded; the values schema must reject it", set)
+			}
+			if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+				t.Errorf("helm template --set %s failed, but not on the schema: %v", set, err)
+			}
+		})
+	}
+}
