@@ -221,4 +221,3 @@ func buildExamples(t *testing.T, root string) []*unstructured.Unstructured {
 	}
 	return objs
 }
-

@@ -92,4 +92,3 @@ const (
 	typeReconciling xpv2.ConditionType = "Reconciling"
 	typeStalled     xpv2.ConditionType = "Stalled"
 )
-
