@@ -92,8 +92,9 @@ fuzz: ## Run every fuzz target for FUZZ_TIME each.
 	hack/fuzz.sh $(FUZZ_TIME)
 
 .PHONY: bench
-bench: k8s-bin ## Run the benchmarks (speed and memory are measured here, never in tests).
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+bench: k8s-bin ## Run every benchmark once and write bench/report.md and bench/report.json (speed and memory are measured here, never in tests).
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count=1 -p 1 -timeout 60m ./... 2>&1 | tee bench/raw.txt
+	$(GO) run ./hack/benchreport -in bench/raw.txt -targets bench/targets.yaml -md bench/report.md -json bench/report.json
 
 ##@ Demo
 

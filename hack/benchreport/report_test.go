@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const raw = `goos: linux
+goarch: amd64
+pkg: github.com/edgeplane/edgeplane/internal/controller/burstpolicy
+cpu: AMD EPYC
+BenchmarkBurst1000Pending/paced-2         	       1	1200 ns/op	  520 p50-ms	 1030 p99-ms
+BenchmarkBurst1000Pending/unpaced-2       	       1	1300 ns/op	  900 p50-ms	 2600 p99-ms
+PASS
+pkg: github.com/edgeplane/edgeplane/test/e2e/floatippool
+BenchmarkFloatIP2000Pods-2   	       1	73473813909 ns/op	        89.60 allocations/s	         1.217 floatip/plain
+ok  	github.com/edgeplane/edgeplane/test/e2e/floatippool	111.045s
+`
+
+func TestParseAndBuild(t *testing.T) {
+	results, env, err := Parse(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Env{GOOS: "linux", GOARCH: "amd64", CPU: "AMD EPYC"}, env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if len(results) != 3 || results[2].Name != "BenchmarkFloatIP2000Pods" || results[2].Package != "github.com/edgeplane/edgeplane/test/e2e/floatippool" ||
+		results[2].Metrics["floatip/plain"] != 1.217 || results[0].Name != "BenchmarkBurst1000Pending/paced" {
+		t.Fatalf("parsed %+v", results)
+	}
+	targets := []Target{
+		{Benchmark: "BenchmarkBurst1000Pending", Metric: "p99-ms", Op: "<=", Bound: 2000},
+		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "floatip/plain", Op: "<=", Bound: 1.25},
+		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "allocations/s", Op: ">=", Bound: 100},
+		{Benchmark: "BenchmarkMissing", Metric: "x", Op: "<=", Bound: 1},
+	}
+	rep := Build(results, targets, env)
+	var got []string
+	for _, tr := range rep.Targets {
+		v := "nil"
+		if tr.Value != nil {
+			v = format(*tr.Value)
+		}
+		got = append(got, tr.Benchmark+" "+tr.Metric+"="+v+" "+tr.Status)
+	}
+	want := []string{
+		"BenchmarkBurst1000Pending p99-ms=2600 missed", // the worst sub-benchmark counts
+		"BenchmarkFloatIP2000Pods floatip/plain=1.217 met",
+		"BenchmarkFloatIP2000Pods allocations/s=89.6 missed",
+		"BenchmarkMissing x=nil not run",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	if rep.Met != 1 || rep.Missed != 2 || rep.NotRun != 1 {
+		t.Errorf("counts met %d missed %d not run %d", rep.Met, rep.Missed, rep.NotRun)
+	}
+	md, js, err := rep.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| 0 |  (`BenchmarkFloatIP2000Pods` floatip/plain) | 1.217 | <= 1.25 | met |") || !strings.Contains(string(js), `"status": "missed"`) {
+		t.Errorf("rendered:\n%s\n%s", md, js)
+	}
+}
+
+func TestParseRejectsMalformedMetrics(t *testing.T) {
+	if _, _, err := Parse(strings.NewReader("BenchmarkX-2 1 12 ns/op 7\n")); err == nil {
+		t.Error("an odd number of metric fields parsed")
+	}
+}
+
+func TestLoadTargetsChecksEveryEntry(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"unknown field": `- {benchmark: B, metric: m, op: "<=", bound: 1, command: c, bogus: 1}`,
+		"bad op":        `- {benchmark: B, metric: m, op: "<", bound: 1, command: c}`,
+		"no command":    `- {benchmark: B, metric: m, op: "<=", bound: 1}`,
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadTargets(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := LoadTargets(filepath.Join("..", "..", "bench", "targets.yaml")); err != nil {
+		t.Errorf("the repository's targets: %v", err)
+	}
+}
