@@ -167,6 +167,8 @@ func TestHelmChart(t *testing.T) {
 			"providerConfigs.aws.enabled=true", "providerConfigs.tencentcloud.enabled=true",
 			"providerConfigs.aws.credentials.source=Secret", "providerConfigs.aws.credentials.secretRef.name=aws-creds",
 			"credentialNamespaces={team-a}",
+			`serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/edgeplane`,
+			"manager.extraArgs={--burst-max-concurrent-reconciles=4}",
 		},
 		"one replica, some controllers off, no scheduler config": {
 			"replicas=1", "podDisruptionBudget.enabled=false", "manager.controllers={*,-burstpolicy}",
@@ -198,6 +200,7 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"floatIP.schedulerConfig.urlPrefix=edgeplane:9040",
 		"providerConfigs.aws.credentials.source=Password",
 		"notAValue=1",
+		"manager.extraArgs={rm -rf /}",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)
