@@ -36,12 +36,22 @@ type Env struct {
 	Client client.Client
 	// Scheme knows the built-in kinds and every edgeplane kind.
 	Scheme *runtime.Scheme
+	// Webhooks, when started with StartWithWebhooks, is where the API server
+	// sends admission requests: serve them on its LocalServingHost and
+	// LocalServingPort with the certificate in LocalServingCertDir.
+	Webhooks *envtest.WebhookInstallOptions
 
 	env *envtest.Environment
 }
 
 // Start starts an API server and etcd and installs the CRDs from config/crd/bases.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return start(false) }
+
+// StartWithWebhooks is Start plus edgeplane's admission webhook
+// configurations (config/webhook), pointed at a local server; see Env.Webhooks.
+func StartWithWebhooks() (*Env, error) { return start(true) }
+
+func start(webhooks bool) (*Env, error) {
 	dir, err := k8sbin.Dir()
 	if err != nil {
 		return nil, err
@@ -63,6 +73,11 @@ func Start() (*Env, error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	if webhooks {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(root, "config", "webhook", "manifests.yaml")}, IgnoreErrorIfPathMissing: false,
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest from %s: %w", dir, err)
@@ -72,7 +87,11 @@ func Start() (*Env, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
-	return &Env{Config: cfg, Client: c, Scheme: scheme, env: env}, nil
+	e := &Env{Config: cfg, Client: c, Scheme: scheme, env: env}
+	if webhooks {
+		e.Webhooks = &env.WebhookInstallOptions
+	}
+	return e, nil
 }
 
 // Stop stops the API server and etcd.

@@ -1,0 +1,276 @@
+// Package webhooks_test benchmarks edgeplane's admission webhooks (issue 10:
+// p99 ≤ 10 ms under 200 concurrent pod creations). It runs only under
+// `make bench`: the package has no tests.
+package webhooks_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+const concurrentPods = 200
+
+// recorder times every admission request by URL path, at the server, so the
+// figures are the webhooks' own (TLS, decoding, cache reads, the decision,
+// the patch), not the API server's.
+type recorder struct {
+	next http.Handler
+	mu   sync.Mutex
+	d    map[string][]time.Duration
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	r.next.ServeHTTP(w, req)
+	took := time.Since(start)
+	r.mu.Lock()
+	r.d[req.URL.Path] = append(r.d[req.URL.Path], took)
+	r.mu.Unlock()
+}
+
+func (r *recorder) reset() map[string][]time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.d
+	r.d = map[string][]time.Duration{}
+	return out
+}
+
+// fixture is set up once per process: the benchmark function runs several
+// times (b.N = 1, then more), and one manager per process keeps controller
+// names unique.
+type fixture struct {
+	env    *testenv.Env
+	rec    *recorder
+	served []string
+	stop   func()
+}
+
+var (
+	fx    *fixture
+	fxErr error
+	round int // pod name prefix, unique across the benchmark's runs
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fx != nil {
+		fx.stop()
+	}
+	os.Exit(code)
+}
+
+func setUp(b *testing.B) *fixture {
+	if fx != nil || fxErr != nil {
+		if fxErr != nil {
+			b.Fatal(fxErr)
+		}
+		return fx
+	}
+	f, err := newFixture()
+	if err != nil {
+		fxErr = err
+		b.Fatal(err)
+	}
+	fx = f
+	return f
+}
+
+func newFixture() (_ *fixture, err error) {
+	ctrl.SetLogger(logr.Discard())
+	env, err := testenv.StartWithWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fixture{env: env}
+	var srv *http.Server
+	f.stop = func() {
+		cancel()
+		if srv != nil {
+			_ = srv.Close()
+		}
+		_ = env.Stop()
+	}
+	defer func() {
+		if err != nil {
+			f.stop()
+		}
+	}()
+
+	// Every controller that serves webhooks registers them on mux, exactly as
+	// in the manager; the recorder serves mux where the API server calls.
+	mux := http.NewServeMux()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: env.Webhooks.LocalServingCertDir, WebhookMux: mux}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := manager.Controllers()
+	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	manager.BindControllerFlags(fs, all)
+	if err := fs.Parse([]string{"--floatip-extender-address=", "--floatip-api-address=", "--floatip-migrate-galaxy=false"}); err != nil {
+		return nil, err
+	}
+	for _, c := range all {
+		if !c.ServesWebhooks {
+			continue
+		}
+		if err := c.Setup(ctx, mgr, setup.Config{ClusterName: "bench"}); err != nil {
+			return nil, fmt.Errorf("setting up %s: %w", c.Name, err)
+		}
+		f.served = append(f.served, c.Name)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, errors.New("the cache did not sync")
+	}
+
+	f.rec = &recorder{next: mux, d: map[string][]time.Duration{}}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(env.Webhooks.LocalServingCertDir, "tls.crt"), filepath.Join(env.Webhooks.LocalServingCertDir, "tls.key"))
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(env.Webhooks.LocalServingHost, strconv.Itoa(env.Webhooks.LocalServingPort))
+	srv = &http.Server{Addr: addr, Handler: f.rec, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := tls.Listen("tcp", addr, srv.TLSConfig)
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = srv.Serve(ln) }()
+
+	// A namespace whose pods a Pending-trigger BurstPolicy governs, so the pod
+	// webhook does its whole job (list policies, decide, patch the gate).
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
+		return nil, err
+	}
+	policy := &schedulingv1alpha1.BurstPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "bench"},
+		Spec: schedulingv1alpha1.BurstPolicySpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench"}},
+			Trigger:  schedulingv1alpha1.TriggerPending,
+		},
+	}
+	if err := env.Client.Create(ctx, policy); err != nil {
+		return nil, err
+	}
+	// Wait until the webhook answers through the API server and the policy
+	// is in the cache: a warm-up pod gets gated.
+	if err := waitGated(ctx, env, f.rec); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func BenchmarkWebhooks200ConcurrentPods(b *testing.B) {
+	f := setUp(b)
+	env, rec := f.env, f.rec
+	ctx := b.Context()
+	b.ResetTimer()
+	var all200 map[string][]time.Duration
+	for range b.N {
+		round++
+		createConcurrently(ctx, b, env, fmt.Sprintf("r%d", round))
+		for path, d := range rec.reset() {
+			if all200 == nil {
+				all200 = map[string][]time.Duration{}
+			}
+			all200[path] = append(all200[path], d...)
+		}
+	}
+	b.StopTimer()
+	if len(all200) == 0 {
+		b.Fatalf("no admission request reached a webhook (controllers serving webhooks: %v)", f.served)
+	}
+	for path, d := range all200 {
+		slices.Sort(d)
+		name := filepath.Base(path)
+		b.ReportMetric(ms(d[len(d)*50/100]), name+"-p50-ms")
+		b.ReportMetric(ms(d[min(len(d)-1, len(d)*99/100)]), name+"-p99-ms")
+		b.ReportMetric(float64(len(d))/float64(b.N), name+"-requests/op")
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func createConcurrently(ctx context.Context, b *testing.B, env *testenv.Env, prefix string) {
+	var wg sync.WaitGroup
+	errs := make(chan error, concurrentPods)
+	for i := range concurrentPods {
+		wg.Go(func() {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%03d", prefix, i), Namespace: "bench", Labels: map[string]string{"app": "bench"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			}
+			if err := env.Client.Create(ctx, pod); err != nil {
+				errs <- err
+				return
+			}
+			if len(pod.Spec.SchedulingGates) == 0 {
+				errs <- fmt.Errorf("pod %s was not gated: the webhook did not run", pod.Name)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+func waitGated(ctx context.Context, env *testenv.Env, rec *recorder) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; ; i++ {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("warm-%d", i), Namespace: "bench", Labels: map[string]string{"app": "bench"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}
+		if err := env.Client.Create(ctx, pod); err == nil && len(pod.Spec.SchedulingGates) > 0 {
+			rec.reset()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the pod webhook never gated a pod")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
