@@ -1,0 +1,185 @@
+// Package failover_test measures leader failover (issue 10): two
+// edgeplane-manager processes with leader election against a real API server;
+// the leader is killed with SIGKILL (it cannot hand the Lease over) and a
+// ClusterProviderConfig is created at that moment. The figure is how long
+// reconciling stops: from the kill until the standby has made that config
+// Ready, against the bound the Lease sets: the lease duration plus the
+// standby's longest wait between attempts (client-go jitters the retry period
+// by up to 1.2×, so 2.2 retry periods); the reconcile must fit in what is left,
+// since the leader renewed at most one retry period before it died.
+// It runs only under `make bench`: the package has no tests.
+package failover_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+const (
+	leaseDuration = 15 * time.Second // the manager's defaults
+	renewDeadline = 10 * time.Second
+	retryPeriod   = 2 * time.Second
+	leaseName     = "edgeplane-failover-bench"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+type managerProc struct {
+	cmd        *exec.Cmd
+	probe      string
+	identityOf string
+}
+
+func startManager(t testing.TB, bin, kubeconfig, name string) *managerProc {
+	t.Helper()
+	probe, webhook := freeAddr(t), freeAddr(t)
+	_, webhookPort, _ := net.SplitHostPort(webhook)
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "bench",
+		"--leader-elect", "--leader-election-namespace", "default", "--leader-election-id", leaseName,
+		"--leader-election-lease-duration", leaseDuration.String(), "--leader-election-renew-deadline", renewDeadline.String(),
+		"--leader-election-retry-period", retryPeriod.String(),
+		"--metrics-bind-address", "0", "--health-probe-bind-address", probe,
+		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
+		"--webhook-service-namespace", "default",
+		"--floatip-extender-address=", "--floatip-api-address=")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = log.Close()
+	})
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get("http://" + probe + "/healthz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("manager %s never became healthy; log in %s", name, log.Name())
+	}
+	return &managerProc{cmd: cmd, probe: probe}
+}
+
+func holder(ctx context.Context) string {
+	var l coordinationv1.Lease
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func BenchmarkLeaderFailover(b *testing.B) {
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "edgeplane-manager")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building the manager: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		leader := startManager(b, bin, kubeconfig, fmt.Sprintf("a%d", i))
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			return holder(ctx) != "", nil
+		}); err != nil {
+			b.Fatal("the first manager never took the Lease")
+		}
+		first := holder(ctx)
+		standby := startManager(b, bin, kubeconfig, fmt.Sprintf("b%d", i))
+		b.StartTimer()
+
+		killed := time.Now()
+		if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		cpc := &cloudv1alpha1.ClusterProviderConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("failover-%d-%d", os.Getpid(), i)},
+			Spec: cloudv1alpha1.ClusterProviderConfigSpec{
+				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "us-east-1", Endpoint: "http://127.0.0.1:1"},
+				Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
+			},
+		}
+		if err := env.Client.Create(ctx, cpc); err != nil {
+			b.Fatal(err)
+		}
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
+				return false, nil
+			}
+			return cpc.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue, nil
+		})
+		took := time.Since(killed)
+		b.StopTimer()
+		if err != nil {
+			b.Fatalf("the standby never reconciled the config: %v", err)
+		}
+		if h := holder(ctx); h == first || h == "" {
+			b.Fatalf("the Lease is still held by %q after failover", h)
+		}
+		total += took
+		_ = standby.cmd.Process.Kill()
+		_ = standby.cmd.Wait()
+		// Let the standby's Lease expire before the next round's first manager.
+		if i+1 < b.N {
+			time.Sleep(leaseDuration + 3*retryPeriod)
+		}
+	}
+	mean := total / time.Duration(b.N)
+	bound := leaseDuration + time.Duration(2.2*float64(retryPeriod))
+	b.ReportMetric(mean.Seconds(), "failover-s")
+	b.ReportMetric(bound.Seconds(), "bound-s")
+	b.ReportMetric(mean.Seconds()/bound.Seconds(), "failover/bound")
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
