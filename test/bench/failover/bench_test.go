@@ -12,6 +12,7 @@ package failover_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -44,7 +45,15 @@ const (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Main(m, &env) }
+// TestMain starts the API server only when benchmarks run: `make test` runs
+// this package too, and it has no tests.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.bench").Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	testenv.Main(m, &env)
+}
 
 type managerProc struct {
 	cmd        *exec.Cmd
