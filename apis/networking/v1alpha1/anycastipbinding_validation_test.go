@@ -108,7 +108,7 @@ func TestAnycastIPBindingUpdateValidation(t *testing.T) {
 		update  func(b *networkingv1alpha1.AnycastIPBinding)
 		wantErr string
 	}{
-		"tags may change": {update: func(b *networkingv1alpha1.AnycastIPBinding) { b.Spec.Tags = map[string]string{"a": "b"} }},
+		"tags may change":           {update: func(b *networkingv1alpha1.AnycastIPBinding) { b.Spec.Tags = map[string]string{"a": "b"} }},
 		"addressID may be set once": {update: func(b *networkingv1alpha1.AnycastIPBinding) { b.Spec.AddressID = "eip-00000001" }},
 		"nodeName is immutable": {update: func(b *networkingv1alpha1.AnycastIPBinding) { b.Spec.NodeName = "other" },
 			wantErr: "nodeName is immutable"},
