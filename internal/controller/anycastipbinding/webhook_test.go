@@ -55,4 +55,3 @@ func TestNodeTainter(t *testing.T) {
 		})
 	}
 }
-
