@@ -175,7 +175,7 @@ func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	if ttl <= 0 {
 		ttl = 30 * time.Second
 	}
-	a = &account{ref: ref, cloud: cl, identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(ttl)}
+	a = &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(ttl)}
 	c.mu.Lock()
 	// Keep the client (and its rate-limit buckets) of an unchanged config.
 	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy {

@@ -285,13 +285,23 @@ func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.Any
 	}
 }
 
-// checkTask follows the pending task with DescribeTaskResult while the
-// address is in a transitional state, and reports a FAILED one.
+// checkTask waits for the pending task with DescribeTaskResult. The
+// address's own state (from the batched DescribeAddresses) already shows
+// most outcomes: CREATING/BINDING/UNBINDING end when the task does, a
+// FAILED allocation removes the address, a FAILED association returns it
+// to UNBIND. So DescribeTaskResult (one call per task, 20/s on Tencent, not
+// batchable) is asked only when the state alone is ambiguous: an address
+// that is still transitional after twice the task poll interval (a slow
+// task, which may have failed), or an association that ended without BIND
+// (did it fail, or was the address unbound by someone?).
 func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, a tencentcloud.Address) error {
 	task := b.Status.PendingTask
 	if task == nil {
 		if attempt, id, ok := allocateTask(b); ok && attempt == attemptOf(b) && a.Status == tencentcloud.StatusCreating {
 			task = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(id, 10), Action: "AllocateAddresses"}
+			if t := meta.GetExternalCreateSucceeded(b); !t.IsZero() {
+				task.StartedAt = metav1.NewTime(t)
+			}
 		}
 	}
 	if task == nil {
@@ -302,14 +312,13 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 		b.Status.PendingTask = nil
 		return nil //nolint:nilerr // a malformed task ID in status is dropped, not retried
 	}
-	done := !isTransitional(a.Status)
-	if done && task.Action != "AssociateAddress" {
-		// Allocation ended (CREATING is over); nothing to learn.
+	transitional := isTransitional(a.Status)
+	switch {
+	case !transitional && (task.Action != "AssociateAddress" || decide.IsBound(&a, e.instance)):
+		// Ended the way the task meant it to.
 		b.Status.PendingTask = nil
 		return nil
-	}
-	if done && decide.IsBound(&a, e.instance) {
-		b.Status.PendingTask = nil
+	case transitional && time.Since(task.StartedAt.Time) < 2*e.c.opts.TaskPollInterval:
 		return nil
 	}
 	res, err := e.acct.cloud.TaskResult(ctx, id)
@@ -327,7 +336,7 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 		}
 		e.nodeEvent(b, corev1.EventTypeWarning, reason, actionBind, "%s", msg)
 	case tencentcloud.TaskSuccess:
-		if done {
+		if !transitional {
 			b.Status.PendingTask = nil
 		}
 	}

@@ -80,6 +80,10 @@ func newFixture(t *testing.T, settings core.Settings, fixtures *core.Fixtures) *
 	f.opts = DefaultOptions()
 	f.opts.ProviderConfig = f.cpc
 	f.opts.OrphanGracePeriod = time.Minute
+	// Passes are a few milliseconds apart in real time while the manual
+	// clock moves a second per pass: a tiny poll interval makes every
+	// still-running task "slow", so it is followed with DescribeTaskResult.
+	f.opts.TaskPollInterval = time.Millisecond
 	f.opts.ClientOptions = func(o *tencentcloud.Options) {
 		// The manual clock does not refill the server's buckets by itself;
 		// the tests advance it, so client-side waiting would only slow

@@ -92,6 +92,9 @@ type Options struct {
 	BlockedPollInterval time.Duration
 	// MaxConcurrentReconciles of the binding controller.
 	MaxConcurrentReconciles int
+	// BatchWindow is how long DescribeAddresses look-ups wait to be
+	// coalesced into one call (0 disables batching).
+	BatchWindow time.Duration
 
 	// OrphanMode, OrphanGracePeriod and OrphanInterval configure the sweep.
 	OrphanMode        orphan.Mode
@@ -122,6 +125,7 @@ func DefaultOptions() Options {
 		TaskPollInterval:        time.Second,
 		BlockedPollInterval:     30 * time.Second,
 		MaxConcurrentReconciles: 10,
+		BatchWindow:             20 * time.Millisecond,
 		OrphanMode:              orphan.ModeDelete,
 		OrphanGracePeriod:       10 * time.Minute,
 		OrphanInterval:          5 * time.Minute,
@@ -141,6 +145,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Tags, "aia-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
 	fs.DurationVar(&o.PollInterval, "aia-poll-interval", o.PollInterval, "How often a bound address is checked again.")
 	fs.DurationVar(&o.TaskPollInterval, "aia-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
+	fs.DurationVar(&o.BatchWindow, "aia-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "aia-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
 	fs.Var(&o.OrphanMode, "aia-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
 	fs.DurationVar(&o.OrphanGracePeriod, "aia-orphan-grace-period", o.OrphanGracePeriod, "Addresses younger than this are never treated as orphans.")
