@@ -3,6 +3,7 @@ package anycastipbinding
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
+
+// debugBench logs the convergence timeline.
+var debugBench = os.Getenv("AIA_BENCH_DEBUG") != ""
 
 const (
 	benchNodes = 200
@@ -163,11 +167,27 @@ func benchConverge(b *testing.B, iter int) {
 		if err := c.List(ctx, &list); err != nil {
 			b.Fatal(err)
 		}
-		readyN := 0
+		readyN, total, withAddr := 0, 0, 0
 		for _, bd := range list.Items {
-			if r := bd.Spec.ProviderConfigReference; r != nil && r.Name == cpc && bd.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-				readyN++
+			if r := bd.Spec.ProviderConfigReference; r != nil && r.Name == cpc {
+				total++
+				if bd.Annotations["crossplane.io/external-name"] != "" {
+					withAddr++
+				}
+				if bd.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+					readyN++
+				}
 			}
+		}
+		if debugBench {
+			snap := emu.World().Snapshot()
+			bound := 0
+			for _, a := range snap.Tencent.Addresses {
+				if a.AddressStatus == "BIND" {
+					bound++
+				}
+			}
+			fmt.Fprintf(os.Stderr, "%6.2fs bindings %d with address %d ready %d | cloud addresses %d bound %d\n", time.Since(start).Seconds(), total, withAddr, readyN, len(snap.Tencent.Addresses), bound)
 		}
 		if readyN == benchNodes {
 			break
@@ -175,7 +195,7 @@ func benchConverge(b *testing.B, iter int) {
 		if ctx.Err() != nil {
 			b.Fatalf("only %d of %d bindings Ready", readyN, benchNodes)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

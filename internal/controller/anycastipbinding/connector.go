@@ -231,6 +231,13 @@ type recorder struct{ rec events.EventRecorder }
 func newRecorder(r events.EventRecorder) event.Recorder { return recorder{rec: r} }
 
 func (r recorder) Event(obj runtime.Object, e event.Event) {
+	// The managed reconciler's generic Normal events (CreatedExternalResource,
+	// UpdatedExternalResource, DeletedExternalResource, ...) say less than
+	// the binding's conditions and the node's own Events, and would be two
+	// to three more API writes per binding; warnings always pass.
+	if e.Type == event.TypeNormal {
+		return
+	}
 	r.rec.Eventf(obj, nil, string(e.Type), string(e.Reason), "Reconcile", "%s", e.Message)
 }
 

@@ -246,7 +246,8 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		return err
 	}
 	if o.Translate {
-		t := &Translator{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName + "-translator"), Selector: ts.selector, Spec: ts.spec}
+		t := &Translator{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName + "-translator"), Selector: ts.selector, Spec: ts.spec,
+			MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 		if err := t.SetupWithManager(mgr); err != nil {
 			return err
 		}

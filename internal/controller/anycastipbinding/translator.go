@@ -12,6 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -32,6 +34,8 @@ type Translator struct {
 	Selector labels.Selector
 	// Spec is the spec of translated bindings (without nodeName).
 	Spec networkingv1alpha1.AnycastIPBindingSpec
+	// MaxConcurrentReconciles of the translator (default 1).
+	MaxConcurrentReconciles int
 }
 
 // TranslatorName is the translator controller's name.
@@ -64,6 +68,7 @@ func (t *Translator) SetupWithManager(mgr ctrl.Manager) error {
 				return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
 			},
 		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(t.MaxConcurrentReconciles, 1)}).
 		Complete(t); err != nil {
 		return fmt.Errorf("building the %s controller: %w", TranslatorName, err)
 	}
@@ -119,6 +124,11 @@ func (t *Translator) mutate(b *networkingv1alpha1.AnycastIPBinding, nodeName str
 	stored := b.ResourceVersion != ""
 	spec := *t.Spec.DeepCopy()
 	spec.NodeName = nodeName
+	if !stored {
+		// The binding controller's finalizer from the start: the managed
+		// reconciler then need not write the new object once more to add it.
+		controllerutil.AddFinalizer(b, networkingv1alpha1.AnycastIPBindingFinalizer)
+	}
 	if stored {
 		spec.AddressType = b.Spec.AddressType
 		spec.AddressID = b.Spec.AddressID
