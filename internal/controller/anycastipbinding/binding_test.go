@@ -371,3 +371,30 @@ func TestSweepKeepsWhatIsNotOrphaned(t *testing.T) {
 		t.Errorf("sweep deleted something: %+v", rep)
 	}
 }
+
+// TestOrphanPolicy: management policies without Delete keep the address
+// when the binding is deleted, and the orphan sweep never releases it.
+func TestOrphanPolicy(t *testing.T) {
+	f := newFixture(t, core.Settings{}, instances("ins-node0001"))
+	name := prefix(t)
+	f.node(name, "ins-node0001", false)
+	f.binding(name, name, func(b *networkingv1alpha1.AnycastIPBinding) {
+		b.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
+	})
+	addr := f.converge(name, ready).Status.AddressID
+	f.deleteBinding(name)
+	if a := f.address(addr); a == nil || a.AddressStatus != "BIND" {
+		t.Fatalf("address %s not kept: %+v", addr, a)
+	}
+	if err := env.Client.Delete(f.ctx, f.getNode(name)); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	rep, err := f.sweep.Sweep(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 0 || len(rep.Reported) != 1 || f.address(addr) == nil {
+		t.Errorf("sweep: %+v", rep)
+	}
+}

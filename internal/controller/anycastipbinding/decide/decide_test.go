@@ -279,6 +279,10 @@ func TestSweep(t *testing.T) {
 	rebound := addr("eip-00000002", "AnycastEIP", "BIND", "ins-other001", map[string]string{TagCluster: "c1", TagOwnerUID: "u2", TagNodeName: "n2", TagInstanceID: ins})
 	legacy := addr("eip-00000003", "AnycastEIP", "UNBIND", "", map[string]string{networkingv1alpha1.LegacyTagClusterUUID: "lu", networkingv1alpha1.LegacyTagNodeName: "n3"})
 	other := addr("eip-00000004", "AnycastEIP", "UNBIND", "", map[string]string{TagCluster: "c2", TagOwnerUID: "u4"})
+	kept := addr("eip-00000005", "AnycastEIP", "UNBIND", "", Tags(TagInput{Cluster: "c1", OwnerUID: "u5", NodeName: "n5", Orphan: true}))
+	if o := SweepObject(kept, "c1", "lu"); o.ReportOnly == "" || !o.HasClusterIdentity {
+		t.Errorf("an address kept by its management policies is deletable: %+v", o)
+	}
 
 	objs := map[string]orphan.CloudObject{}
 	for _, a := range []tencentcloud.Address{ours, rebound, legacy, other} {

@@ -43,6 +43,9 @@ func SweepObject(a tencentcloud.Address, cluster, legacyUUID string) orphan.Clou
 	if a.InstanceID != "" && a.InstanceID != want {
 		obj.ReportOnly = fmt.Sprintf("bound to instance %s, not to the instance %q in its tags", a.InstanceID, want)
 	}
+	if a.Tags[TagDeletionPolicy] == DeletionPolicyOrphan {
+		obj.ReportOnly = "allocated for a binding whose management policies keep the address"
+	}
 	if a.NetworkInterfaceID != "" && a.Status == tencentcloud.StatusBindENI {
 		obj.ReportOnly = fmt.Sprintf("bound to network interface %s", a.NetworkInterfaceID)
 	}

@@ -27,8 +27,15 @@ const (
 	// TagInstanceID is the node's CVM instance.
 	TagInstanceID = "edgeplane.io/instance-id"
 
+	// TagDeletionPolicy is "Orphan" on an address allocated for a binding
+	// whose management policies leave out Delete: the address is meant to
+	// outlive the binding, so the orphan sweep only reports it.
+	TagDeletionPolicy = "edgeplane.io/deletion-policy"
+
 	// OwnerKind is TagOwnerKind's value.
 	OwnerKind = "AnycastIPBinding"
+	// DeletionPolicyOrphan is TagDeletionPolicy's value.
+	DeletionPolicyOrphan = "Orphan"
 )
 
 // TagInput is what the creation tags are made of.
@@ -40,6 +47,8 @@ type TagInput struct {
 	// User are the binding's spec.tags; reserved keys never override
 	// edgeplane's.
 	User map[string]string
+	// Orphan: the binding's management policies leave out Delete.
+	Orphan bool
 }
 
 // Tags returns the tags an allocated address carries.
@@ -55,6 +64,9 @@ func Tags(in TagInput) map[string]string {
 	out[TagOwnerUID] = string(in.OwnerUID)
 	out[TagNodeName] = in.NodeName
 	out[TagInstanceID] = in.InstanceID
+	if in.Orphan {
+		out[TagDeletionPolicy] = DeletionPolicyOrphan
+	}
 	return out
 }
 
