@@ -62,8 +62,20 @@ func (e *external) cleanNode(ctx context.Context, b *networkingv1alpha1.AnycastI
 }
 
 // patchNode applies decide.NodePatch and reports whether it changed
-// anything. e.node is updated to the patched node.
+// anything. e.node is updated to the patched node. When the cached node
+// says a change is needed, the node is read again from the API server
+// first: right after edgeplane's own patch the cache may still show the
+// old taint list, and appending the taint again would be rejected as a
+// duplicate.
 func (e *external) patchNode(ctx context.Context, want decide.NodeWant) (bool, error) {
+	if len(decide.NodePatch(e.node, want)) == 0 {
+		return false, nil
+	}
+	fresh := &corev1.Node{}
+	if err := e.c.reader.Get(ctx, client.ObjectKeyFromObject(e.node), fresh); err != nil {
+		return false, fmt.Errorf("reading node %s: %w", e.node.Name, err)
+	}
+	e.node = fresh
 	data, err := decide.MarshalPatch(decide.NodePatch(e.node, want))
 	if err != nil || data == nil {
 		return false, err

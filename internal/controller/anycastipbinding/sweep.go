@@ -2,6 +2,7 @@ package anycastipbinding
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/orphan"
@@ -89,7 +91,11 @@ func (s *Sweep) accounts(ctx context.Context) ([]*account, error) {
 		if err != nil {
 			// Skipping an account only means its addresses are not swept
 			// this time; it never makes anything look orphaned.
-			log.FromContext(ctx).Error(err, "Skipping a provider config in the orphan sweep", "config", ref.Name)
+			if errors.Is(err, providerconfig.ErrNotFound) {
+				log.FromContext(ctx).Info("Skipping a provider config that does not exist in the orphan sweep", "config", ref.Name)
+			} else {
+				log.FromContext(ctx).Error(err, "Skipping a provider config in the orphan sweep", "config", ref.Name)
+			}
 			continue
 		}
 		if !seen[a] {
