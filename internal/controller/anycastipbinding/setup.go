@@ -268,6 +268,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 // NewReconciler builds the managed reconciler of AnycastIPBindings (tests
 // drive it by hand).
 func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
+	mgr = &managerWithClient{Manager: mgr, c: newNoopStatusClient(mgr.GetClient())}
 	return managed.NewReconciler(mgr,
 		resource.ManagedKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding")),
 		managed.WithExternalConnector(conn),
@@ -323,6 +324,15 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 	}
 	return nil
 }
+
+// managerWithClient hands the managed reconciler a client that skips
+// no-op status updates (see noopStatusClient).
+type managerWithClient struct {
+	ctrl.Manager
+	c client.Client
+}
+
+func (m *managerWithClient) GetClient() client.Client { return m.c }
 
 // deletionStarted passes the update that sets deletionTimestamp.
 var deletionStarted = predicate.Funcs{
