@@ -24,6 +24,9 @@ type noopStatusClient struct {
 	last map[string]lastStatus // by UID
 }
 
+// maxRememberedStatuses bounds noopStatusClient's memory.
+const maxRememberedStatuses = 20000
+
 type lastStatus struct {
 	resourceVersion string
 	status          string
@@ -63,11 +66,13 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 		return err
 	}
 	w.c.mu.Lock()
-	if b.DeletionTimestamp != nil && len(b.Finalizers) == 0 {
-		delete(w.c.last, uid)
-	} else {
-		w.c.last[uid] = lastStatus{resourceVersion: b.ResourceVersion, status: string(raw)}
+	if len(w.c.last) >= maxRememberedStatuses {
+		// Deleted bindings' entries are never looked up again; forgetting
+		// everything now and then bounds the memory at the cost of one
+		// write per binding.
+		clear(w.c.last)
 	}
+	w.c.last[uid] = lastStatus{resourceVersion: b.ResourceVersion, status: string(raw)}
 	w.c.mu.Unlock()
 	return nil
 }
