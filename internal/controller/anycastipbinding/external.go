@@ -3,9 +3,11 @@ package anycastipbinding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -149,35 +151,42 @@ func (e *external) observeUnknown(ctx context.Context, b *networkingv1alpha1.Any
 	return obs, err
 }
 
-// candidates gathers what Select needs.
+// candidates gathers what Select needs. The look-ups run in parallel (each
+// joins a batched DescribeAddresses), so a new binding's first pass waits
+// for one batch window rather than three.
 func (e *external) candidates(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (decide.Candidates, error) {
-	var c decide.Candidates
-	var err error
-	c.Owned, err = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{Tags: map[string]string{decide.TagCluster: e.acct.identity, decide.TagOwnerUID: string(b.UID)}})
-	if err != nil {
-		return c, fmt.Errorf("looking up addresses owned by the binding: %w", err)
-	}
-	if len(c.Owned) > 0 {
-		return c, nil
-	}
+	var (
+		c    decide.Candidates
+		wg   sync.WaitGroup
+		errs [4]error
+	)
+	wg.Go(func() {
+		c.Owned, errs[0] = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{Tags: map[string]string{decide.TagCluster: e.acct.identity, decide.TagOwnerUID: string(b.UID)}})
+		if errs[0] != nil {
+			errs[0] = fmt.Errorf("looking up addresses owned by the binding: %w", errs[0])
+		}
+	})
 	if b.Spec.AddressID != "" {
-		if c.Spec, err = e.describe(ctx, b.Spec.AddressID); err != nil {
-			return c, err
+		wg.Go(func() { c.Spec, errs[1] = e.describe(ctx, b.Spec.AddressID) })
+	}
+	wg.Go(func() {
+		c.OnInstance, errs[2] = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{InstanceID: e.instance,
+			Types: []string{"EIP", "AnycastEIP", "HighQualityEIP", "AntiDDoSEIP", "WanIP"}})
+		if errs[2] != nil {
+			errs[2] = fmt.Errorf("looking up the addresses of instance %s: %w", e.instance, errs[2])
 		}
-	}
-	c.OnInstance, err = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{InstanceID: e.instance,
-		Types: []string{"EIP", "AnycastEIP", "HighQualityEIP", "AntiDDoSEIP", "WanIP"}})
-	if err != nil {
-		return c, fmt.Errorf("looking up the addresses of instance %s: %w", e.instance, err)
-	}
+	})
 	if e.acct.legacy != "" && b.Spec.AddressID == "" {
-		c.Legacy, err = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{Tags: map[string]string{
-			networkingv1alpha1.LegacyTagClusterUUID: e.acct.legacy, networkingv1alpha1.LegacyTagNodeName: b.Spec.NodeName}})
-		if err != nil {
-			return c, fmt.Errorf("looking up aia-ip-controller's addresses of node %s: %w", b.Spec.NodeName, err)
-		}
+		wg.Go(func() {
+			c.Legacy, errs[3] = e.acct.cloud.DescribeAddresses(ctx, tencentcloud.AddressQuery{Tags: map[string]string{
+				networkingv1alpha1.LegacyTagClusterUUID: e.acct.legacy, networkingv1alpha1.LegacyTagNodeName: b.Spec.NodeName}})
+			if errs[3] != nil {
+				errs[3] = fmt.Errorf("looking up aia-ip-controller's addresses of node %s: %w", b.Spec.NodeName, errs[3])
+			}
+		})
 	}
-	return c, nil
+	wg.Wait()
+	return c, errors.Join(errs[:]...)
 }
 
 func (e *external) decideBinding(b *networkingv1alpha1.AnycastIPBinding) decide.Binding {
