@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,6 +216,13 @@ func benchConverge(b *testing.B, iter int) {
 			}
 		}
 		return float64(n) / benchNodes
+	}
+	if debugBench {
+		for k, v := range stats {
+			if !strings.HasSuffix(k, "/OK") {
+				fmt.Fprintf(os.Stderr, "emulator: %s %d\n", k, v)
+			}
+		}
 	}
 	b.ReportMetric(elapsed.Seconds(), "converge-s")
 	b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "ratio")
