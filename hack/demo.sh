@@ -75,6 +75,11 @@ up() {
 	if [[ -x bin/edgeplane-cloudsim ]]; then
 		say "Starting the cloud emulator on $cloudsim_addr"
 		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr"
+		# --- AnycastIPBinding: seed the example nodes' CVM instances ---
+		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
+		curl -fsS -X POST --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml \
+			"http://$cloudsim_addr/admin/fixtures" > /dev/null || true
+		# --- end AnycastIPBinding ---
 	fi
 
 	say "Starting the manager (leader election on)"
@@ -84,7 +89,8 @@ up() {
 		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
 		--webhook-host 127.0.0.1 --webhook-port 39443 --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
-		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr"
+		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr" \
+		--aia-provider-config tencentcloud
 	wait_for "the manager to be ready" 120 curl -fsS http://127.0.0.1:38081/readyz
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
@@ -96,6 +102,10 @@ up() {
 	kubectl wait --for=condition=Ready --timeout=120s floatippools --all
 	kubectl -n default rollout status statefulset/fip-web --timeout=120s
 	kubectl -n default rollout status deployment/fip-api --timeout=120s
+	# --- AnycastIPBinding: the example nodes' addresses are bound ---
+	wait_for "the example nodes' AnycastIPBindings" 60 kubectl get anycastipbinding aia-edge-1 aia-edge-2
+	kubectl wait --for=condition=Ready --timeout=120s anycastipbindings --all
+	# --- end AnycastIPBinding ---
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type

@@ -6,6 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
@@ -20,6 +21,7 @@ func Controllers() []Controller {
 	burst := burstpolicy.DefaultOptions()
 	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage}
 	floatIP := floatippool.DefaultOptions()
+	aia := anycastipbinding.DefaultOptions()
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
 		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -34,6 +36,9 @@ func Controllers() []Controller {
 			}
 			return floatIP.Setup()(ctx, mgr, cfg)
 		}, BindFlags: floatIP.BindFlags, ServesWebhooks: true},
+		{Name: "anycastipbinding", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return aia.Setup()(ctx, mgr, cfg)
+		}, BindFlags: aia.BindFlags, ServesWebhooks: true},
 	}
 }
 

@@ -76,6 +76,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationcloudv1alpha1.SecretReferenceApplyConfiguration{}
 
 		// Group=networking.edgeplane.io, Version=v1alpha1
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPBinding"):
+		return &applyconfigurationnetworkingv1alpha1.AnycastIPBindingApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPBindingSpec"):
+		return &applyconfigurationnetworkingv1alpha1.AnycastIPBindingSpecApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPBindingStatus"):
+		return &applyconfigurationnetworkingv1alpha1.AnycastIPBindingStatusApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPTask"):
+		return &applyconfigurationnetworkingv1alpha1.AnycastIPTaskApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIP"):
 		return &applyconfigurationnetworkingv1alpha1.FloatIPApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPPool"):

@@ -94,6 +94,11 @@ type AddressQuery struct {
 	// Tags match exact values (tag:K=V); TagKeys only need the key.
 	Tags    map[string]string
 	TagKeys []string
+	// InstanceIDs match any of these instances (with InstanceID), and
+	// TagValues any of a tag's values, so that one call answers many
+	// look-ups (at most 100 values per filter).
+	InstanceIDs []string
+	TagValues   map[string][]string
 }
 
 // TaggedResource is one tag API row.
@@ -168,8 +173,12 @@ func vpcFilter(name string, values ...string) *vpc.Filter {
 // (AddressIds are sent separately, in batches).
 func describeAddressesFilters(q AddressQuery) []*vpc.Filter {
 	var fs []*vpc.Filter
-	if q.InstanceID != "" {
-		fs = append(fs, vpcFilter("instance-id", q.InstanceID))
+	if q.InstanceID != "" || len(q.InstanceIDs) > 0 {
+		var ids []string
+		if q.InstanceID != "" {
+			ids = append(ids, q.InstanceID)
+		}
+		fs = append(fs, vpcFilter("instance-id", append(ids, q.InstanceIDs...)...))
 	}
 	if len(q.Types) > 0 {
 		fs = append(fs, vpcFilter("address-type", q.Types...))
@@ -182,6 +191,9 @@ func describeAddressesFilters(q AddressQuery) []*vpc.Filter {
 	}
 	for _, k := range sortedKeys(q.Tags) {
 		fs = append(fs, vpcFilter("tag:"+k, q.Tags[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.TagValues)) {
+		fs = append(fs, vpcFilter("tag:"+k, q.TagValues[k]...))
 	}
 	return fs
 }

@@ -89,6 +89,11 @@ func TestDescribeAddressesFilters(t *testing.T) {
 				f("tag-key", "a", "z"), f("tag:k1", "v1"), f("tag:k2", "v2"),
 			},
 		},
+		"many values per filter": {
+			q: AddressQuery{InstanceID: "ins-1", InstanceIDs: []string{"ins-2", "ins-3"}, Tags: map[string]string{"c": "x"},
+				TagValues: map[string][]string{"u": {"1", "2"}}},
+			want: []*vpc.Filter{f("instance-id", "ins-1", "ins-2", "ins-3"), f("tag:c", "x"), f("tag:u", "1", "2")},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

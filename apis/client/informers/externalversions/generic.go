@@ -58,6 +58,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cloud().V1alpha1().ProviderConfigUsages().Informer()}, nil
 
 		// Group=networking.edgeplane.io, Version=v1alpha1
+	case networkingv1alpha1.SchemeGroupVersion.WithResource("anycastipbindings"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().AnycastIPBindings().Informer()}, nil
 	case networkingv1alpha1.SchemeGroupVersion.WithResource("floatips"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().FloatIPs().Informer()}, nil
 	case networkingv1alpha1.SchemeGroupVersion.WithResource("floatippools"):

@@ -6,6 +6,10 @@ Copyright The edgeplane Authors.
 
 package v1alpha1
 
+// AnycastIPBindingListerExpansion allows custom methods to be added to
+// AnycastIPBindingLister.
+type AnycastIPBindingListerExpansion interface{}
+
 // FloatIPListerExpansion allows custom methods to be added to
 // FloatIPLister.
 type FloatIPListerExpansion interface{}

@@ -12,6 +12,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// AnycastIPBindings returns a AnycastIPBindingInformer.
+	AnycastIPBindings() TypedAnycastIPBindingInformer
 	// FloatIPs returns a FloatIPInformer.
 	FloatIPs() TypedFloatIPInformer
 	// FloatIPPools returns a FloatIPPoolInformer.
@@ -27,6 +29,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// AnycastIPBindings returns a TypedAnycastIPBindingInformer.
+func (v *version) AnycastIPBindings() TypedAnycastIPBindingInformer {
+	return &anycastIPBindingInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // FloatIPs returns a TypedFloatIPInformer.

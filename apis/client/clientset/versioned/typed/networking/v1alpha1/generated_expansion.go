@@ -6,6 +6,8 @@ Copyright The edgeplane Authors.
 
 package v1alpha1
 
+type AnycastIPBindingExpansion interface{}
+
 type FloatIPExpansion interface{}
 
 type FloatIPPoolExpansion interface{}

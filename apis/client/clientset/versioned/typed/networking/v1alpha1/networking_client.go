@@ -16,6 +16,7 @@ import (
 
 type NetworkingV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	AnycastIPBindingsGetter
 	FloatIPsGetter
 	FloatIPPoolsGetter
 }
@@ -23,6 +24,10 @@ type NetworkingV1alpha1Interface interface {
 // NetworkingV1alpha1Client is used to interact with features provided by the networking.edgeplane.io group.
 type NetworkingV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *NetworkingV1alpha1Client) AnycastIPBindings() AnycastIPBindingInterface {
+	return newAnycastIPBindings(c)
 }
 
 func (c *NetworkingV1alpha1Client) FloatIPs() FloatIPInterface {

@@ -16,6 +16,10 @@ type FakeNetworkingV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeNetworkingV1alpha1) AnycastIPBindings() v1alpha1.AnycastIPBindingInterface {
+	return newFakeAnycastIPBindings(c)
+}
+
 func (c *FakeNetworkingV1alpha1) FloatIPs() v1alpha1.FloatIPInterface {
 	return newFakeFloatIPs(c)
 }

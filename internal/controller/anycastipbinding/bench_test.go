@@ -1,0 +1,236 @@
+package anycastipbinding
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+)
+
+// debugBench logs the convergence timeline.
+var debugBench = os.Getenv("AIA_BENCH_DEBUG") != ""
+
+const (
+	benchNodes = 200
+	// benchScale time-scales the cloud: rate limits ×10, task durations ÷10.
+	benchScale = 10
+	// benchWriteRate is Tencent's limit of each write action (10/s), scaled.
+	benchWriteRate = 10 * benchScale
+)
+
+// BenchmarkConverge200 labels 200 nodes at once and measures the time until
+// every one has a Ready AnycastIPBinding (address allocated, bound, node
+// untainted), against the emulator with the real Tencent limits (10/s for
+// each write action, 20/s for DescribeAddresses and DescribeTaskResult)
+// time-scaled ×10, on both the server and the client side.
+//
+// The bound is set by the slowest write action: each node needs one
+// AllocateAddresses and one AssociateAddress, each from its own 10/s
+// bucket, so 200 nodes need at least 200/(10×10) = 2 s of either (1 s if
+// the bucket's initial burst of one second's worth is counted). Reported:
+// converge-s, ratio (converge / 2 s), ratio-burst (converge / 1 s), and the
+// cloud calls per node.
+func BenchmarkConverge200(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	for i := 0; i < b.N; i++ {
+		benchConverge(b, i)
+	}
+}
+
+func benchConverge(b *testing.B, iter int) {
+	b.StopTimer()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	fx := &core.Fixtures{}
+	for i := range benchNodes {
+		fx.Tencent.Instances = append(fx.Tencent.Instances, core.TCInstanceFixture{InstanceID: fmt.Sprintf("ins-b%07d", i)})
+	}
+	emu := cloudsimtest.Start(b, cloudsim.Options{Seed: 3, Fixtures: fx, Settings: core.Settings{
+		TencentAddressQuota: 10 * benchNodes,
+		RateLimitScale:      benchScale,
+		TaskDuration:        core.Duration(2 * time.Second / benchScale),
+	}})
+	cpc := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), iter)
+	prefix := cpc + "-n"
+	c := env.Client
+	if err := c.Create(ctx, &cloudv1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: cpc},
+		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
+			CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderTencentCloud, Region: "ap-hongkong", Endpoint: emu.URL(), ClusterIdentity: cpc},
+			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
+		},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	nodes := make([]*corev1.Node, benchNodes)
+	for i := range benchNodes {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%03d", prefix, i),
+			Labels: map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: fmt.Sprintf("ins-b%07d", i)}}}
+		if err := c.Create(ctx, n); err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = n
+	}
+	defer func() {
+		for _, n := range nodes {
+			_ = c.Delete(context.Background(), n)
+		}
+		var list networkingv1alpha1.AnycastIPBindingList
+		_ = c.List(context.Background(), &list)
+		for i := range list.Items {
+			bd := &list.Items[i]
+			if r := bd.Spec.ProviderConfigReference; r != nil && r.Name == cpc {
+				bd.Finalizers = nil
+				_ = c.Update(context.Background(), bd)
+				_ = c.Delete(context.Background(), bd)
+			}
+		}
+	}()
+
+	opts := DefaultOptions()
+	opts.ProviderConfig = cpc
+	opts.Webhook = false
+	opts.TaskPollInterval = time.Second / benchScale
+	opts.MaxConcurrentReconciles = 50
+	opts.OrphanMode = "off"
+	opts.ClientOptions = func(o *tencentcloud.Options) {
+		o.RateLimits = tencentcloud.DefaultRateLimits()
+		for k, v := range o.RateLimits.PerAction {
+			v.QPS *= benchScale
+			v.Burst *= benchScale
+			o.RateLimits.PerAction[k] = v
+		}
+		o.Retry.BaseDelay = 500 * time.Millisecond / benchScale
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000 // --kube-api-qps/burst: the API server is not what is measured
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := opts.Setup()(ctx, mgr, setup.Config{ClusterName: cpc}); err != nil {
+		b.Fatal(err)
+	}
+	mctx, mcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = mgr.Start(mctx) }()
+	defer func() { mcancel(); <-done }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		b.Fatal("cache did not sync")
+	}
+
+	b.StartTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for _, n := range nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(n *corev1.Node) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// The label arrives with the taint, as the Node webhook (on by
+			// default, not served by this envtest manager) would add it
+			// in the same request.
+			patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"`+networkingv1alpha1.LegacyLabelNeedAIAIP+`":"true"}},`+
+				`"spec":{"taints":[{"key":"`+networkingv1alpha1.LegacyTaintNoAIAIP+`","value":"true","effect":"NoSchedule"}]}}`))
+			if err := c.Patch(ctx, n, patch); err != nil {
+				b.Error(err)
+			}
+		}(n)
+	}
+	wg.Wait()
+	for {
+		var list networkingv1alpha1.AnycastIPBindingList
+		if err := c.List(ctx, &list); err != nil {
+			b.Fatal(err)
+		}
+		readyN, total, withAddr := 0, 0, 0
+		for _, bd := range list.Items {
+			if r := bd.Spec.ProviderConfigReference; r != nil && r.Name == cpc {
+				total++
+				if bd.Annotations["crossplane.io/external-name"] != "" {
+					withAddr++
+				}
+				if bd.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+					readyN++
+				}
+			}
+		}
+		if debugBench {
+			snap := emu.World().Snapshot()
+			bound := 0
+			for _, a := range snap.Tencent.Addresses {
+				if a.AddressStatus == "BIND" {
+					bound++
+				}
+			}
+			fmt.Fprintf(os.Stderr, "%6.2fs bindings %d with address %d ready %d | cloud addresses %d bound %d\n", time.Since(start).Seconds(), total, withAddr, readyN, len(snap.Tencent.Addresses), bound)
+		}
+		if readyN == benchNodes {
+			break
+		}
+		if ctx.Err() != nil {
+			b.Fatalf("only %d of %d bindings Ready", readyN, benchNodes)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	bound := time.Duration(float64(benchNodes) / benchWriteRate * float64(time.Second))
+	burstBound := time.Duration(float64(benchNodes-benchWriteRate) / benchWriteRate * float64(time.Second))
+	stats := emu.World().Stats()
+	per := func(action string) float64 {
+		var n int64
+		for k, v := range stats {
+			if len(k) > len("tencent/"+action+"/") && k[:len("tencent/"+action+"/")] == "tencent/"+action+"/" {
+				n += v
+			}
+		}
+		return float64(n) / benchNodes
+	}
+	if debugBench {
+		for k, v := range stats {
+			if !strings.HasSuffix(k, "/OK") {
+				fmt.Fprintf(os.Stderr, "emulator: %s %d\n", k, v)
+			}
+		}
+	}
+	b.ReportMetric(elapsed.Seconds(), "converge-s")
+	b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "ratio")
+	b.ReportMetric(elapsed.Seconds()/burstBound.Seconds(), "ratio-burst")
+	b.ReportMetric(per("DescribeAddresses"), "describes/node")
+	b.ReportMetric(per("DescribeTaskResult"), "taskresults/node")
+	b.ReportMetric(per("AllocateAddresses")+per("AssociateAddress"), "writes/node")
+	b.Logf("%d nodes converged in %s; bound %s (slowest write action, %s with its initial burst): ratio %.2f (%.2f); per node: %.2f DescribeAddresses, %.2f DescribeTaskResult, %.2f AllocateAddresses, %.2f AssociateAddress",
+		benchNodes, elapsed.Round(time.Millisecond), bound, burstBound, elapsed.Seconds()/bound.Seconds(), elapsed.Seconds()/burstBound.Seconds(),
+		per("DescribeAddresses"), per("DescribeTaskResult"), per("AllocateAddresses"), per("AssociateAddress"))
+}

@@ -1,0 +1,244 @@
+package anycastipbinding
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+)
+
+// Cloud is the part of the Tencent Cloud client the controller uses.
+type Cloud interface {
+	AllocateAddress(ctx context.Context, req tencentcloud.AllocateRequest) (tencentcloud.AllocateResult, error)
+	AssociateAddress(ctx context.Context, addressID, instanceID string) (uint64, error)
+	DisassociateAddress(ctx context.Context, addressID string) (uint64, error)
+	ReleaseAddresses(ctx context.Context, addressIDs ...string) (uint64, error)
+	DescribeAddresses(ctx context.Context, q tencentcloud.AddressQuery) ([]tencentcloud.Address, error)
+	TaskResult(ctx context.Context, taskID uint64) (string, error)
+}
+
+var _ Cloud = (*tencentcloud.Client)(nil)
+
+// LegacyNamespace holds aia-ip-controller's cluster identity ConfigMap.
+const LegacyNamespace = "kube-system"
+
+// Connector turns a binding's providerConfigRef into a Cloud client
+// (crossplane's ExternalConnector). Resolved configs and their clients are
+// reused for ClientCacheTTL, so a burst of reconciles costs one read of the
+// config and its Secret, and one set of client-side rate-limit buckets is
+// shared by all bindings of an account.
+type Connector struct {
+	kube        client.Client
+	reader      client.Reader
+	nodeEvents  events.EventRecorder
+	usage       *resource.ProviderConfigUsageTracker
+	clusterName string
+	opts        Options
+
+	mu    sync.Mutex
+	cache map[string]*account
+	// polls carries the requeue interval Observe chose to the poll hook.
+	polls sync.Map
+	// blocks remembers, per binding UID, an allocation that failed for a
+	// reason retrying soon cannot fix (quota, anycast not enabled, bad
+	// parameters), so Observe reports it instead of allocating again
+	// until BlockedPollInterval has passed. The managed reconciler would
+	// otherwise overwrite the reason with Creating on every attempt.
+	blocks sync.Map
+}
+
+// block is a remembered allocation failure.
+type block struct {
+	generation int64
+	reason     string
+	message    string
+	until      time.Time
+}
+
+func (c *Connector) blockedAllocation(b *networkingv1alpha1.AnycastIPBinding) (block, bool) {
+	v, ok := c.blocks.Load(b.UID)
+	if !ok {
+		return block{}, false
+	}
+	bl := v.(block)
+	if bl.generation != b.Generation || time.Now().After(bl.until) {
+		c.blocks.Delete(b.UID)
+		return block{}, false
+	}
+	return bl, true
+}
+
+// account is one resolved provider config.
+type account struct {
+	ref      xpv2.ProviderConfigReference
+	cloud    Cloud
+	identity string
+	legacy   string
+	expires  time.Time
+}
+
+// NewConnector builds a Connector. clusterName is the identity used when a
+// provider config sets none.
+func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
+	return &Connector{
+		kube:        mgr.GetClient(),
+		reader:      mgr.GetAPIReader(),
+		nodeEvents:  mgr.GetEventRecorder(ControllerName),
+		usage:       resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
+		clusterName: clusterName,
+		opts:        o,
+		cache:       map[string]*account{},
+	}
+}
+
+func providerConfigRef(name string) *xpv2.ProviderConfigReference {
+	if name == "" {
+		name = DefaultProviderConfig
+	}
+	return &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}
+}
+
+// Connect implements managed.ExternalConnector.
+func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+	b, ok := mg.(*networkingv1alpha1.AnycastIPBinding)
+	if !ok {
+		return nil, fmt.Errorf("managed resource is a %T, not an AnycastIPBinding", mg)
+	}
+	if b.Spec.ProviderConfigReference == nil {
+		b.Spec.ProviderConfigReference = providerConfigRef("")
+	}
+	// Objects read through a typed client carry no kind; the usage's
+	// owner reference needs it.
+	b.SetGroupVersionKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding"))
+	if err := c.usage.Track(ctx, b); err != nil {
+		return nil, fmt.Errorf("tracking the provider config usage: %w", err)
+	}
+	acct, err := c.account(ctx, *b.Spec.ProviderConfigReference)
+	if err != nil {
+		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonProviderConfigError, err.Error())
+		return nil, err
+	}
+	return &external{c: c, acct: acct}, nil
+}
+
+// account resolves ref, reusing a recent resolution.
+func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReference) (*account, error) {
+	key := ref.Kind + "/" + ref.Name
+	c.mu.Lock()
+	a, ok := c.cache[key]
+	c.mu.Unlock()
+	if ok && time.Now().Before(a.expires) {
+		return a, nil
+	}
+	cfg, err := providerconfig.Resolve(ctx, c.reader, &ref, "", c.clusterName)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	topts, err := cfg.Tencent()
+	if err != nil {
+		return nil, fmt.Errorf("configuring the Tencent Cloud client: %w", err)
+	}
+	topts.TaskPollInterval = c.opts.TaskPollInterval
+	if c.opts.ClientOptions != nil {
+		c.opts.ClientOptions(&topts)
+	}
+	cl, err := tencentcloud.New(topts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Tencent Cloud client: %w", err)
+	}
+	legacy, err := c.legacyUUID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ClusterIdentity == "" {
+		return nil, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
+	}
+	ttl := c.opts.ClientCacheTTL
+	if ttl <= 0 {
+		ttl = 30 * time.Second
+	}
+	a = &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(ttl)}
+	c.mu.Lock()
+	// Keep the client (and its rate-limit buckets) of an unchanged config.
+	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy {
+		old.expires = a.expires
+		a = old
+	} else {
+		c.cache[key] = a
+	}
+	c.mu.Unlock()
+	return a, nil
+}
+
+// legacyUUID reads aia-ip-controller's cluster identity ("" when the
+// cluster never ran it).
+func (c *Connector) legacyUUID(ctx context.Context) (string, error) {
+	cm := &corev1.ConfigMap{}
+	err := c.reader.Get(ctx, client.ObjectKey{Namespace: LegacyNamespace, Name: networkingv1alpha1.LegacyClusterUUIDConfigMap}, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading ConfigMap %s/%s: %w", LegacyNamespace, networkingv1alpha1.LegacyClusterUUIDConfigMap, err)
+	}
+	return cm.Data[networkingv1alpha1.LegacyTagClusterUUID], nil
+}
+
+// pollInterval is the managed reconciler's poll hook: the interval Observe
+// chose for this pass, or the default.
+func (c *Connector) pollInterval(mg resource.Managed, d time.Duration) time.Duration {
+	if v, ok := c.polls.LoadAndDelete(mg.GetUID()); ok {
+		return v.(time.Duration)
+	}
+	return d
+}
+
+func (c *Connector) setPoll(uid types.UID, d time.Duration) { c.polls.Store(uid, d) }
+
+// setReady sets the Ready condition.
+func setReady(b *networkingv1alpha1.AnycastIPBinding, status corev1.ConditionStatus, reason, message string) {
+	b.SetConditions(xpv2.Condition{
+		Type:               xpv2.TypeReady,
+		Status:             status,
+		Reason:             xpv2.ConditionReason(reason),
+		Message:            message,
+		LastTransitionTime: metav1.Now(),
+		ObservedGeneration: b.Generation,
+	})
+}
+
+// recorder adapts an events.k8s.io recorder to crossplane's event.Recorder.
+type recorder struct{ rec events.EventRecorder }
+
+func newRecorder(r events.EventRecorder) event.Recorder { return recorder{rec: r} }
+
+func (r recorder) Event(obj runtime.Object, e event.Event) {
+	// The managed reconciler's generic Normal events (CreatedExternalResource,
+	// UpdatedExternalResource, DeletedExternalResource, ...) say less than
+	// the binding's conditions and the node's own Events, and would be two
+	// to three more API writes per binding; warnings always pass.
+	if e.Type == event.TypeNormal {
+		return
+	}
+	r.rec.Eventf(obj, nil, string(e.Type), string(e.Reason), "Reconcile", "%s", e.Message)
+}
+
+func (r recorder) WithAnnotations(...string) event.Recorder { return r }

@@ -1,0 +1,313 @@
+package decide
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/orphan"
+)
+
+func node(labels map[string]string, providerID string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: labels}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
+
+func TestInstanceID(t *testing.T) {
+	cases := map[string]struct {
+		node    *corev1.Node
+		want    string
+		source  InstanceSource
+		wantErr bool
+	}{
+		"label":                  {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-abc12345"}, ""), want: "ins-abc12345", source: FromLabel},
+		"label wins":             {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-abc12345"}, "qcloud:///800002/ins-zzzzzzzz"), want: "ins-abc12345", source: FromLabel},
+		"providerID qcloud":      {node: node(nil, "qcloud:///800002/ins-0a1b2c3d"), want: "ins-0a1b2c3d", source: FromProviderID},
+		"providerID tencent":     {node: node(nil, "tencentcloud:///ap-hongkong-2/ins-0a1b2c3d/"), want: "ins-0a1b2c3d", source: FromProviderID},
+		"malformed label":        {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "i-123"}, "qcloud:///1/ins-0a1b2c3d"), source: FromLabel, wantErr: true},
+		"aws providerID":         {node: node(nil, "aws:///us-east-1a/i-0123456789abcdef0"), wantErr: true},
+		"kwok providerID":        {node: node(nil, "kwok://n1"), wantErr: true},
+		"nothing":                {node: node(nil, ""), wantErr: true},
+		"empty label falls back": {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: ""}, "qcloud:///1/ins-0a1b2c3d"), want: "ins-0a1b2c3d", source: FromProviderID},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, src, err := InstanceID(tc.node)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if got != tc.want || (!tc.wantErr && src != tc.source) {
+				t.Errorf("got %q from %q, want %q from %q", got, src, tc.want, tc.source)
+			}
+		})
+	}
+}
+
+func TestTags(t *testing.T) {
+	got := Tags(TagInput{Cluster: "c1", OwnerUID: "uid-1", NodeName: "n1", InstanceID: "ins-1", User: map[string]string{"team": "edge", TagCluster: "evil", "aia-node-name": "evil"}})
+	want := map[string]string{"team": "edge", TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "uid-1", TagNodeName: "n1", TagInstanceID: "ins-1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Tags (-want +got):\n%s", diff)
+	}
+	if tok := ClientToken("0f2a6c1e-5a6b-4a51-9d7e-1b2c3d4e5f60"); len(tok) > 64 || tok != "aipb-0f2a6c1e-5a6b-4a51-9d7e-1b2c3d4e5f60" {
+		t.Errorf("ClientToken = %q", tok)
+	}
+}
+
+func TestParseTags(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    map[string]string
+		wantErr bool
+	}{
+		"empty":    {in: " ", want: map[string]string{}},
+		"pairs":    {in: "a=1, b = 2,c=", want: map[string]string{"a": "1", "b": "2", "c": ""}},
+		"no equal": {in: "a", wantErr: true},
+		"dup":      {in: "a=1,a=2", wantErr: true},
+		"reserved": {in: "edgeplane.io/cluster=x", wantErr: true},
+		"legacy":   {in: "aia-official-cluster-id=x", wantErr: true},
+		"no key":   {in: "=v", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseTags(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if !tc.wantErr {
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+				if back, _ := ParseTags(FormatTags(got)); !cmp.Equal(back, got) {
+					t.Errorf("FormatTags round trip: %v", back)
+				}
+			}
+		})
+	}
+}
+
+func TestParseNodeSelector(t *testing.T) {
+	sel, err := ParseNodeSelector("tke.cloud.tencent.com/need-aia-ip=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set{"tke.cloud.tencent.com/need-aia-ip": "true"}) || sel.Matches(labels.Set{"tke.cloud.tencent.com/need-aia-ip": "false"}) {
+		t.Error("selector does not select as expected")
+	}
+	for _, bad := range []string{"", "  ", "a=b=c", "!!"} {
+		if _, err := ParseNodeSelector(bad); err == nil {
+			t.Errorf("ParseNodeSelector(%q) accepted", bad)
+		}
+	}
+}
+
+const ins = "ins-node0001"
+
+func addr(id, typ, status, instance string, tags map[string]string) tencentcloud.Address {
+	return tencentcloud.Address{ID: id, Type: typ, Status: status, InstanceID: instance, IP: "198.19.0.1", Tags: tags, CreatedTime: "2026-01-01T00:00:00Z"}
+}
+
+func TestSelect(t *testing.T) {
+	base := Binding{UID: "u1", NodeName: "n1", InstanceID: ins, AddressType: "AnycastEIP", Cluster: "c1", LegacyUUID: "legacy-uuid"}
+	owned := addr("eip-owned001", "AnycastEIP", "UNBIND", "", map[string]string{TagCluster: "c1", TagOwnerUID: "u1"})
+	legacyBound := addr("eip-legacy01", "AnycastEIP", "BIND", ins, map[string]string{networkingv1alpha1.LegacyTagClusterUUID: "legacy-uuid", networkingv1alpha1.LegacyTagNodeName: "n1"})
+	legacyUnbound := addr("eip-legacy02", "AnycastEIP", "UNBIND", "", legacyBound.Tags)
+	foreign := addr("eip-foreign1", "EIP", "BIND", ins, nil)
+	prev := addr("eip-previous", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerUID: "old", TagNodeName: "n1"})
+	spec := addr("eip-spec0001", "AnycastEIP", "UNBIND", "", nil)
+	specElsewhere := addr("eip-spec0001", "AnycastEIP", "BIND", "ins-other001", nil)
+	specEIP := addr("eip-spec0001", "EIP", "UNBIND", "", nil)
+	withSpec := base
+	withSpec.SpecAddress = "eip-spec0001"
+	withAnn := base
+	withAnn.LegacyUUID = ""
+	withAnn.NodeAnnotation = "eip-legacy01"
+	legacyEIP := legacyBound
+	legacyEIP.Type = "EIP"
+	p := func(a tencentcloud.Address) *tencentcloud.Address { return &a }
+
+	cases := map[string]struct {
+		b          Binding
+		c          Candidates
+		wantID     string
+		wantAdopt  string
+		wantReason string
+	}{
+		"nothing: allocate":                 {b: base},
+		"owned wins over everything":        {b: base, c: Candidates{Owned: []tencentcloud.Address{owned}, OnInstance: []tencentcloud.Address{foreign}}, wantID: owned.ID},
+		"legacy bound adopted":              {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyBound}}, wantID: legacyBound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
+		"legacy bound of another type":      {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyEIP}}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
+		"legacy unbound adopted":            {b: base, c: Candidates{Legacy: []tencentcloud.Address{legacyUnbound}}, wantID: legacyUnbound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
+		"annotation adopted":                {b: withAnn, c: Candidates{OnInstance: []tencentcloud.Address{legacyBound}}, wantID: legacyBound.ID, wantAdopt: networkingv1alpha1.AdoptedAnnotation},
+		"previous binding adopted":          {b: base, c: Candidates{OnInstance: []tencentcloud.Address{prev}}, wantID: prev.ID, wantAdopt: AdoptedPrevious},
+		"foreign public IP blocks":          {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"foreign blocks legacy unbound":     {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}, Legacy: []tencentcloud.Address{legacyUnbound}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"spec adopted":                      {b: withSpec, c: Candidates{Spec: p(spec)}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
+		"spec missing":                      {b: withSpec, wantReason: networkingv1alpha1.AnycastReasonAddressNotFound},
+		"spec bound elsewhere":              {b: withSpec, c: Candidates{Spec: p(specElsewhere)}, wantReason: networkingv1alpha1.AnycastReasonAddressInUse},
+		"spec of another type":              {b: withSpec, c: Candidates{Spec: p(specEIP)}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
+		"spec but instance has another one": {b: withSpec, c: Candidates{Spec: p(spec), OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"spec already bound here":           {b: withSpec, c: Candidates{Spec: p(addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)), OnInstance: []tencentcloud.Address{addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)}}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			v := Select(tc.b, tc.c)
+			gotID := ""
+			if v.Address != nil {
+				gotID = v.Address.ID
+			}
+			if gotID != tc.wantID || v.Adopted != tc.wantAdopt || v.Reason != tc.wantReason {
+				t.Errorf("Select = {%q adopted %q reason %q (%s)}, want {%q %q %q}", gotID, v.Adopted, v.Reason, v.Message, tc.wantID, tc.wantAdopt, tc.wantReason)
+			}
+			if v.Blocked() != (tc.wantReason != "") || (v.Blocked() && v.Message == "") {
+				t.Errorf("Blocked/Message inconsistent: %+v", v)
+			}
+		})
+	}
+}
+
+func TestSteps(t *testing.T) {
+	cases := []struct {
+		status, instance string
+		bind, del        Step
+	}{
+		{"CREATING", "", StepWait, StepWait},
+		{"UNBIND", "", StepAssociate, StepRelease},
+		{"BINDING", ins, StepWait, StepWait},
+		{"BIND", ins, StepNone, StepDisassociate},
+		{"BIND_ENI", ins, StepNone, StepDisassociate},
+		{"BIND", "ins-other001", StepBlocked, StepForget},
+		{"UNBINDING", ins, StepWait, StepWait},
+		{"OFFLINING", "", StepWait, StepWait},
+	}
+	for _, tc := range cases {
+		a := addr("eip-00000001", "AnycastEIP", tc.status, tc.instance, nil)
+		if got := BindStep(a, ins); got != tc.bind {
+			t.Errorf("BindStep(%s on %q) = %s, want %s", tc.status, tc.instance, got, tc.bind)
+		}
+		if got := DeleteStep(&a, ins); got != tc.del {
+			t.Errorf("DeleteStep(%s on %q) = %s, want %s", tc.status, tc.instance, got, tc.del)
+		}
+	}
+	if got := DeleteStep(nil, ins); got != StepNone {
+		t.Errorf("DeleteStep(nil) = %s", got)
+	}
+	if IsBound(nil, ins) || IsBound(&tencentcloud.Address{Status: "BIND", InstanceID: ins}, "") {
+		t.Error("IsBound accepted a missing address or instance")
+	}
+}
+
+func TestNodePatch(t *testing.T) {
+	other := corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}
+	ours := Taint()
+	mk := func(taints []corev1.Taint, ann map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: ann}, Spec: corev1.NodeSpec{Taints: taints}}
+	}
+	idPath := "/metadata/annotations/tke.cloud.tencent.com~1anycast-ip-id"
+	ipPath := "/metadata/annotations/tke.cloud.tencent.com~1anycast-ip-address"
+	cases := map[string]struct {
+		node *corev1.Node
+		want NodeWant
+		ops  []PatchOp
+	}{
+		"taint a bare node": {node: mk(nil, nil), want: NodeWant{Tainted: true},
+			ops: []PatchOp{{Op: "add", Path: "/spec/taints", Value: []corev1.Taint{ours}}}},
+		"append to other taints": {node: mk([]corev1.Taint{other}, nil), want: NodeWant{Tainted: true},
+			ops: []PatchOp{{Op: "add", Path: "/spec/taints/-", Value: ours}}},
+		"already tainted":   {node: mk([]corev1.Taint{other, ours}, nil), want: NodeWant{Tainted: true}},
+		"nothing to remove": {node: mk([]corev1.Taint{other}, nil), want: NodeWant{}},
+		"bound: untaint and annotate in one patch": {node: mk([]corev1.Taint{other, ours}, nil), want: NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"},
+			ops: []PatchOp{
+				{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}},
+				{Op: "add", Path: idPath, Value: "eip-1"},
+				{Op: "add", Path: ipPath, Value: "1.2.3.4"},
+				{Op: "test", Path: "/spec/taints/1", Value: ours},
+				{Op: "remove", Path: "/spec/taints/1"},
+			}},
+		"stale annotation corrected": {node: mk(nil, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-old", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4"}), want: NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"},
+			ops: []PatchOp{{Op: "add", Path: idPath, Value: "eip-1"}}},
+		"clear ours": {node: mk([]corev1.Taint{ours}, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-1", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4", "x": "y"}),
+			want: NodeWant{ClearAnnotations: true, ClearAddressID: "eip-1"},
+			ops:  []PatchOp{{Op: "remove", Path: idPath}, {Op: "remove", Path: ipPath}, {Op: "test", Path: "/spec/taints/0", Value: ours}, {Op: "remove", Path: "/spec/taints/0"}}},
+		"clear leaves someone else's address": {node: mk(nil, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-2"}),
+			want: NodeWant{ClearAnnotations: true, ClearAddressID: "eip-1"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := NodePatch(tc.node, tc.want)
+			// Compare through JSON: that is what goes on the wire.
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(tc.ops)
+			if len(tc.ops) == 0 && len(got) == 0 {
+				return
+			}
+			if string(gb) != string(wb) {
+				t.Errorf("NodePatch =\n%s\nwant\n%s", gb, wb)
+			}
+		})
+	}
+}
+
+func TestNeedsTaintAtAdmission(t *testing.T) {
+	sel, _ := ParseNodeSelector("tke.cloud.tencent.com/need-aia-ip=true")
+	lbl := map[string]string{"tke.cloud.tencent.com/need-aia-ip": "true"}
+	cases := map[string]struct {
+		node *corev1.Node
+		want bool
+	}{
+		"labelled new node": {node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: lbl}}, want: true},
+		"unlabelled":        {node: &corev1.Node{}},
+		"already tainted":   {node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: lbl}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{Taint()}}}},
+		"bound (annotated)": {node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-1"}}}},
+	}
+	for name, tc := range cases {
+		if got := NeedsTaintAtAdmission(tc.node, sel); got != tc.want {
+			t.Errorf("%s: got %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestSweep(t *testing.T) {
+	ours := addr("eip-00000001", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerUID: "u1", TagNodeName: "n1", TagInstanceID: ins})
+	rebound := addr("eip-00000002", "AnycastEIP", "BIND", "ins-other001", map[string]string{TagCluster: "c1", TagOwnerUID: "u2", TagNodeName: "n2", TagInstanceID: ins})
+	legacy := addr("eip-00000003", "AnycastEIP", "UNBIND", "", map[string]string{networkingv1alpha1.LegacyTagClusterUUID: "lu", networkingv1alpha1.LegacyTagNodeName: "n3"})
+	other := addr("eip-00000004", "AnycastEIP", "UNBIND", "", map[string]string{TagCluster: "c2", TagOwnerUID: "u4"})
+	kept := addr("eip-00000005", "AnycastEIP", "UNBIND", "", Tags(TagInput{Cluster: "c1", OwnerUID: "u5", NodeName: "n5", Orphan: true}))
+	if o := SweepObject(kept, "c1", "lu"); o.ReportOnly == "" || !o.HasClusterIdentity {
+		t.Errorf("an address kept by its management policies is deletable: %+v", o)
+	}
+
+	objs := map[string]orphan.CloudObject{}
+	for _, a := range []tencentcloud.Address{ours, rebound, legacy, other} {
+		objs[a.ID] = SweepObject(a, "c1", "lu")
+	}
+	if o := objs[ours.ID]; !o.HasClusterIdentity || o.OwnerUID != "u1" || o.ReportOnly != "" || o.CreatedAt.IsZero() {
+		t.Errorf("ours: %+v", o)
+	}
+	if o := objs[rebound.ID]; o.ReportOnly == "" {
+		t.Errorf("rebound address is deletable: %+v", o)
+	}
+	if o := objs[legacy.ID]; o.HasClusterIdentity || o.OwnerUID != types.UID(LegacyOwnerPrefix+"n3") {
+		t.Errorf("legacy: %+v", o)
+	}
+	if o := objs[other.ID]; o.HasClusterIdentity {
+		t.Errorf("another cluster's address has our identity: %+v", o)
+	}
+
+	listed := []tencentcloud.Address{ours, rebound, legacy}
+	owners := SweepOwners(listed, sets.New[types.UID]("live"), sets.New("eip-00000002"), sets.New("n1", "n3"), "lu")
+	want := sets.New[types.UID]("live", "u1", "u2", types.UID(LegacyOwnerPrefix+"n3"))
+	if !owners.Equal(want) {
+		t.Errorf("owners = %v, want %v", sets.List(owners), sets.List(want))
+	}
+	if got := SweepOwners(listed, nil, nil, nil, "lu"); got.Len() != 0 {
+		t.Errorf("no bindings and no nodes: owners = %v", sets.List(got))
+	}
+}

@@ -1,0 +1,97 @@
+package anycastipbinding
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+)
+
+// ensureNode keeps the node in step with the binding: untainted and
+// annotated with the address once a is bound to its instance, tainted
+// otherwise. Only the no-aia-ip taint and the two legacy annotations are
+// touched (a JSON patch, never a rewrite of the taint list).
+func (e *external) ensureNode(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, a *tencentcloud.Address) {
+	if e.node == nil {
+		return
+	}
+	bound := decide.IsBound(a, e.instance)
+	want := decide.NodeWant{Tainted: !bound}
+	if bound {
+		want.AddressID, want.PublicIP = a.ID, a.IP
+	}
+	changed, err := e.patchNode(ctx, want)
+	switch {
+	case err != nil && bound:
+		log.FromContext(ctx).Error(err, "Failed to untaint node", "node", e.node.Name)
+		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.LegacyReasonFailedUntaint, actionTaint, "failed to untaint node %s, will retry: %v", e.node.Name, err)
+		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+	case err != nil:
+		log.FromContext(ctx).Error(err, "Failed to taint node", "node", e.node.Name)
+		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+	case changed && bound:
+		e.nodeEvent(b, corev1.EventTypeNormal, networkingv1alpha1.AnycastEventBound, actionBind, "Bound address %s (%s) to instance %s; removed taint %s", a.ID, a.IP, e.instance, networkingv1alpha1.LegacyTaintNoAIAIP)
+	case changed && decide.HasTaint(e.node):
+		e.nodeEvent(b, corev1.EventTypeNormal, networkingv1alpha1.AnycastEventTainted, actionTaint, "Tainted %s=true:NoSchedule until an address is bound", networkingv1alpha1.LegacyTaintNoAIAIP)
+	}
+}
+
+// cleanNode removes the taint, and the annotations when they name the
+// binding's address, once the address is released.
+func (e *external) cleanNode(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) {
+	if e.node == nil {
+		return
+	}
+	id := cmpOr(b.Status.AddressID, meta.GetExternalName(b))
+	changed, err := e.patchNode(ctx, decide.NodeWant{ClearAnnotations: true, ClearAddressID: id})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Failed to clean node", "node", e.node.Name)
+		return
+	}
+	if changed && id != "" {
+		e.nodeEvent(b, corev1.EventTypeNormal, networkingv1alpha1.AnycastEventReleased, actionRelease, "Released address %s; removed its annotations and taint %s", id, networkingv1alpha1.LegacyTaintNoAIAIP)
+	}
+}
+
+// patchNode applies decide.NodePatch and reports whether it changed
+// anything. e.node is updated to the patched node. When the cached node
+// says a change is needed, the node is read again from the API server
+// first: right after edgeplane's own patch the cache may still show the
+// old taint list, and appending the taint again would be rejected as a
+// duplicate.
+func (e *external) patchNode(ctx context.Context, want decide.NodeWant) (bool, error) {
+	if len(decide.NodePatch(e.node, want)) == 0 {
+		return false, nil
+	}
+	fresh := &corev1.Node{}
+	if err := e.c.reader.Get(ctx, client.ObjectKeyFromObject(e.node), fresh); err != nil {
+		return false, fmt.Errorf("reading node %s: %w", e.node.Name, err)
+	}
+	e.node = fresh
+	data, err := decide.MarshalPatch(decide.NodePatch(e.node, want))
+	if err != nil || data == nil {
+		return false, err
+	}
+	n := e.node.DeepCopy()
+	if err := e.c.kube.Patch(ctx, n, client.RawPatch(types.JSONPatchType, data)); err != nil {
+		return false, fmt.Errorf("patching node %s: %w", e.node.Name, err)
+	}
+	e.node = n
+	return true, nil
+}
+
+// nodeEvent emits an Event on the binding's node (related: the binding).
+func (e *external) nodeEvent(b *networkingv1alpha1.AnycastIPBinding, eventType, reason, action, note string, args ...any) {
+	if e.node == nil {
+		return
+	}
+	e.c.nodeEvents.Eventf(e.node, b, eventType, reason, action, note, args...)
+}

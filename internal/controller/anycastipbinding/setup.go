@@ -1,0 +1,370 @@
+// Package anycastipbinding binds Tencent Cloud public addresses (anycast AIA
+// addresses by default) to the CVM instances behind Kubernetes nodes, the
+// way tkestack's aia-ip-controller did, as AnycastIPBinding managed
+// resources:
+//
+//   - the binding reconciler (crossplane-runtime's managed reconciler with
+//     an ExternalClient in external.go) allocates with a client token and
+//     ownership tags, waits for the asynchronous tasks, associates, confirms
+//     BIND, and on deletion unbinds, waits for UNBIND and releases;
+//   - the node side (node.go) taints the node until it is bound and writes
+//     the legacy annotations, patching only what it owns;
+//   - a mutating admission webhook on Node (webhook.go) taints a labelled
+//     node from its registration, closing the scheduling race;
+//   - the translator (translator.go) gives every node matching the selector
+//     a binding named after it;
+//   - the orphan sweep (sweep.go) releases addresses whose binding and node
+//     are gone, and reports anything else.
+//
+// Pure decisions live in the decide subpackage.
+package anycastipbinding
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/orphan"
+)
+
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=anycastipbindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=anycastipbindings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=clusterproviderconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=clusterproviderconfigusages,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",namespace=kube-system,resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Defaults.
+const (
+	// DefaultNodeSelector is aia-ip-controller's default node.labels.
+	DefaultNodeSelector = networkingv1alpha1.LegacyLabelNeedAIAIP + "=true"
+	// DefaultProviderConfig is the ClusterProviderConfig translated bindings use.
+	DefaultProviderConfig = cloudv1alpha1.DefaultProviderConfigName
+)
+
+// Options are the AnycastIPBinding flags (and chart values).
+type Options struct {
+	// NodeSelector picks the nodes that get a translated binding.
+	NodeSelector string
+	// Translate turns the node translator on.
+	Translate bool
+	// Webhook serves the Node mutating webhook that taints selected nodes
+	// at admission (the manager must serve webhooks).
+	Webhook bool
+	// Defaults of translated bindings (aia-ip-controller's aia.* config).
+	ProviderConfig string
+	AddressType    string
+	AnycastZone    string
+	Bandwidth      int64
+	ChargeType     string
+	Tags           string
+
+	// PollInterval re-checks a bound address; TaskPollInterval a running
+	// task; BlockedPollInterval a binding that cannot progress (node changes
+	// re-trigger it at once).
+	PollInterval        time.Duration
+	TaskPollInterval    time.Duration
+	BlockedPollInterval time.Duration
+	// MaxConcurrentReconciles of the binding controller.
+	MaxConcurrentReconciles int
+	// BatchWindow is how long DescribeAddresses look-ups wait to be
+	// coalesced into one call (0 disables batching).
+	BatchWindow time.Duration
+
+	// OrphanMode, OrphanGracePeriod and OrphanInterval configure the sweep.
+	OrphanMode        orphan.Mode
+	OrphanGracePeriod time.Duration
+	OrphanInterval    time.Duration
+
+	// ClientOptions adjusts the Tencent client options after they are
+	// resolved from the provider config (tests and benchmarks scale the
+	// client-side rate limits with it). Not a flag.
+	ClientOptions func(*tencentcloud.Options)
+	// ClientCacheTTL is how long a resolved provider config and its client
+	// are reused (default 30s). Not a flag.
+	ClientCacheTTL time.Duration
+}
+
+// DefaultOptions are aia-ip-controller's defaults with edgeplane's safety
+// nets on: the translator, the admission webhook, and the orphan sweep in
+// delete mode (which only ever deletes addresses carrying this cluster's
+// identity and a binding UID; everything else is reported).
+func DefaultOptions() Options {
+	return Options{
+		NodeSelector:            DefaultNodeSelector,
+		Translate:               true,
+		Webhook:                 true,
+		ProviderConfig:          DefaultProviderConfig,
+		AddressType:             string(networkingv1alpha1.AddressTypeAnycastEIP),
+		PollInterval:            2 * time.Minute,
+		TaskPollInterval:        time.Second,
+		BlockedPollInterval:     30 * time.Second,
+		MaxConcurrentReconciles: 10,
+		BatchWindow:             20 * time.Millisecond,
+		OrphanMode:              orphan.ModeDelete,
+		OrphanGracePeriod:       10 * time.Minute,
+		OrphanInterval:          5 * time.Minute,
+	}
+}
+
+// BindFlags registers the options' flags.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.NodeSelector, "aia-node-selector", o.NodeSelector, "Label selector of the nodes that get an AnycastIPBinding (aia-ip-controller's node.labels).")
+	fs.BoolVar(&o.Translate, "aia-translate-nodes", o.Translate, "Create an AnycastIPBinding for every node the selector picks, and delete it when the node stops matching.")
+	fs.BoolVar(&o.Webhook, "aia-node-webhook", o.Webhook, "Serve the Node mutating webhook that taints selected nodes at admission.")
+	fs.StringVar(&o.ProviderConfig, "aia-provider-config", o.ProviderConfig, "ClusterProviderConfig of translated AnycastIPBindings.")
+	fs.StringVar(&o.AddressType, "aia-address-type", o.AddressType, "Address type of translated bindings: AnycastEIP, HighQualityEIP or EIP.")
+	fs.StringVar(&o.AnycastZone, "aia-anycast-zone", o.AnycastZone, "AnycastZone of translated AnycastEIP bindings (ANYCAST_ZONE_OVERSEAS or ANYCAST_ZONE_GLOBAL); empty: the cloud's default.")
+	fs.Int64Var(&o.Bandwidth, "aia-bandwidth", o.Bandwidth, "InternetMaxBandwidthOut (Mbps) of translated bindings; 0: the cloud's default.")
+	fs.StringVar(&o.ChargeType, "aia-internet-charge-type", o.ChargeType, "InternetChargeType of translated bindings; empty: the cloud's default.")
+	fs.StringVar(&o.Tags, "aia-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
+	fs.DurationVar(&o.PollInterval, "aia-poll-interval", o.PollInterval, "How often a bound address is checked again.")
+	fs.DurationVar(&o.TaskPollInterval, "aia-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
+	fs.DurationVar(&o.BatchWindow, "aia-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
+	fs.IntVar(&o.MaxConcurrentReconciles, "aia-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
+	fs.Var(&o.OrphanMode, "aia-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
+	fs.DurationVar(&o.OrphanGracePeriod, "aia-orphan-grace-period", o.OrphanGracePeriod, "Addresses younger than this are never treated as orphans.")
+	fs.DurationVar(&o.OrphanInterval, "aia-orphan-interval", o.OrphanInterval, "Time between two orphan sweeps.")
+}
+
+// translatedSpec is what translated bindings get, validated once.
+type translatedSpec struct {
+	selector labels.Selector
+	spec     networkingv1alpha1.AnycastIPBindingSpec
+}
+
+func (o Options) validate() (translatedSpec, error) {
+	var errs []error
+	sel, err := decide.ParseNodeSelector(o.NodeSelector)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--aia-node-selector: %w", err))
+	}
+	tags, err := decide.ParseTags(o.Tags)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--aia-tags: %w", err))
+	}
+	switch networkingv1alpha1.AnycastAddressType(o.AddressType) {
+	case networkingv1alpha1.AddressTypeAnycastEIP, networkingv1alpha1.AddressTypeHighQualityEIP, networkingv1alpha1.AddressTypeEIP:
+	default:
+		errs = append(errs, fmt.Errorf("--aia-address-type %q: want AnycastEIP, HighQualityEIP or EIP", o.AddressType))
+	}
+	if o.AnycastZone != "" && o.AddressType != string(networkingv1alpha1.AddressTypeAnycastEIP) {
+		errs = append(errs, fmt.Errorf("--aia-anycast-zone is only valid with --aia-address-type AnycastEIP"))
+	}
+	if o.Bandwidth < 0 || o.Bandwidth > 2000 {
+		errs = append(errs, fmt.Errorf("--aia-bandwidth %d: want 0 (cloud default) to 2000", o.Bandwidth))
+	}
+	if o.PollInterval <= 0 || o.TaskPollInterval <= 0 || o.BlockedPollInterval <= 0 || o.OrphanInterval <= 0 {
+		errs = append(errs, fmt.Errorf("poll and sweep intervals must be positive"))
+	}
+	if _, err := orphan.ParseMode(string(o.OrphanMode)); err != nil {
+		errs = append(errs, fmt.Errorf("--aia-orphan-mode: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return translatedSpec{}, err
+	}
+	spec := networkingv1alpha1.AnycastIPBindingSpec{
+		AddressType:        networkingv1alpha1.AnycastAddressType(o.AddressType),
+		AnycastZone:        networkingv1alpha1.AnycastZone(o.AnycastZone),
+		InternetChargeType: networkingv1alpha1.InternetChargeType(o.ChargeType),
+	}
+	spec.ProviderConfigReference = providerConfigRef(o.ProviderConfig)
+	if o.Bandwidth > 0 {
+		bw := o.Bandwidth
+		spec.InternetMaxBandwidthOut = &bw
+	}
+	if len(tags) > 0 {
+		spec.Tags = tags
+	}
+	return translatedSpec{selector: sel, spec: spec}, nil
+}
+
+// Setup returns the setup.Func registering the binding controller, the node
+// translator, the Node webhook and the orphan sweep.
+func (o Options) Setup() setup.Func {
+	return func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+		return o.setup(ctx, mgr, cfg)
+	}
+}
+
+// Setup registers everything with default options.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	return DefaultOptions().Setup()(ctx, mgr, cfg)
+}
+
+// indexNodeName indexes bindings by spec.nodeName.
+const indexNodeName = "spec.nodeName"
+
+// IndexFields registers the cache index this package lists bindings by.
+func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
+	if err := idx.IndexField(ctx, &networkingv1alpha1.AnycastIPBinding{}, indexNodeName, func(o client.Object) []string {
+		return []string{o.(*networkingv1alpha1.AnycastIPBinding).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing AnycastIPBindings by node: %w", err)
+	}
+	return nil
+}
+
+// ControllerName is the binding controller's name (and its event source).
+const ControllerName = "anycastipbinding"
+
+func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	ts, err := o.validate()
+	if err != nil {
+		return fmt.Errorf("configuring AnycastIPBinding: %w", err)
+	}
+	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	conn := NewConnector(mgr, cfg.ClusterName, o)
+	if err := o.setupBindingController(mgr, conn); err != nil {
+		return err
+	}
+	if o.Translate {
+		t := &Translator{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName + "-translator"), Selector: ts.selector, Spec: ts.spec,
+			MaxConcurrentReconciles: o.MaxConcurrentReconciles}
+		if err := t.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	if o.Webhook {
+		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: &NodeTainter{Selector: ts.selector, Decoder: admission.NewDecoder(mgr.GetScheme())}})
+	}
+	sw, err := NewSweep(mgr, conn, o)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(sw); err != nil {
+		return fmt.Errorf("adding the AnycastIPBinding orphan sweep: %w", err)
+	}
+	return nil
+}
+
+// NewReconciler builds the managed reconciler of AnycastIPBindings (tests
+// drive it by hand).
+func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
+	mgr = &managerWithClient{Manager: mgr, c: newNoopStatusClient(mgr.GetClient())}
+	return managed.NewReconciler(mgr,
+		resource.ManagedKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding")),
+		managed.WithExternalConnector(conn),
+		// The external name is the cloud-assigned address ID, never the
+		// object's name.
+		managed.WithInitializers(),
+		managed.WithFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), networkingv1alpha1.AnycastIPBindingFinalizer)),
+		// The allocation is idempotent: a ClientToken derived from the UID
+		// returns the first call's address, and Observe finds the address
+		// by its ownership tags. A crash between the create-pending and
+		// create-succeeded annotations is therefore safe to resume, which
+		// is what this option allows (without it the binding would stop
+		// for good until a person removed the pending annotation).
+		managed.WithDeterministicExternalName(true),
+		// Observe waits for a just-allocated address itself (its allocation
+		// task, then AnnotationAllocateTask's grace in observeLost); the
+		// reconciler's own grace period would also hold up the release of
+		// a binding deleted within 30s of its creation.
+		managed.WithCreationGracePeriod(time.Nanosecond),
+		managed.WithManagementPolicies(),
+		managed.WithPollInterval(conn.opts.PollInterval),
+		managed.WithPollIntervalHook(conn.pollInterval),
+		managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName(ControllerName))),
+		managed.WithRecorder(newRecorder(mgr.GetEventRecorder(ControllerName))),
+	)
+}
+
+func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error {
+	r := NewReconciler(mgr, conn)
+	c := mgr.GetClient()
+	nodeToBindings := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var list networkingv1alpha1.AnycastIPBindingList
+		if err := c.List(ctx, &list, client.MatchingFields{indexNodeName: obj.GetName()}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for _, b := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
+		}
+		return out
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
+		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted))).
+		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodeChanged)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: max(o.MaxConcurrentReconciles, 1),
+			// crossplane's reconciler asks for rate-limited requeues while a
+			// step is in flight; keep them short and bounded.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, 30*time.Second),
+		}).
+		Complete(r); err != nil {
+		return fmt.Errorf("building the %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+// managerWithClient hands the managed reconciler a client that skips
+// no-op status updates (see noopStatusClient).
+type managerWithClient struct {
+	ctrl.Manager
+	c client.Client
+}
+
+func (m *managerWithClient) GetClient() client.Client { return m.c }
+
+// deletionStarted passes the update that sets deletionTimestamp.
+var deletionStarted = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
+	},
+}
+
+// nodeChanged passes node events that matter to a binding: creation,
+// deletion, and changes of labels, annotations, taints or providerID (not
+// the status heartbeats).
+var nodeChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Node)
+		n, ok2 := e.ObjectNew.(*corev1.Node)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return !labels.Equals(o.Labels, n.Labels) || !labels.Equals(o.Annotations, n.Annotations) ||
+			!taintsEqual(o.Spec.Taints, n.Spec.Taints) || o.Spec.ProviderID != n.Spec.ProviderID ||
+			(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+	},
+}
+
+func taintsEqual(a, b []corev1.Taint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || a[i].Value != b[i].Value || a[i].Effect != b[i].Effect {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,56 @@
+package anycastipbinding
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+)
+
+// NodeWebhookPath is where the Node tainting webhook is served.
+const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
+
+// failurePolicy=Ignore: a node must be able to register while the manager
+// is down or being upgraded (failing closed would stop kubelets joining the
+// cluster). The controller taints a selected node on its first reconcile
+// anyway, so an outage only reopens the legacy race for that window; see
+// docs/anycastipbinding.md.
+// +kubebuilder:webhook:path=/mutate-v1-node-anycastipbinding,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=nodes,verbs=create;update,versions=v1,name=aia.nodes.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
+
+// NodeTainter is a mutating admission webhook on Node create and update: a
+// node the selector picks that records no bound address gets the taint
+// tke.cloud.tencent.com/no-aia-ip=true:NoSchedule in the same request, so
+// it carries the taint from its registration (or from the moment it is
+// labelled) and the scheduler never sees it untainted before its address is
+// bound. This closes the race aia-ip-controller documented (pods landing on
+// a labelled node before the controller tainted it).
+type NodeTainter struct {
+	Selector labels.Selector
+	Decoder  admission.Decoder
+}
+
+// Handle adds the taint when decide.NeedsTaintAtAdmission says so.
+func (w *NodeTainter) Handle(_ context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	node := &corev1.Node{}
+	if err := w.Decoder.Decode(req, node); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if !decide.NeedsTaintAtAdmission(node, w.Selector) {
+		return admission.Allowed("no taint needed")
+	}
+	node.Spec.Taints = append(node.Spec.Taints, decide.Taint())
+	raw, err := json.Marshal(node)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
