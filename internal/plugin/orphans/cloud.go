@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
-	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 )
 
 // ListAddresses lists the addresses that carry TagCluster = identity in the
