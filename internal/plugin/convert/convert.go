@@ -100,8 +100,11 @@ func Run(scheme *runtime.Scheme, converters []Converter, objs []manifest.Object)
 			}
 		}
 		if conv == nil {
-			warnings = append(warnings, warning{idx, fmt.Sprintf("%s: %s %s skipped: not a legacy input edgeplane converts",
-				in.Where(), kindOf(in.Object), nameOf(in.Object))})
+			why := "not a legacy input edgeplane converts"
+			if gv, err := schema.ParseGroupVersion(in.Object.GetAPIVersion()); err == nil && strings.HasSuffix(gv.Group, ".edgeplane.io") {
+				why = "already an edgeplane object"
+			}
+			warnings = append(warnings, warning{idx, fmt.Sprintf("%s: %s %s skipped: %s", in.Where(), kindOf(in.Object), nameOf(in.Object), why)})
 			continue
 		}
 		jobs = append(jobs, job{idx, in, conv})
@@ -203,6 +206,9 @@ func kindOf(u *unstructured.Unstructured) string {
 }
 
 func nameOf(u client.Object) string {
+	if u.GetName() == "" {
+		return "(unnamed)"
+	}
 	if u.GetNamespace() == "" {
 		return u.GetName()
 	}
