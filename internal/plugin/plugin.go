@@ -18,9 +18,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Exit codes.
@@ -47,6 +49,9 @@ func commands() []command {
 // Run runs the plugin with args (without the program name) and returns the
 // exit code: 0 on success, 1 on errors, 2 on usage errors.
 func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
+	// The libraries shared with the manager log through controller-runtime;
+	// the plugin reports errors itself.
+	ctrllog.SetLogger(logr.Discard())
 	if len(args) == 0 {
 		usage(streams.ErrOut)
 		return ExitUsage

@@ -116,3 +116,5 @@ func ctx(t *testing.T) context.Context { return testenv.Context(t) }
 func ioStreams(out, errOut *strings.Builder) genericiooptions.IOStreams {
 	return genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
 }
+
+func cmpDiff(want, got any) string { return cmp.Diff(want, got) }

@@ -11,6 +11,14 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 )
 
+// A command line waits less than a controller: a few quick retries, then
+// the error.
+const (
+	cliAttempts   = 3
+	cliBaseDelay  = 200 * time.Millisecond
+	cliMaxBackoff = 2 * time.Second
+)
+
 // ListAddresses lists the addresses that carry TagCluster = identity in the
 // cloud the config points at, through the provider's client. It only reads.
 func ListAddresses(ctx context.Context, cfg providerconfig.Config, identity string) ([]Address, error) {
@@ -29,6 +37,7 @@ func listAWS(ctx context.Context, cfg providerconfig.Config, identity string) ([
 	if err != nil {
 		return nil, err
 	}
+	opts.Retry = aws.RetryOptions{MaxAttempts: cliAttempts, BaseDelay: cliBaseDelay, MaxBackoff: cliMaxBackoff}
 	c, err := aws.New(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to AWS: %w", err)
@@ -56,6 +65,7 @@ func listTencent(ctx context.Context, cfg providerconfig.Config, identity string
 	if err != nil {
 		return nil, err
 	}
+	opts.Retry = tencentcloud.RetryOptions{RateLimitMaxRetries: cliAttempts - 1, NetworkFailureMaxRetries: -1, BaseDelay: cliBaseDelay, MaxBackoff: cliMaxBackoff}
 	c, err := tencentcloud.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Tencent Cloud: %w", err)

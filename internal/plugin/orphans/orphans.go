@@ -82,9 +82,10 @@ type Finding struct {
 	AttachedTo string `json:"attachedTo,omitempty"`
 }
 
-// cloudObject maps an address to what the sweep judges. owned are the
-// owner kinds served by the API server: an address of another kind is
-// reported, never deletable, because its owners cannot be listed.
+// cloudObject maps an address to what the sweep judges. served has an
+// entry per registered owner kind, true when the API server serves it: an
+// address of another kind is reported, never deletable, because its owners
+// cannot be listed.
 func cloudObject(a Address, identity string, served map[string]bool) orphan.CloudObject {
 	o := orphan.CloudObject{
 		ID:                 a.ID,
@@ -93,9 +94,12 @@ func cloudObject(a Address, identity string, served map[string]bool) orphan.Clou
 		HasClusterIdentity: identity != "" && a.Tags[TagCluster] == identity,
 		Description:        a.PublicIP,
 	}
+	_, known := served[a.Tags[TagOwnerKind]]
 	switch kind := a.Tags[TagOwnerKind]; {
 	case kind == "":
 		o.ReportOnly = "no " + TagOwnerKind + " tag"
+	case !known:
+		o.ReportOnly = fmt.Sprintf("owner kind %s is not a cloud-backed kind this plugin knows", kind)
 	case !served[kind]:
 		o.ReportOnly = fmt.Sprintf("owner kind %s is not served by this cluster, so its owners cannot be listed", kind)
 	case a.AttachedTo != "":

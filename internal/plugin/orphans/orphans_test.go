@@ -40,6 +40,7 @@ var cloud = []Address{
 	{ID: "eip-old", PublicIP: "43.0.0.5", Tags: tags("AnycastIPBinding", "uid-gone-4"), Created: now.Add(-48 * time.Hour)},
 	{ID: "eip-untagged-owner", PublicIP: "43.0.0.6", Tags: tags("", ""), Created: now.Add(-48 * time.Hour)},
 	{ID: "eip-unknown-kind", PublicIP: "43.0.0.7", Tags: tags("SomethingElse", "uid-x"), Created: now.Add(-48 * time.Hour)},
+	{ID: "eip-unserved-kind", PublicIP: "43.0.0.8", Tags: tags("Unserved", "uid-y"), Created: now.Add(-48 * time.Hour)},
 }
 
 func run(t *testing.T, grace time.Duration) []Finding {
@@ -49,7 +50,7 @@ func run(t *testing.T, grace time.Duration) []Finding {
 		Clock:     clocktesting.NewFakeClock(now),
 		ListCloud: func(context.Context) ([]Address, error) { return cloud, nil },
 		Served: func(context.Context) map[string]bool {
-			return map[string]bool{"PodElasticIP": true, "AnycastIPBinding": true}
+			return map[string]bool{"PodElasticIP": true, "AnycastIPBinding": true, "Unserved": false}
 		},
 		Owners: func(_ context.Context, served map[string]bool) (sets.Set[types.UID], error) {
 			if !served["PodElasticIP"] {
@@ -77,7 +78,8 @@ func TestJudge(t *testing.T) {
 		"eip-young":           "Keep: unowned for 1m0s, within the 1h0m0s grace period",
 		"eip-old":             "Report: orphaned: no object with UID uid-gone-4 exists (mode report)",
 		"eip-untagged-owner":  "Report: orphaned, but lacks an owner UID tag, so it is never deleted",
-		"eip-unknown-kind":    "Report: orphaned, but not deletable: owner kind SomethingElse is not served by this cluster, so its owners cannot be listed",
+		"eip-unknown-kind":    "Report: orphaned, but not deletable: owner kind SomethingElse is not a cloud-backed kind this plugin knows",
+		"eip-unserved-kind":   "Report: orphaned, but not deletable: owner kind Unserved is not served by this cluster, so its owners cannot be listed",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
