@@ -20,7 +20,7 @@ const repo = "../.."
 func apply(t *testing.T, dryRun bool, objs []*unstructured.Unstructured) {
 	t.Helper()
 	for _, u := range objs {
-		opts := []client.PatchOption{client.ForceOwnership, client.FieldOwner("kubectl-edgeplane-test")}
+		opts := []client.ApplyOption{client.ForceOwnership, client.FieldOwner("kubectl-edgeplane-test")}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}
@@ -28,7 +28,7 @@ func apply(t *testing.T, dryRun bool, objs []*unstructured.Unstructured) {
 		if ns, err := env.Client.IsObjectNamespaced(u); err == nil && ns && u.GetNamespace() == "" {
 			u.SetNamespace("default")
 		}
-		if err := env.Client.Patch(ctx(t), u, client.Apply, opts...); err != nil {
+		if err := env.Client.Apply(ctx(t), client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 			t.Fatalf("applying %s %s/%s (dry run %v): %v", u.GetKind(), u.GetNamespace(), u.GetName(), dryRun, err)
 		}
 	}
@@ -80,7 +80,6 @@ func setStatus(t *testing.T, gvk schema.GroupVersionKind, namespace, name string
 
 var (
 	cpcGVK  = schema.GroupVersionKind{Group: "cloud.edgeplane.io", Version: "v1alpha1", Kind: "ClusterProviderConfig"}
-	pcGVK   = schema.GroupVersionKind{Group: "cloud.edgeplane.io", Version: "v1alpha1", Kind: "ProviderConfig"}
 	cbpGVK  = schema.GroupVersionKind{Group: "scheduling.edgeplane.io", Version: "v1alpha1", Kind: "ClusterBurstPolicy"}
 	bpGVK   = schema.GroupVersionKind{Group: "scheduling.edgeplane.io", Version: "v1alpha1", Kind: "BurstPolicy"}
 	idsGVK  = schema.GroupVersionKind{Group: "apps.edgeplane.io", Version: "v1alpha1", Kind: "IngressDaemonSet"}
