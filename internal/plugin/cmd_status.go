@@ -58,10 +58,8 @@ func runStatus(ctx context.Context, args []string, streams genericiooptions.IOSt
 	if err != nil {
 		return fail(streams, err)
 	}
-	rows, objs, err := status.Collect(ctx, dyn, kinds, ns)
-	if err != nil {
-		return fail(streams, err)
-	}
+	// A kind that cannot be listed is reported after the others are shown.
+	rows, objs, listErr := status.Collect(ctx, dyn, kinds, ns)
 	switch *output {
 	case "json", "yaml":
 		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}}}
@@ -80,6 +78,9 @@ func runStatus(ctx context.Context, args []string, streams genericiooptions.IOSt
 		if err := status.PrintTable(streams.Out, rows, *output == "wide", time.Now()); err != nil {
 			return fail(streams, err)
 		}
+	}
+	if listErr != nil {
+		return fail(streams, listErr)
 	}
 	return ExitOK
 }

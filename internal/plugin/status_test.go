@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -219,6 +221,29 @@ func TestStatus(t *testing.T) {
 		r := run(t, "", "status", "-n", "team-a", "-o", "yaml")
 		if r.code != ExitOK || !strings.HasPrefix(r.out, "apiVersion: v1\nitems:\n") || !strings.Contains(r.out, "kind: ProviderConfig") || strings.Contains(r.out, "kind: BurstPolicy") {
 			t.Errorf("exit %d, output:\n%s\n%s", r.code, r.out, r.errOut)
+		}
+	})
+	t.Run("forbidden kinds", func(t *testing.T) {
+		// A user who may list only float IPs: the other kinds are reported
+		// on stderr, the float IPs are still shown, the exit code is 1.
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "plugin-test-fip-reader"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{"networking.edgeplane.io"}, Resources: []string{"floatippools", "floatips"}, Verbs: []string{"list"},
+		}}}
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "plugin-test-fip-reader"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "fip-reader"}}}
+		for _, o := range []client.Object{role, binding} {
+			if err := env.Client.Create(ctx(t), o); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(ctx(t), o) })
+		}
+		r := run(t, "", "status", "-A", "--as", "fip-reader")
+		if r.code != ExitError || !strings.Contains(r.errOut, "forbidden") || !strings.Contains(r.errOut, "burstpolicies") {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and the forbidden kinds on stderr", r.code, r.errOut)
+		}
+		if !strings.Contains(r.out, "172-20-0-10") || !strings.Contains(r.out, "3 objects, 1 not Ready") || strings.Contains(r.out, "BurstPolicy") {
+			t.Errorf("stdout:\n%s\nwant the float IP objects only", r.out)
 		}
 	})
 	t.Run("unreachable API server", func(t *testing.T) {

@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,13 +69,16 @@ func Discover(disc discovery.DiscoveryInterface, known []Kind) ([]Served, error)
 
 // Collect lists the objects of every served kind: namespaced kinds in
 // namespace (every namespace when it is empty), cluster-scoped kinds
-// always. It returns the rows, sorted, and the objects in the same order.
+// always. It returns the rows, sorted, and the objects in the same order. A
+// kind that cannot be listed (forbidden, say) is left out and its error
+// joined into the returned error, as kubectl get does with several kinds.
 func Collect(ctx context.Context, dyn dynamic.Interface, kinds []Served, namespace string) ([]Row, []*unstructured.Unstructured, error) {
 	type pair struct {
 		row Row
 		obj *unstructured.Unstructured
 	}
 	var pairs []pair
+	var errs []error
 	for _, k := range kinds {
 		var ri dynamic.ResourceInterface = dyn.Resource(k.Resource)
 		if k.Namespaced {
@@ -82,7 +86,8 @@ func Collect(ctx context.Context, dyn dynamic.Interface, kinds []Served, namespa
 		}
 		list, err := ri.List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("listing %s: %w", k.Resource.GroupResource(), err)
+			errs = append(errs, fmt.Errorf("listing %s: %w", k.Resource.GroupResource(), err))
+			continue
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
@@ -97,5 +102,5 @@ func Collect(ctx context.Context, dyn dynamic.Interface, kinds []Served, namespa
 	for i, p := range pairs {
 		rows[i], objs[i] = p.row, p.obj
 	}
-	return rows, objs, nil
+	return rows, objs, errors.Join(errs...)
 }
