@@ -156,3 +156,44 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("ClusterBurstPolicy:\n%s", b)
 	}
 }
+
+// FuzzRun feeds arbitrary manifests through every converter: legacy input
+// is user input, so no document may panic, and whatever converts must
+// encode and come out clean.
+func FuzzRun(f *testing.F) {
+	for _, p := range []string{"testdata/tke-resilience.yaml", "testdata/galaxy.yaml", "testdata/mixed.json", legacyIDS} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("apiVersion: galaxy.k8s.io/v1alpha1\nkind: FloatingIP\nmetadata: {name: '::1'}\nspec: {key: x, attribute: '{', policy: 9}\n")
+	f.Add("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec: {template: {metadata: {annotations: {LOCAL_REPLICAS: '99999999999'}}}}\n")
+	scheme, err := edgescheme.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		objs, err := manifest.Read("fuzz", strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		res, err := Run(scheme, Converters(), objs)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz document ") {
+				t.Fatalf("error without the input's position: %v", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if err := WriteYAML(&b, res.Objects); err != nil {
+			t.Fatalf("WriteYAML: %v", err)
+		}
+		for _, o := range res.Objects {
+			if _, ok := o.Object["status"]; ok {
+				t.Fatalf("%s has a status", o.GetName())
+			}
+		}
+	})
+}
