@@ -6,6 +6,8 @@ package manifest
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +78,7 @@ func Read(source string, r io.Reader) ([]Object, error) {
 		if len(raw) > maxDocument {
 			return nil, &Error{Source: source, Document: doc, Err: fmt.Errorf("document larger than %d bytes", maxDocument)}
 		}
-		objs, err := decode(raw)
+		objs, err := decodeDocument(raw)
 		if err != nil {
 			return nil, &Error{Source: source, Document: doc, Err: err}
 		}
@@ -93,6 +95,41 @@ func Read(source string, r io.Reader) ([]Object, error) {
 type decoded struct {
 	obj      *unstructured.Unstructured
 	fromList bool
+}
+
+// decodeDocument decodes one YAML document, or a stream of JSON objects
+// (`{...}{...}`, as concatenated `kubectl get -o json` outputs give). A
+// document whose first value is not valid JSON is read as YAML (a flow
+// mapping also starts with "{").
+func decodeDocument(raw []byte) ([]decoded, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return decode(raw)
+	}
+	var values []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		var m json.RawMessage
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if len(values) == 0 {
+				return decode(raw)
+			}
+			return nil, fmt.Errorf("JSON object %d: %w", len(values)+1, err)
+		}
+		values = append(values, m)
+	}
+	var out []decoded
+	for _, v := range values {
+		objs, err := decode(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
 }
 
 // decode turns one document into objects: none for an empty document, the
