@@ -61,6 +61,11 @@ func RowFor(k Kind, u *unstructured.Unstructured) Row {
 	if r.Ready == "" {
 		r.Ready = string(metav1.ConditionUnknown)
 	}
+	// Managed resources (crossplane style) say why they are not Ready in
+	// their Synced condition: a failed reconcile's error is there.
+	if synced, ok := findCondition(u, "Synced"); ok && !r.IsReady() && r.Message == "" && synced.status == string(metav1.ConditionFalse) {
+		r.Reason, r.Message = synced.reason, synced.message
+	}
 	gen := u.GetGeneration()
 	observed := num(u, "status", "observedGeneration")
 	if cond.observedGeneration > observed {
@@ -78,11 +83,13 @@ type condition struct {
 	observedGeneration      int64
 }
 
-func readyCondition(u *unstructured.Unstructured) (condition, bool) {
+func readyCondition(u *unstructured.Unstructured) (condition, bool) { return findCondition(u, "Ready") }
+
+func findCondition(u *unstructured.Unstructured, typ string) (condition, bool) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
-		if !ok || m["type"] != "Ready" {
+		if !ok || m["type"] != typ {
 			continue
 		}
 		s := func(k string) string { v, _ := m[k].(string); return v }

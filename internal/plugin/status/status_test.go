@@ -114,6 +114,14 @@ func TestRowFor(t *testing.T) {
 		{name: "stale", u: obj(ready("True", 1), 2), want: Row{Kind: "Thing", Name: "a", Ready: "Unknown", Reason: ReasonProgressing,
 			Message: "generation 2 not yet reconciled (status is for generation 1)"}},
 		{name: "no observed generation anywhere", u: obj(ready("True", 0), 5), want: Row{Kind: "Thing", Name: "a", Ready: "True", Reason: "R", Message: "m"}},
+		{name: "managed resource: why is in Synced", u: obj(map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "Creating"},
+			map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "AddressLimitExceeded: quota 5"},
+		}}, 1), want: Row{Kind: "Thing", Name: "a", Ready: "False", Reason: "ReconcileError", Message: "AddressLimitExceeded: quota 5"}},
+		{name: "managed resource: Ready's own message wins", u: obj(map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "Unavailable", "message": "pod is gone"},
+			map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "boom"},
+		}}, 1), want: Row{Kind: "Thing", Name: "a", Ready: "False", Reason: "Unavailable", Message: "pod is gone"}},
 		{name: "empty status", u: obj(map[string]any{"conditions": []any{map[string]any{"type": "Ready"}}}, 1), want: Row{Kind: "Thing", Name: "a", Ready: "Unknown"}},
 	}
 	for _, tc := range cases {
