@@ -1,0 +1,199 @@
+package convert
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// legacyIDS is the importer's own example: the mumoshu README manifest.
+const legacyIDS = "../../controller/ingressdaemonset/importer/testdata/nginx-ingress.legacy.yaml"
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+func TestRunGolden(t *testing.T) {
+	scheme, err := edgescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		files []string
+	}{
+		{name: "ingressdaemonset", files: []string{legacyIDS}},
+		{name: "tke-resilience", files: []string{"testdata/tke-resilience.yaml"}},
+		{name: "galaxy", files: []string{"testdata/galaxy.yaml"}},
+		{name: "mixed", files: []string{"testdata/mixed.json"}},
+		// Everything at once, in another order: the output is the same set,
+		// still sorted.
+		{name: "all", files: []string{"testdata/mixed.json", "testdata/galaxy.yaml", legacyIDS, "testdata/tke-resilience.yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := manifest.ReadFiles(tc.files, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(scheme, Converters(), objs)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var out bytes.Buffer
+			if err := WriteYAML(&out, res.Objects); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name+".golden.yaml", out.Bytes())
+			golden(t, tc.name+".warnings.golden", []byte(strings.Join(res.Warnings, "\n")+"\n"))
+
+			// Never status or server-set metadata.
+			for _, o := range res.Objects {
+				if _, ok := o.Object["status"]; ok {
+					t.Errorf("%s %s has a status", o.GetKind(), o.GetName())
+				}
+				for _, f := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation"} {
+					if _, ok, _ := unstructured.NestedFieldNoCopy(o.Object, "metadata", f); ok {
+						t.Errorf("%s %s has metadata.%s", o.GetKind(), o.GetName(), f)
+					}
+				}
+			}
+			// Stable: a second run gives the same bytes.
+			res2, err := Run(scheme, Converters(), objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out2 bytes.Buffer
+			if err := WriteYAML(&out2, res2.Objects); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != out2.String() {
+				t.Error("two runs differ")
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	scheme, err := edgescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, in, wantErr string
+	}{
+		{name: "broken floatingips", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: floatingip-config, namespace: kube-system}\ndata: {floatingips: '[{'}\n",
+			wantErr: "in.yaml document 2: galaxy floatingip-config ConfigMap kube-system/floatingip-config: parsing"},
+		{name: "legacy IngressDaemonSet without template", in: "apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {podsPerNode: 2}\n",
+			wantErr: "in.yaml document 1: mumoshu IngressDaemonSet x: spec.template is missing"},
+		{name: "galaxy pool with a bad size", in: "apiVersion: galaxy.k8s.io/v1alpha1\nkind: Pool\nmetadata: {name: p}\nsize: -1\n",
+			wantErr: "in.yaml document 1: galaxy Pool p: size -1 is out of range"},
+		{name: "workload without a name", in: "apiVersion: apps/v1\nkind: Deployment\nspec: {template: {metadata: {annotations: {AUTO_SCALE_EKS: 'true'}}}}\n",
+			wantErr: "metadata.name is missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := manifest.Read("in.yaml", strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Run(scheme, Converters(), objs)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Run() error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestRegistry checks that one converter is one entry: a registry with a
+// custom converter converts its kind, and the first match wins.
+func TestRegistry(t *testing.T) {
+	scheme, err := edgescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifest.Read("in.yaml", strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: eks-config, namespace: kube-system}\ndata: {AUTO_SCALE_EKS: 'true'}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(scheme, nil, objs)
+	if err != nil || len(res.Objects) != 0 || len(res.Warnings) != 1 {
+		t.Fatalf("empty registry: %d objects, warnings %v, err %v", len(res.Objects), res.Warnings, err)
+	}
+	res, err = Run(scheme, Converters(), objs)
+	if err != nil || len(res.Objects) != 1 {
+		t.Fatalf("default registry: %d objects, err %v", len(res.Objects), err)
+	}
+	b, _ := yaml.Marshal(res.Objects[0].Object)
+	if !strings.Contains(string(b), "enabled: true") || !strings.Contains(string(b), AnnotationConvertedFrom+": ConfigMap/kube-system/eks-config") {
+		t.Errorf("ClusterBurstPolicy:\n%s", b)
+	}
+}
+
+// FuzzRun feeds arbitrary manifests through every converter: legacy input
+// is user input, so no document may panic, and whatever converts must
+// encode and come out clean.
+func FuzzRun(f *testing.F) {
+	for _, p := range []string{"testdata/tke-resilience.yaml", "testdata/galaxy.yaml", "testdata/mixed.json", legacyIDS} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("apiVersion: galaxy.k8s.io/v1alpha1\nkind: FloatingIP\nmetadata: {name: '::1'}\nspec: {key: x, attribute: '{', policy: 9}\n")
+	f.Add("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec: {template: {metadata: {annotations: {LOCAL_REPLICAS: '99999999999'}}}}\n")
+	scheme, err := edgescheme.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		objs, err := manifest.Read("fuzz", strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		res, err := Run(scheme, Converters(), objs)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz document ") {
+				t.Fatalf("error without the input's position: %v", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if err := WriteYAML(&b, res.Objects); err != nil {
+			t.Fatalf("WriteYAML: %v", err)
+		}
+		for _, o := range res.Objects {
+			if _, ok := o.Object["status"]; ok {
+				t.Fatalf("%s has a status", o.GetName())
+			}
+		}
+	})
+}

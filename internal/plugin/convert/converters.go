@@ -1,0 +1,178 @@
+package convert
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	burst "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	fip "github.com/edgeplane/edgeplane/internal/controller/floatippool/translate"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/importer"
+)
+
+// Converters are the legacy inputs `kubectl edgeplane convert` understands,
+// one entry per input kind.
+func Converters() []Converter {
+	return []Converter{
+		{Name: "mumoshu IngressDaemonSet", Match: isLegacyIngressDaemonSet, Convert: convertIngressDaemonSet},
+		{Name: "TKE resilience workload", Match: isBurstWorkload, Convert: convertBurstWorkload},
+		{Name: "eks-config ConfigMap", Match: isEKSConfig, Convert: convertEKSConfig},
+		{Name: "galaxy floatingip-config ConfigMap", Match: isFloatingIPConfig, Convert: convertFloatingIPConfig},
+		{Name: "galaxy Pool", Match: isGalaxyPool, Convert: convertGalaxyPool},
+		// Phase 1: a FloatingIP's pool is found among the pools above.
+		{Name: "galaxy FloatingIP", Phase: 1, Match: isGalaxyFloatingIP, Convert: convertGalaxyFloatingIP},
+	}
+}
+
+// mumoshu/ingress-daemonset-controller.
+
+func isLegacyIngressDaemonSet(u *unstructured.Unstructured) bool {
+	return isKind(u, importer.LegacyGroup, "IngressDaemonSet")
+}
+
+func convertIngressDaemonSet(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	ids, warns, err := importer.Convert(u.Object)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []client.Object{ids}, warns, nil
+}
+
+// TKE resilience: Deployments and StatefulSets whose pod template carries
+// AUTO_SCALE_EKS / LOCAL_REPLICAS.
+
+func isBurstWorkload(u *unstructured.Unstructured) bool {
+	if !isKind(u, appsv1.GroupName, "Deployment") && !isKind(u, appsv1.GroupName, "StatefulSet") {
+		return false
+	}
+	ann, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "annotations")
+	return burst.HasLegacyAnnotations(ann)
+}
+
+func convertBurstWorkload(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	if err := requireName(u); err != nil {
+		return nil, nil, err
+	}
+	ann, _, err := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "annotations")
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.template.metadata.annotations: %w", err)
+	}
+	spec, problems := burst.PolicySpec(appsv1.SchemeGroupVersion.String(), u.GetKind(), u.GetName(), ann)
+	p := &schedulingv1alpha1.BurstPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: burst.PolicyName(u.GetKind(), u.GetName()), Namespace: u.GetNamespace()},
+		Spec:       spec,
+	}
+	return []client.Object{p}, problems, nil
+}
+
+// TKE resilience: the cluster-wide switch in kube-system/eks-config.
+
+func isEKSConfig(u *unstructured.Unstructured) bool {
+	return isKind(u, "", "ConfigMap") && u.GetName() == burst.EKSConfigName &&
+		(u.GetNamespace() == "" || u.GetNamespace() == burst.DefaultEKSConfigNamespace)
+}
+
+func convertEKSConfig(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	data, _, err := unstructured.NestedStringMap(u.Object, "data")
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	spec, ok, err := burst.ClusterPolicySpec(data)
+	switch {
+	case !ok:
+		return nil, []string{fmt.Sprintf("no %s key: nothing to convert", burst.AnnotationAutoScaleEKS)}, nil
+	case err != nil:
+		return nil, []string{fmt.Sprintf("%v; no ClusterBurstPolicy written, the cluster default stays on", err)}, nil
+	}
+	p := &schedulingv1alpha1.ClusterBurstPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName},
+		Spec:       spec,
+	}
+	return []client.Object{p}, nil, nil
+}
+
+// galaxy-ipam.
+
+func isFloatingIPConfig(u *unstructured.Unstructured) bool {
+	return isKind(u, "", "ConfigMap") && u.GetName() == fip.ConfigMapName &&
+		(u.GetNamespace() == "" || u.GetNamespace() == fip.ConfigMapNamespace)
+}
+
+func convertFloatingIPConfig(c *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	data, _, err := unstructured.NestedStringMap(u.Object, "data")
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	v, ok := data[fip.ConfigMapKey]
+	if !ok {
+		return nil, []string{fmt.Sprintf("no %s key: nothing to convert", fip.ConfigMapKey)}, nil
+	}
+	pools, err := fip.PoolsFromConfig(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]client.Object, 0, len(pools))
+	for _, p := range pools {
+		c.Pools = append(c.Pools, p)
+		out = append(out, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Spec: p.Spec})
+	}
+	return out, nil, nil
+}
+
+const galaxyGroup = "galaxy.k8s.io"
+
+func isGalaxyPool(u *unstructured.Unstructured) bool { return isKind(u, galaxyGroup, "Pool") }
+
+func convertGalaxyPool(c *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	if err := requireName(u); err != nil {
+		return nil, nil, err
+	}
+	size, _, err := unstructured.NestedInt64(u.Object, "size")
+	if err != nil {
+		return nil, nil, fmt.Errorf("size: %w", err)
+	}
+	if size < 0 || size > 1<<30 {
+		return nil, nil, fmt.Errorf("size %d is out of range", size)
+	}
+	pre, _, err := unstructured.NestedBool(u.Object, "preAllocateIP")
+	if err != nil {
+		return nil, nil, fmt.Errorf("preAllocateIP: %w", err)
+	}
+	p := fip.PoolFromGalaxyPool(u.GetName(), int32(size), pre)
+	c.Pools = append(c.Pools, p)
+	return []client.Object{&networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Spec: p.Spec}}, nil, nil
+}
+
+func isGalaxyFloatingIP(u *unstructured.Unstructured) bool {
+	return isKind(u, galaxyGroup, "FloatingIP")
+}
+
+// noteFloatIPStatus is said once when galaxy FloatingIPs are converted.
+const noteFloatIPStatus = "galaxy FloatingIPs were converted without their holders (FloatIP status is not written to manifests): " +
+	"pods keep their IPs only if the manager's galaxy migration (or galaxy itself) carries the allocations over before the pods are recreated"
+
+func convertGalaxyFloatingIP(c *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	if err := requireName(u); err != nil {
+		return nil, nil, err
+	}
+	key, _, _ := unstructured.NestedString(u.Object, "spec", "key")
+	attr, _, _ := unstructured.NestedString(u.Object, "spec", "attribute")
+	policy, _, _ := unstructured.NestedInt64(u.Object, "spec", "policy")
+	updated, _, _ := unstructured.NestedString(u.Object, "spec", "updateTime")
+	ut, _ := time.Parse(time.RFC3339Nano, updated)
+	_, reserved := u.GetLabels()[networkingv1alpha1.LabelFloatIPReserved]
+	f, err := fip.FloatIPFromGalaxy(fip.GalaxyFloatingIP{
+		Name: u.GetName(), Key: key, Attribute: attr, Policy: int(policy), UpdateTime: ut, Reserved: reserved,
+	}, c.Pools)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("skipped: %v (convert it together with kube-system/%s)", err, fip.ConfigMapName)}, nil
+	}
+	c.Note(noteFloatIPStatus)
+	return []client.Object{f}, nil, nil
+}
