@@ -2,6 +2,8 @@ package status
 
 import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -27,4 +29,24 @@ func ObserveManagedGeneration(mg Managed) bool {
 	}
 	mg.SetObservedGeneration(mg.GetGeneration())
 	return true
+}
+
+// ManagedKstatus returns the kstatus conditions that go with a managed
+// kind's Ready condition, as SetReady and SetStalled keep them for in-cluster
+// kinds: none True when Ready is True; Stalled=True when stalled (only a
+// person can fix it: a bad spec, an account without the feature);
+// Reconciling=True otherwise. Set them together with Ready.
+func ManagedKstatus(ready xpv2.Condition, stalled bool) []xpv2.Condition {
+	reconciling := xpv2.Condition{Type: TypeReconciling, Status: corev1.ConditionFalse, Reason: ready.Reason,
+		LastTransitionTime: ready.LastTransitionTime, ObservedGeneration: ready.ObservedGeneration}
+	stall := reconciling
+	stall.Type = TypeStalled
+	switch {
+	case ready.Status == corev1.ConditionTrue:
+	case stalled:
+		stall.Status, stall.Message = corev1.ConditionTrue, ready.Message
+	default:
+		reconciling.Status, reconciling.Message = corev1.ConditionTrue, ready.Message
+	}
+	return []xpv2.Condition{reconciling, stall}
 }

@@ -159,6 +159,9 @@ type AnycastIPBinding struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   AnycastIPBindingSpec   `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status AnycastIPBindingStatus `json:"status,omitempty"`
 }
 

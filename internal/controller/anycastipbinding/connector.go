@@ -21,6 +21,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 )
@@ -213,16 +214,28 @@ func (c *Connector) pollInterval(mg resource.Managed, d time.Duration) time.Dura
 
 func (c *Connector) setPoll(uid types.UID, d time.Duration) { c.polls.Store(uid, d) }
 
-// setReady sets the Ready condition.
-func setReady(b *networkingv1alpha1.AnycastIPBinding, status corev1.ConditionStatus, reason, message string) {
-	b.SetConditions(xpv2.Condition{
+// setReady sets the Ready condition and the kstatus conditions that go with
+// it (Stalled for what only a person can fix).
+func setReady(b *networkingv1alpha1.AnycastIPBinding, st corev1.ConditionStatus, reason, message string) {
+	ready := xpv2.Condition{
 		Type:               xpv2.TypeReady,
-		Status:             status,
+		Status:             st,
 		Reason:             xpv2.ConditionReason(reason),
 		Message:            message,
 		LastTransitionTime: metav1.Now(),
 		ObservedGeneration: b.Generation,
-	})
+	}
+	b.SetConditions(ready)
+	b.SetConditions(status.ManagedKstatus(ready, stalledReasons[reason])...)
+}
+
+// stalledReasons are the Ready reasons no retry can fix: the spec or the
+// account must change.
+var stalledReasons = map[string]bool{
+	networkingv1alpha1.AnycastReasonInstanceHasPublicIP: true,
+	networkingv1alpha1.AnycastReasonAddressTypeMismatch: true,
+	networkingv1alpha1.AnycastReasonAnycastNotEnabled:   true,
+	networkingv1alpha1.AnycastReasonInvalidParameter:    true,
 }
 
 // recorder adapts an events.k8s.io recorder to crossplane's event.Recorder.

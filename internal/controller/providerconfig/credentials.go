@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/status"
 )
 
 // requiredSecretKeys lists the keys a credentials Secret must hold for a provider.
@@ -74,21 +75,13 @@ func terminatingCondition(users int64) xpv2.Condition {
 // kstatusConditions are the kstatus conditions that go with a Ready
 // condition, so that GitOps tools tell waiting from failed: a missing Secret
 // may yet appear (Reconciling), a Secret edgeplane may not read or that lacks
-// keys needs a person (Stalled). Both are False once Ready is True.
+// keys needs a person (Stalled).
 func kstatusConditions(ready xpv2.Condition) []xpv2.Condition {
-	reconciling := xpv2.Condition{Type: typeReconciling, Status: corev1.ConditionFalse, Reason: ready.Reason}
-	stalled := xpv2.Condition{Type: typeStalled, Status: corev1.ConditionFalse, Reason: ready.Reason}
-	switch {
-	case ready.Status == corev1.ConditionTrue:
-	case ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing:
-		stalled.Status, stalled.Message = corev1.ConditionTrue, ready.Message
-	default:
-		reconciling.Status, reconciling.Message = corev1.ConditionTrue, ready.Message
-	}
-	return []xpv2.Condition{reconciling, stalled}
+	stalled := ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing
+	return status.ManagedKstatus(ready, stalled)
 }
 
 const (
-	typeReconciling xpv2.ConditionType = "Reconciling"
-	typeStalled     xpv2.ConditionType = "Stalled"
+	typeReconciling = status.TypeReconciling
+	typeStalled     = status.TypeStalled
 )

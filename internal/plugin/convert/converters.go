@@ -27,7 +27,29 @@ func Converters() []Converter {
 		{Name: "galaxy Pool", Match: isGalaxyPool, Convert: convertGalaxyPool},
 		// Phase 1: a FloatingIP's pool is found among the pools above.
 		{Name: "galaxy FloatingIP", Phase: 1, Match: isGalaxyFloatingIP, Convert: convertGalaxyFloatingIP},
+		{Name: "aia-ip-controller node", Match: isAIANode, Convert: convertAIANode},
 	}
+}
+
+// tkestack aia-ip-controller: a node labelled need-aia-ip=true gets a binding
+// named after it, with the manager's defaults (AnycastEIP, default config).
+
+func isAIANode(u *unstructured.Unstructured) bool {
+	return isKind(u, "", "Node") && u.GetLabels()[networkingv1alpha1.LegacyLabelNeedAIAIP] == "true"
+}
+
+func convertAIANode(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	b := &networkingv1alpha1.AnycastIPBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: u.GetName()},
+		Spec:       networkingv1alpha1.AnycastIPBindingSpec{NodeName: u.GetName(), AddressType: networkingv1alpha1.AddressTypeAnycastEIP},
+	}
+	var warns []string
+	if id := u.GetAnnotations()[networkingv1alpha1.LegacyAnnotationAnycastIPID]; id != "" {
+		// Already bound by aia-ip-controller: adopt that address.
+		b.Spec.AddressID = id
+		warns = append(warns, fmt.Sprintf("adopts the address %s aia-ip-controller bound to the node", id))
+	}
+	return []client.Object{b}, warns, nil
 }
 
 // mumoshu/ingress-daemonset-controller.

@@ -25,8 +25,10 @@ import (
 type AnycastIPBindingApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *AnycastIPBindingSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *AnycastIPBindingStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *AnycastIPBindingSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *AnycastIPBindingStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // AnycastIPBinding constructs a declarative configuration of the AnycastIPBinding type for use with
