@@ -158,7 +158,7 @@ type AnycastIPBinding struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   AnycastIPBindingSpec   `json:"spec"`
+	Spec AnycastIPBindingSpec `json:"spec"`
 	// Status defaults to observedGeneration 0, so that an object no
 	// controller has seen yet reads as in progress to kstatus, not as current.
 	// +kubebuilder:default={observedGeneration: 0}

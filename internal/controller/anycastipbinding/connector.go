@@ -21,9 +21,9 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/status"
 )
 
 // Cloud is the part of the Tencent Cloud client the controller uses.
