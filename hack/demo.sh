@@ -13,6 +13,7 @@ dir=$(cd "$dir" && pwd)
 k8s_bin=${EDGEPLANE_K8S_BIN_DIR:-$root/bin/k8s/v1.37.0}
 kubectl() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
 cloudsim_addr=${DEMO_CLOUDSIM_ADDR:-127.0.0.1:39600}
+webhook_addr=127.0.0.1:39443
 floatip_extender_addr=127.0.0.1:39040
 floatip_api_addr=127.0.0.1:39041
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -72,6 +73,9 @@ up() {
 	kubectl apply --server-side --force-conflicts -f config/crd/bases > /dev/null
 	kubectl wait --for=condition=Established --timeout=60s -f config/crd/bases > /dev/null
 
+	say "Installing the admission webhooks (served by the manager on $webhook_addr)"
+	go run ./hack/demowebhooks --url "https://$webhook_addr" < config/webhook/manifests.yaml | kubectl apply -f - > /dev/null
+
 	if [[ -x bin/edgeplane-cloudsim ]]; then
 		say "Starting the cloud emulator on $cloudsim_addr"
 		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr"
@@ -87,7 +91,7 @@ up() {
 	start manager bin/edgeplane-manager --kubeconfig "$dir/kubeconfig" --cluster-name demo \
 		--leader-elect --leader-election-namespace edgeplane-system \
 		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
-		--webhook-host 127.0.0.1 --webhook-port 39443 --webhook-cert-dir "$dir/webhook-certs" \
+		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
 		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr" \
 		--aia-provider-config tencentcloud
@@ -100,6 +104,9 @@ up() {
 	kubectl wait --for=condition=Ready --timeout=120s clusterproviderconfigs --all
 	kubectl wait --for=condition=Ready --timeout=120s providerconfigs --all -A
 	kubectl wait --for=condition=Ready --timeout=120s floatippools --all
+	kubectl wait --for=condition=Ready --timeout=120s clusterburstpolicies --all
+	kubectl wait --for=condition=Ready --timeout=120s burstpolicies --all -A
+	kubectl wait --for=condition=Ready --timeout=180s ingressdaemonsets --all -A
 	kubectl -n default rollout status statefulset/fip-web --timeout=120s
 	kubectl -n default rollout status deployment/fip-api --timeout=120s
 	# --- AnycastIPBinding: the example nodes' addresses are bound ---
@@ -113,6 +120,8 @@ up() {
 	kubectl get crd | grep -E 'NAME|edgeplane'
 	say "kubectl get edgeplane -A"
 	kubectl get edgeplane -A
+	say "kubectl edgeplane status -A (the plugin: bin/kubectl-edgeplane)"
+	bin/kubectl-edgeplane status -A --kubeconfig "$dir/kubeconfig"
 	say "Leader"
 	kubectl -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}{"\n"}'
 	cat <<MSG

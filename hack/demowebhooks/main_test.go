@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestRewritesEveryWebhookToTheURL(t *testing.T) {
+	in, err := os.ReadFile("../../config/webhook/manifests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(bytes.NewReader(in), &out, "https://127.0.0.1:39443", "edgeplane-"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if n, want := strings.Count(got, "url: https://127.0.0.1:39443/"), strings.Count(string(in), "path: /"); n != want || n == 0 {
+		t.Errorf("%d webhooks call the URL, want %d:\n%s", n, want, got)
+	}
+	for _, name := range []string{"name: edgeplane-mutating-webhook-configuration", "name: edgeplane-validating-webhook-configuration"} {
+		if !strings.Contains(got, name) {
+			t.Errorf("output lacks %q", name)
+		}
+	}
+	if strings.Contains(got, "service:") {
+		t.Errorf("a webhook still calls a Service:\n%s", got)
+	}
+	if err := run(bytes.NewReader(in), &out, "http://127.0.0.1:1", "x-"); err == nil {
+		t.Error("a plain http URL was accepted")
+	}
+}
