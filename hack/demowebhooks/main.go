@@ -73,7 +73,9 @@ func run(in io.Reader, out io.Writer, url, prefix string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "---\n%s", b)
+		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+			return err
+		}
 	}
 	return w.Flush()
 }

@@ -56,9 +56,8 @@ func TestMain(m *testing.M) {
 }
 
 type managerProc struct {
-	cmd        *exec.Cmd
-	probe      string
-	identityOf string
+	cmd   *exec.Cmd
+	probe string
 }
 
 func startManager(t testing.TB, bin, kubeconfig, name string) *managerProc {
