@@ -9,3 +9,5 @@ package v1alpha1
 type FloatIPExpansion interface{}
 
 type FloatIPPoolExpansion interface{}
+
+type PodElasticIPExpansion interface{}

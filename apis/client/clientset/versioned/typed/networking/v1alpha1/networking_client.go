@@ -18,6 +18,7 @@ type NetworkingV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	FloatIPsGetter
 	FloatIPPoolsGetter
+	PodElasticIPsGetter
 }
 
 // NetworkingV1alpha1Client is used to interact with features provided by the networking.edgeplane.io group.
@@ -31,6 +32,10 @@ func (c *NetworkingV1alpha1Client) FloatIPs() FloatIPInterface {
 
 func (c *NetworkingV1alpha1Client) FloatIPPools() FloatIPPoolInterface {
 	return newFloatIPPools(c)
+}
+
+func (c *NetworkingV1alpha1Client) PodElasticIPs(namespace string) PodElasticIPInterface {
+	return newPodElasticIPs(c, namespace)
 }
 
 // NewForConfig creates a new NetworkingV1alpha1Client for the given config.
