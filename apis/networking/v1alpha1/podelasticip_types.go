@@ -224,6 +224,9 @@ func (p *PodElasticIP) HoldReady(c xpv2.Condition) {
 	p.readyHeld = true
 }
 
+// ReadyHeld reports whether HoldReady was called on this copy.
+func (p *PodElasticIP) ReadyHeld() bool { return p.readyHeld }
+
 // GetObservedGeneration returns status.observedGeneration.
 func (p *PodElasticIP) GetObservedGeneration() int64 { return p.Status.GetObservedGeneration() }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
@@ -263,6 +264,8 @@ func TestDecide(t *testing.T) {
 			// xpv2.Condition's Equal method ignores cmp options: compare
 			// the message-free condition.
 			got.Ready.Message = ""
+			got.Ready.LastTransitionTime = metav1.Time{}
+			tc.want.Ready.LastTransitionTime = metav1.Time{}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("Decide (-want +got):\n%s", diff)
 			}
@@ -306,6 +309,9 @@ func TestPlanDelete(t *testing.T) {
 			want: DeletePlan{UntagKeys: []string{LegacyTagType, LegacyTagCluster, LegacyTagPod}}},
 		"after delay": {policy: networkingv1alpha1.PodElasticIPReleaseAfterDelay, mode: auto, a: tagged,
 			want: DeletePlan{Disassociate: true, Tags: map[string]string{TagReleaseAfter: "2026-01-01T00:10:00Z"}}},
+		"after delay on a never adopted legacy auto address releases it": {policy: networkingv1alpha1.PodElasticIPReleaseAfterDelay, mode: auto,
+			a:    addr("eipalloc-1", map[string]string{LegacyTagType: "auto", LegacyTagPod: "ns/web-0", LegacyTagCluster: "legacy"}),
+			want: DeletePlan{Release: true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
@@ -74,7 +75,7 @@ func (p Pod) Target() (string, xpv2.ConditionReason, string) {
 
 // Unavailable builds a Ready=False condition.
 func Unavailable(reason xpv2.ConditionReason, msg string) xpv2.Condition {
-	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: reason, Message: msg}
+	return xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
 }
 
 // PlanInput is what Observe knows after reading the pod and the cloud.
@@ -212,6 +213,14 @@ type DeletePlan struct {
 func PlanDelete(policy networkingv1alpha1.PodElasticIPReleasePolicy, mode networkingv1alpha1.PodElasticIPAllocationMode,
 	addr aws.Address, now time.Time, delay time.Duration) DeletePlan {
 	p := DeletePlan{Disassociate: addr.Associated()}
+	if policy == networkingv1alpha1.PodElasticIPReleaseAfterDelay && addr.Tags[TagOwnerKind] != OwnerKind {
+		// A legacy address that was never adopted cannot be kept: it has
+		// none of the tags a later PodElasticIP would find it by.
+		policy = networkingv1alpha1.PodElasticIPReleaseRetain
+		if mode == networkingv1alpha1.PodElasticIPModeAuto {
+			policy = networkingv1alpha1.PodElasticIPReleaseDelete
+		}
+	}
 	switch policy {
 	case networkingv1alpha1.PodElasticIPReleaseDelete:
 		if mode == networkingv1alpha1.PodElasticIPModeAuto {
@@ -223,10 +232,6 @@ func PlanDelete(policy networkingv1alpha1.PodElasticIPReleasePolicy, mode networ
 		p.UntagKeys = present(addr, ReleaseTags())
 	case networkingv1alpha1.PodElasticIPReleaseAfterDelay:
 		p.Tags = map[string]string{TagReleaseAfter: now.Add(delay).UTC().Format(time.RFC3339)}
-		if addr.Tags[TagCluster] == "" {
-			// An adopted legacy address that never got edgeplane's tags.
-			p.Tags[TagCluster] = addr.Tags[LegacyTagCluster]
-		}
 	default:
 		p.UntagKeys = present(addr, ReleaseTags())
 	}
