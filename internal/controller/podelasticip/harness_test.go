@@ -92,7 +92,8 @@ type world struct {
 
 type worldOpts struct {
 	settings core.Settings
-	extra    *core.Fixtures
+	// addresses seeds addresses (given the test's namespace).
+	addresses func(ns string) []core.EC2AddressFixture
 	opts     func(*podelasticip.Options)
 	// defaultConfig makes the test's config ClusterProviderConfig/default,
 	// which translated PodElasticIPs use.
@@ -107,16 +108,16 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		wo.settings.EC2AddressQuota = 1000
 	}
 	wo.settings.RateLimitsDisabled = wo.settings.RateLimitsDisabled || wo.settings.RateLimitScale == 0
-	fx := fixtures()
-	if wo.extra != nil {
-		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.extra.EC2.Addresses...)
-	}
-	sim := cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 40 {
 		name = name[:40]
 	}
 	name = strings.Trim(name, "-")
+	fx := fixtures()
+	if wo.addresses != nil {
+		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(name)...)
+	}
+	sim := cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
 	w := &world{t: t, ctx: ctx, sim: sim, ns: name, cpc: "peip-" + name, cluster: "cluster-" + name, c: env.Client}
 	if wo.defaultConfig {
 		w.cpc = cloudv1alpha1.DefaultProviderConfigName
@@ -147,6 +148,7 @@ func testOptions() podelasticip.Options {
 	o.ListingMaxAge = time.Second
 	o.OrphanMode = orphan.ModeOff
 	o.SweepInterval = time.Hour
+	o.MaxBackoff = 2 * time.Second
 	return o
 }
 

@@ -79,6 +79,8 @@ type Options struct {
 	OrphanGracePeriod time.Duration
 	// SweepInterval is the time between sweeps.
 	SweepInterval time.Duration
+	// MaxBackoff caps the per-PodElasticIP retry backoff.
+	MaxBackoff time.Duration
 	// AWSRateLimitScale multiplies the client-side EC2 token buckets (for an
 	// account with raised limits, or a time-scaled emulator).
 	AWSRateLimitScale float64
@@ -96,6 +98,7 @@ func DefaultOptions() Options {
 		OrphanMode:              orphan.ModeDelete,
 		OrphanGracePeriod:       5 * time.Minute,
 		SweepInterval:           5 * time.Minute,
+		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
 	}
 }
@@ -111,6 +114,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&o.OrphanMode, "podelasticip-orphan-mode", "What the sweep does with this cluster's addresses whose PodElasticIP is gone: off, report or delete.")
 	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
 	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
+	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the client-side EC2 token buckets (raised account limits).")
 }
 
@@ -201,7 +205,7 @@ func (o Options) Setup() setup.Func {
 				MaxConcurrentReconciles: o.MaxConcurrentReconciles,
 				// Per-item backoff only: the default limiter's global 10/s
 				// bucket would pace every requeue of a large batch.
-				RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](20*time.Millisecond, time.Minute),
+				RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](20*time.Millisecond, max(o.MaxBackoff, 20*time.Millisecond)),
 			}).
 			Complete(r); err != nil {
 			return fmt.Errorf("building the podelasticip controller: %w", err)
