@@ -94,7 +94,7 @@ type worldOpts struct {
 	settings core.Settings
 	// addresses seeds addresses (given the test's namespace).
 	addresses func(ns string) []core.EC2AddressFixture
-	opts     func(*podelasticip.Options)
+	opts      func(*podelasticip.Options)
 	// defaultConfig makes the test's config ClusterProviderConfig/default,
 	// which translated PodElasticIPs use.
 	defaultConfig bool

@@ -59,7 +59,10 @@ type Options struct {
 	// PollInterval is how often an up-to-date PodElasticIP is re-checked.
 	PollInterval time.Duration
 	// CreationGracePeriod: after a successful allocation, "not found" is
-	// taken as EC2's read-after-create lag for this long.
+	// taken as EC2's read-after-create lag for this long. Default 0: the
+	// address just written is remembered (lookup.Remember), so Observe does
+	// not depend on DescribeAddresses seeing it, and during deletion "not
+	// found" (kept or given back) must not wait.
 	CreationGracePeriod time.Duration
 	// ListingMaxAge is how old an address listing may be for a poll.
 	ListingMaxAge time.Duration
@@ -91,7 +94,7 @@ func DefaultOptions() Options {
 	return Options{
 		MaxConcurrentReconciles: 64,
 		PollInterval:            time.Minute,
-		CreationGracePeriod:     30 * time.Second,
+		CreationGracePeriod:     0,
 		ListingMaxAge:           10 * time.Second,
 		TranslateAnnotations:    true,
 		AdoptLegacy:             true,
