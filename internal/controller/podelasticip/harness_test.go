@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -34,7 +37,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
-var env *testenv.Env
+var (
+	env     *testenv.Env
+	nameSeq atomic.Int64
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv("PEIP_DEBUG") != "" {
@@ -112,7 +118,7 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 	if len(name) > 40 {
 		name = name[:40]
 	}
-	name = strings.Trim(name, "-")
+	name = fmt.Sprintf("%s-%d", strings.Trim(name, "-"), nameSeq.Add(1))
 	fx := fixtures()
 	if wo.addresses != nil {
 		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(name)...)
@@ -135,10 +141,29 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 	t.Cleanup(func() {
 		_ = env.Client.Delete(context.Background(), cpc)
 	})
+	t.Cleanup(w.cleanup)
 	if !wo.noManager {
 		w.startManager(wo.opts)
 	}
 	return w
+}
+
+// cleanup (after the manager stopped) removes the test's PodElasticIPs
+// without their finalizers: the emulator goes away with the test.
+func (w *world) cleanup() {
+	ctx := context.Background()
+	var list networkingv1alpha1.PodElasticIPList
+	if err := env.Client.List(ctx, &list, client.InNamespace(w.ns)); err != nil {
+		return
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if len(p.Finalizers) > 0 {
+			p.Finalizers = nil
+			_ = env.Client.Update(ctx, p)
+		}
+		_ = env.Client.Delete(ctx, p)
+	}
 }
 
 // testOptions are fast options for tests: short polls, no sweep.
@@ -167,6 +192,9 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		// Each test's manager sees only its namespace: PodElasticIPs left by
+		// earlier tests must not reach this test's emulator.
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
 	})
 	if err != nil {
 		w.t.Fatalf("creating manager: %v", err)
@@ -211,10 +239,16 @@ func (w *world) pod(name, ip, hostIP string, mutate func(*corev1.Pod)) *corev1.P
 
 func (w *world) setPodIP(p *corev1.Pod, ip, hostIP string) {
 	w.t.Helper()
-	p.Status.Phase = corev1.PodRunning
-	p.Status.PodIP, p.Status.HostIP = ip, hostIP
-	p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
-	if err := w.c.Status().Update(w.ctx, p); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.c.Get(w.ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.PodIP, p.Status.HostIP = ip, hostIP
+		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		return w.c.Status().Update(w.ctx, p)
+	})
+	if err != nil {
 		w.t.Fatalf("setting pod %s IP: %v", p.Name, err)
 	}
 }
