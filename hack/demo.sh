@@ -67,6 +67,13 @@ up() {
 	if [[ -x bin/edgeplane-cloudsim ]]; then
 		say "Starting the cloud emulator on $cloudsim_addr"
 		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr"
+		# --- PodElasticIP (issue 4): the ENI holding the kwok pod IPs, and room for addresses.
+		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
+		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
+			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		curl -fsS -X PATCH -H 'Content-Type: application/json' --data '{"ec2AddressQuota": 100}' \
+			"http://$cloudsim_addr/admin/settings" > /dev/null
+		# --- end PodElasticIP
 	fi
 
 	say "Starting the manager (leader election on)"
@@ -84,6 +91,11 @@ up() {
 	kubectl apply -k examples
 	kubectl wait --for=condition=Ready --timeout=120s clusterproviderconfigs --all
 	kubectl wait --for=condition=Ready --timeout=120s providerconfigs --all -A
+	# --- PodElasticIP (issue 4)
+	wait_for "the translated PodElasticIP" 120 bash -c "'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n nginx-demo-ns get peip -l app.kubernetes.io/managed-by=edgeplane-translator -o name | grep -q ."
+	kubectl -n nginx-demo-ns wait --for=condition=Ready --timeout=120s peip --all
+	kubectl -n nginx-demo-ns get pods -L aws-pod-eip-controller-public-ip
+	# --- end PodElasticIP
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type

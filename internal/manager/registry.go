@@ -9,6 +9,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
@@ -20,6 +21,7 @@ func Controllers() []Controller {
 	burst := burstpolicy.DefaultOptions()
 	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage}
 	floatIP := floatippool.DefaultOptions()
+	peip := podelasticip.DefaultOptions()
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
 		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -34,6 +36,9 @@ func Controllers() []Controller {
 			}
 			return floatIP.Setup()(ctx, mgr, cfg)
 		}, BindFlags: floatIP.BindFlags, ServesWebhooks: true},
+		{Name: "podelasticip", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return peip.Setup()(ctx, mgr, cfg)
+		}, BindFlags: peip.BindFlags},
 	}
 }
 
