@@ -71,9 +71,16 @@ func fixtures() *core.Fixtures {
 	for i := 1; i <= 250; i++ {
 		ips = append(ips, fmt.Sprintf("10.0.1.%d", i))
 	}
+	more := []string{"10.0.0.11"}
+	for i := 1; i <= 250; i++ {
+		more = append(more, fmt.Sprintf("10.0.2.%d", i))
+	}
 	return &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{
 		{InstanceID: "i-0000000000000001", VpcID: "vpc-1", SubnetID: "subnet-1",
-			NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni1, PrivateIPAddresses: ips}}},
+			NetworkInterfaces: []core.EC2ENIFixture{
+				{NetworkInterfaceID: eni1, PrivateIPAddresses: ips},
+				{NetworkInterfaceID: "eni-0000000000000012", PrivateIPAddresses: more},
+			}},
 		{InstanceID: "i-0000000000000002", VpcID: "vpc-1", SubnetID: "subnet-1",
 			NetworkInterfaces: []core.EC2ENIFixture{
 				{NetworkInterfaceID: "eni-0000000000000021", PrivateIPAddresses: []string{hostIP2}},
@@ -86,7 +93,7 @@ func fixtures() *core.Fixtures {
 // ClusterProviderConfig pointing at the emulator, and a running manager
 // with the PodElasticIP controllers.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	sim     *cloudsimtest.Emulator
 	ns      string
@@ -107,9 +114,10 @@ type worldOpts struct {
 	noManager     bool
 }
 
-func newWorld(t *testing.T, wo worldOpts) *world {
+func newWorld(t testing.TB, wo worldOpts) *world {
 	t.Helper()
-	ctx := testenv.Context(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	if wo.settings.EC2AddressQuota == 0 {
 		wo.settings.EC2AddressQuota = 1000
 	}

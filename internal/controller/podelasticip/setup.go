@@ -84,8 +84,9 @@ type Options struct {
 	SweepInterval time.Duration
 	// MaxBackoff caps the per-PodElasticIP retry backoff.
 	MaxBackoff time.Duration
-	// AWSRateLimitScale multiplies the client-side EC2 token buckets (for an
-	// account with raised limits, or a time-scaled emulator).
+	// AWSRateLimitScale multiplies the refill rates of the client-side EC2
+	// token buckets (bucket sizes stay): for an account with raised refill
+	// rates, or an emulator whose rate limits run on a faster clock.
 	AWSRateLimitScale float64
 }
 
@@ -118,7 +119,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
 	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
-	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the client-side EC2 token buckets (raised account limits).")
+	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
 }
 
 // rateLimits are EC2's default buckets scaled.
@@ -129,7 +130,7 @@ func (o Options) rateLimits() aws.RateLimits {
 		return def
 	}
 	scale := func(r cloud.RateLimit) cloud.RateLimit {
-		return cloud.RateLimit{QPS: r.QPS * s, Burst: max(1, int(float64(r.Burst)*s))}
+		return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst}
 	}
 	return aws.RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
 		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
