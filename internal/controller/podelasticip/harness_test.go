@@ -43,6 +43,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childManagerEnv) != "" {
+		// The fault test runs the manager as this binary in a child process
+		// it can SIGKILL.
+		os.Exit(runChildManager())
+	}
 	if os.Getenv("PEIP_DEBUG") != "" {
 		log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapcore.Level(-2))))
 	} else {
