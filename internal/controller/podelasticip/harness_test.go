@@ -117,6 +117,8 @@ type worldOpts struct {
 	// which translated PodElasticIPs use.
 	defaultConfig bool
 	noManager     bool
+	// sim shares another world's emulator (another cluster on one account).
+	sim *cloudsimtest.Emulator
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -136,7 +138,10 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	if wo.addresses != nil {
 		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(name)...)
 	}
-	sim := cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
+	sim := wo.sim
+	if sim == nil {
+		sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
+	}
 	w := &world{t: t, ctx: ctx, sim: sim, ns: name, cpc: "peip-" + name, cluster: "cluster-" + name, c: env.Client}
 	if wo.defaultConfig {
 		w.cpc = cloudv1alpha1.DefaultProviderConfigName

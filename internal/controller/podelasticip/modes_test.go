@@ -166,6 +166,61 @@ func TestPoolContention(t *testing.T) {
 	}
 }
 
+// TestPoolContentionAcrossClusters: two clusters (two managers with their
+// own identity) share one account's pool of 6 addresses; 12 pods race for
+// them: 6 bind, 6 report PoolExhausted, none is bound twice.
+func TestPoolContentionAcrossClusters(t *testing.T) {
+	a := newWorld(t, worldOpts{addresses: func(string) []core.EC2AddressFixture { return poolAddresses(6, "shared") }})
+	b := newWorld(t, worldOpts{sim: a.sim})
+	for i, w := range []*world{a, b} {
+		for j := range 6 {
+			name := fmt.Sprintf("x%02d", j)
+			w.pod(name, fmt.Sprintf("10.0.1.%d", 150+10*i+j), hostIP1, nil)
+		}
+	}
+	// Interleaved, so both clusters claim at the same time.
+	for j := range 6 {
+		name := fmt.Sprintf("x%02d", j)
+		for _, w := range []*world{a, b} {
+			w.peip(name, name, pool("shared"))
+		}
+	}
+	count := func() (bound, exhausted int, ids []string) {
+		for _, w := range []*world{a, b} {
+			var list networkingv1alpha1.PodElasticIPList
+			if err := w.c.List(w.ctx, &list, client.InNamespace(w.ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range list.Items {
+				switch p.GetCondition(xpv2.TypeReady).Reason {
+				case xpv2.ReasonAvailable:
+					bound++
+					ids = append(ids, p.Status.AllocationID)
+				case networkingv1alpha1.PodElasticIPReasonPoolExhausted:
+					exhausted++
+				}
+			}
+		}
+		return bound, exhausted, ids
+	}
+	var ids []string
+	a.eventually("6 bound and 6 exhausted across both clusters", func() (bool, string) {
+		bound, exhausted, got := count()
+		ids = got
+		return bound == 6 && exhausted == 6, fmt.Sprintf("bound %d, exhausted %d", bound, exhausted)
+	})
+	if s := sets.New(ids...); s.Len() != 6 {
+		t.Fatalf("bound addresses %v: some bound twice", ids)
+	}
+	claims := map[string]int{}
+	for _, addr := range a.addresses() {
+		if addr.AssociationID != "" {
+			claims[tagMap(addr.Tags)[decide.TagCluster]]++
+		}
+	}
+	t.Logf("cross-cluster pool contention: 6 bound (%v per cluster), 6 PoolExhausted", claims)
+}
+
 // TestLegacyAdoption: an address aws-pod-eip-controller allocated and
 // associated for an annotated pod is adopted by the translated
 // PodElasticIP: nothing is allocated or associated again.
