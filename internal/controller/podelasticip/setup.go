@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -211,7 +212,7 @@ func (o Options) Setup() setup.Func {
 				// bucket would pace every requeue of a large batch.
 				RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](20*time.Millisecond, max(o.MaxBackoff, 20*time.Millisecond)),
 			}).
-			Complete(r); err != nil {
+			Complete(progressFirst{inner: r}); err != nil {
 			return fmt.Errorf("building the podelasticip controller: %w", err)
 		}
 		if o.TranslateAnnotations {
@@ -238,6 +239,28 @@ func podChanged() predicate.Predicate {
 				len(o.Spec.ReadinessGates) != len(n.Spec.ReadinessGates)
 		},
 	}
+}
+
+// progressFirst gives a PodElasticIP that just made progress (the managed
+// reconciler asks for an immediate requeue without an error: an address
+// was allocated or claimed, a deletion step was taken) priority in the work
+// queue, so its next step (associating the new address) is not queued behind
+// every PodElasticIP still waiting for its first allocation. With hundreds
+// created at once, allocations and associations then overlap instead of
+// running one after the other.
+type progressFirst struct {
+	inner reconcile.Reconciler
+}
+
+// progressPriority is above the default priority (0) of watch events.
+const progressPriority = 10
+
+func (p progressFirst) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := p.inner.Reconcile(ctx, req)
+	if err == nil && res.Requeue && res.RequeueAfter == 0 { //nolint:staticcheck // Requeue is what the managed reconciler returns after a step.
+		res.Priority = ptr.To(progressPriority)
+	}
+	return res, err
 }
 
 // recorder adapts events.k8s.io's recorder to crossplane-runtime's.
