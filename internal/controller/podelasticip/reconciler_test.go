@@ -9,7 +9,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
@@ -186,5 +188,36 @@ func TestReleasePolicies(t *testing.T) {
 	}
 	if n := w.calls("AllocateAddress"); n != 2 {
 		t.Errorf("allocations = %d, want 2 (retain test and the first sts-0)", n)
+	}
+}
+
+// TestNamespacedProviderConfig: a PodElasticIP may use its namespace's own
+// ProviderConfig (here with static credentials from a Secret in that
+// namespace; the emulator accepts any signature); the usage is recorded.
+func TestNamespacedProviderConfig(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "aws-creds"},
+		Data: map[string][]byte{cloudv1alpha1.SecretKeyAWSAccessKeyID: []byte("AKIDEXAMPLE"), cloudv1alpha1.SecretKeyAWSSecretAccessKey: []byte("secret")}}
+	if err := w.c.Create(w.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	pc := &cloudv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "tenant"}}
+	pc.Spec.Provider, pc.Spec.Region, pc.Spec.Endpoint, pc.Spec.ClusterIdentity = cloudv1alpha1.ProviderAWS, "us-east-1", w.sim.URL(), w.cluster
+	pc.Spec.Credentials.Source = cloudv1alpha1.CredentialsSecret
+	pc.Spec.Credentials.SecretRef = &cloudv1alpha1.LocalSecretReference{Name: "aws-creds"}
+	if err := w.c.Create(w.ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	w.pod("tenant-0", "10.0.1.90", hostIP1, nil)
+	p := w.peip("tenant-0", "tenant-0", func(p *networkingv1alpha1.PodElasticIP) {
+		p.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: "tenant"}
+	})
+	w.waitReady("tenant-0")
+	u := &cloudv1alpha1.ProviderConfigUsage{}
+	if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: string(p.UID)}, u); err != nil {
+		t.Fatalf("no ProviderConfigUsage for the PodElasticIP: %v", err)
+	}
+	if u.ProviderConfigReference.Kind != cloudv1alpha1.ProviderConfigKind || u.ProviderConfigReference.Name != "tenant" || u.ResourceReference.Kind != "PodElasticIP" {
+		t.Fatalf("usage %+v", u.TypedProviderConfigUsage)
 	}
 }
