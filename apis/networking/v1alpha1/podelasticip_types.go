@@ -275,10 +275,9 @@ func (p *PodElasticIP) EffectiveReleasePolicy() PodElasticIPReleasePolicy {
 }
 
 // Condition reasons of PodElasticIP's Ready condition (crossplane's Ready
-// and Synced condition types). Stable: alerts and scripts may match them.
+// and Synced condition types; Ready=True uses crossplane's Available).
+// Stable: alerts and scripts may match them.
 const (
-	// PodElasticIPReasonAssociated: the address is associated with the pod.
-	PodElasticIPReasonAssociated xpv2.ConditionReason = "Associated"
 	// PodElasticIPReasonAssociating: the address exists and is being
 	// associated with the pod's current IP.
 	PodElasticIPReasonAssociating xpv2.ConditionReason = "Associating"
