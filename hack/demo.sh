@@ -84,6 +84,13 @@ up() {
 		curl -fsS -X POST --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml \
 			"http://$cloudsim_addr/admin/fixtures" > /dev/null || true
 		# --- end AnycastIPBinding ---
+		# --- PodElasticIP (issue 4): the ENI holding the kwok pod IPs, and room for addresses.
+		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
+		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
+			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		curl -fsS -X PATCH -H 'Content-Type: application/json' --data '{"ec2AddressQuota": 100}' \
+			"http://$cloudsim_addr/admin/settings" > /dev/null
+		# --- end PodElasticIP
 	fi
 
 	say "Starting the manager (leader election on)"
@@ -113,6 +120,11 @@ up() {
 	wait_for "the example nodes' AnycastIPBindings" 60 kubectl get anycastipbinding aia-edge-1 aia-edge-2
 	kubectl wait --for=condition=Ready --timeout=120s anycastipbindings --all
 	# --- end AnycastIPBinding ---
+	# --- PodElasticIP (issue 4)
+	wait_for "the translated PodElasticIP" 120 bash -c "'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n nginx-demo-ns get peip -l app.kubernetes.io/managed-by=edgeplane-translator -o name | grep -q ."
+	kubectl -n nginx-demo-ns wait --for=condition=Ready --timeout=120s peip --all
+	kubectl -n nginx-demo-ns get pods -L aws-pod-eip-controller-public-ip
+	# --- end PodElasticIP
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type

@@ -10,6 +10,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
@@ -22,6 +23,7 @@ func Controllers() []Controller {
 	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage}
 	floatIP := floatippool.DefaultOptions()
 	aia := anycastipbinding.DefaultOptions()
+	peip := podelasticip.DefaultOptions()
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
 		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -39,6 +41,9 @@ func Controllers() []Controller {
 		{Name: "anycastipbinding", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 			return aia.Setup()(ctx, mgr, cfg)
 		}, BindFlags: aia.BindFlags, ServesWebhooks: true},
+		{Name: "podelasticip", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return peip.Setup()(ctx, mgr, cfg)
+		}, BindFlags: peip.BindFlags},
 	}
 }
 

@@ -96,6 +96,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationnetworkingv1alpha1.FloatIPSpecApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPStatus"):
 		return &applyconfigurationnetworkingv1alpha1.FloatIPStatusApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIP"):
+		return &applyconfigurationnetworkingv1alpha1.PodElasticIPApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPAllocation"):
+		return &applyconfigurationnetworkingv1alpha1.PodElasticIPAllocationApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPSpec"):
+		return &applyconfigurationnetworkingv1alpha1.PodElasticIPSpecApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPStatus"):
+		return &applyconfigurationnetworkingv1alpha1.PodElasticIPStatusApplyConfiguration{}
 
 		// Group=scheduling.edgeplane.io, Version=v1alpha1
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicy"):

@@ -17,3 +17,11 @@ type FloatIPListerExpansion interface{}
 // FloatIPPoolListerExpansion allows custom methods to be added to
 // FloatIPPoolLister.
 type FloatIPPoolListerExpansion interface{}
+
+// PodElasticIPListerExpansion allows custom methods to be added to
+// PodElasticIPLister.
+type PodElasticIPListerExpansion interface{}
+
+// PodElasticIPNamespaceListerExpansion allows custom methods to be added to
+// PodElasticIPNamespaceLister.
+type PodElasticIPNamespaceListerExpansion interface{}

@@ -18,6 +18,8 @@ type Interface interface {
 	FloatIPs() TypedFloatIPInformer
 	// FloatIPPools returns a FloatIPPoolInformer.
 	FloatIPPools() TypedFloatIPPoolInformer
+	// PodElasticIPs returns a PodElasticIPInformer.
+	PodElasticIPs() TypedPodElasticIPInformer
 }
 
 type version struct {
@@ -44,4 +46,9 @@ func (v *version) FloatIPs() TypedFloatIPInformer {
 // FloatIPPools returns a TypedFloatIPPoolInformer.
 func (v *version) FloatIPPools() TypedFloatIPPoolInformer {
 	return &floatIPPoolInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// PodElasticIPs returns a TypedPodElasticIPInformer.
+func (v *version) PodElasticIPs() TypedPodElasticIPInformer {
+	return &podElasticIPInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

@@ -11,3 +11,5 @@ type AnycastIPBindingExpansion interface{}
 type FloatIPExpansion interface{}
 
 type FloatIPPoolExpansion interface{}
+
+type PodElasticIPExpansion interface{}

@@ -19,6 +19,7 @@ type NetworkingV1alpha1Interface interface {
 	AnycastIPBindingsGetter
 	FloatIPsGetter
 	FloatIPPoolsGetter
+	PodElasticIPsGetter
 }
 
 // NetworkingV1alpha1Client is used to interact with features provided by the networking.edgeplane.io group.
@@ -36,6 +37,10 @@ func (c *NetworkingV1alpha1Client) FloatIPs() FloatIPInterface {
 
 func (c *NetworkingV1alpha1Client) FloatIPPools() FloatIPPoolInterface {
 	return newFloatIPPools(c)
+}
+
+func (c *NetworkingV1alpha1Client) PodElasticIPs(namespace string) PodElasticIPInterface {
+	return newPodElasticIPs(c, namespace)
 }
 
 // NewForConfig creates a new NetworkingV1alpha1Client for the given config.

@@ -28,6 +28,10 @@ func (c *FakeNetworkingV1alpha1) FloatIPPools() v1alpha1.FloatIPPoolInterface {
 	return newFakeFloatIPPools(c)
 }
 
+func (c *FakeNetworkingV1alpha1) PodElasticIPs(namespace string) v1alpha1.PodElasticIPInterface {
+	return newFakePodElasticIPs(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeNetworkingV1alpha1) RESTClient() rest.Interface {

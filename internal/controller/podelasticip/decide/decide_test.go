@@ -1,0 +1,349 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+)
+
+const (
+	auto   = networkingv1alpha1.PodElasticIPModeAuto
+	pool   = networkingv1alpha1.PodElasticIPModePool
+	static = networkingv1alpha1.PodElasticIPModeStatic
+)
+
+func owner(mode networkingv1alpha1.PodElasticIPAllocationMode) Owner {
+	o := Owner{Cluster: "c1", UID: "uid-1", Namespace: "ns", Pod: "web-0", Mode: mode, LegacyCluster: "legacy"}
+	if mode != auto {
+		o.TagKey = "pool-key"
+	}
+	return o
+}
+
+func addr(id string, tags map[string]string) aws.Address {
+	return aws.Address{AllocationID: id, PublicIP: "198.18.0.1", Tags: tags}
+}
+
+func associated(a aws.Address, ip string) aws.Address {
+	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = "eipassoc-"+a.AllocationID, "eni-1", ip
+	return a
+}
+
+func TestClassify(t *testing.T) {
+	ours := Tags(owner(auto))
+	cases := map[string]struct {
+		a    aws.Address
+		o    Owner
+		want Match
+	}{
+		"external name": {a: addr("eipalloc-1", nil), o: func() Owner { o := owner(auto); o.ExternalName = "eipalloc-1"; return o }(), want: MatchExternalName},
+		"owner UID":     {a: addr("eipalloc-1", ours), o: owner(auto), want: MatchOwnerUID},
+		"other cluster": {a: addr("eipalloc-1", map[string]string{TagCluster: "c2", TagOwnerUID: "uid-1"}), o: owner(auto), want: MatchNone},
+		"other owner":   {a: addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerUID: "uid-2"}), o: owner(auto), want: MatchNone},
+		"kept for the pod": {a: addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerUID: "uid-old", TagPod: "ns/web-0",
+			TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}), o: owner(auto), want: MatchKept},
+		"kept for another mode": {a: addr("eipalloc-1", map[string]string{TagCluster: "c1", TagPod: "ns/web-0",
+			TagMode: "Pool", TagReleaseAfter: "2030-01-01T00:00:00Z"}), o: owner(auto), want: MatchNone},
+		"kept pool address without the pool key": {a: addr("eipalloc-1", map[string]string{TagCluster: "c1", TagPod: "ns/web-0",
+			TagMode: "Pool", TagReleaseAfter: "2030-01-01T00:00:00Z"}), o: owner(pool), want: MatchNone},
+		"legacy auto": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}),
+			o: owner(auto), want: MatchLegacy},
+		"legacy of another cluster": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "other", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}),
+			o: owner(auto), want: MatchNone},
+		"legacy fixed-tag for a pool": {a: addr("eipalloc-1", map[string]string{"pool-key": "", LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "fixed-tag"}),
+			o: owner(pool), want: MatchLegacy},
+		"legacy with other type": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "fixed-tag"}),
+			o: owner(auto), want: MatchNone},
+		"legacy adoption off": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}),
+			o: func() Owner { o := owner(auto); o.LegacyCluster = ""; return o }(), want: MatchNone},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Classify(tc.a, tc.o); got != tc.want {
+				t.Fatalf("Classify = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSelect(t *testing.T) {
+	o := owner(auto)
+	ours := Tags(o)
+	a1, a2 := addr("eipalloc-1", ours), associated(addr("eipalloc-2", ours), "10.0.0.5")
+	legacy := addr("eipalloc-0", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"})
+	best, how, dups := Select([]aws.Address{legacy, a1, a2, addr("eipalloc-9", nil)}, o)
+	if best == nil || best.AllocationID != "eipalloc-2" || how != MatchOwnerUID {
+		t.Fatalf("Select = %v %q, want the associated owned address eipalloc-2", best, how)
+	}
+	if len(dups) != 1 || dups[0].AllocationID != "eipalloc-1" {
+		t.Fatalf("duplicates = %v, want eipalloc-1", dups)
+	}
+	if best, _, _ := Select([]aws.Address{addr("eipalloc-9", nil)}, o); best != nil {
+		t.Fatalf("Select found %v among foreign addresses", best)
+	}
+}
+
+func TestPoolCandidates(t *testing.T) {
+	o := owner(pool)
+	free1 := addr("eipalloc-1", map[string]string{"pool-key": ""})
+	free2 := addr("eipalloc-2", map[string]string{"pool-key": "x"})
+	busy := associated(addr("eipalloc-3", map[string]string{"pool-key": ""}), "10.0.0.9")
+	claimed := addr("eipalloc-4", map[string]string{"pool-key": "", TagClaim: "c2/ns/web-1"})
+	keptOther := addr("eipalloc-5", map[string]string{"pool-key": "", TagPod: "ns/web-9", TagReleaseAfter: "2030-01-01T00:00:00Z"})
+	notPool := addr("eipalloc-6", nil)
+	mine := addr("eipalloc-7", map[string]string{"pool-key": "", TagClaim: o.ClaimValue(), TagOwnerUID: "uid-1"})
+	got := PoolCandidates([]aws.Address{free1, free2, busy, claimed, keptOther, notPool, mine}, o)
+	ids := map[string]bool{}
+	for _, a := range got {
+		ids[a.AllocationID] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"eipalloc-1": true, "eipalloc-2": true, "eipalloc-7": true}, ids); diff != "" {
+		t.Fatalf("candidates (-want +got):\n%s", diff)
+	}
+	// Different claimers start on different addresses (deterministically).
+	o2 := o
+	o2.Pod, o2.UID = "web-1", "uid-2"
+	first := map[string]bool{}
+	for _, ow := range []Owner{o, o2, {Cluster: "c1", UID: "u3", Namespace: "ns", Pod: "web-2", TagKey: "pool-key", Mode: pool}} {
+		first[PoolCandidates([]aws.Address{free1, free2}, ow)[0].AllocationID] = true
+	}
+	if len(first) < 2 {
+		t.Errorf("three claimers all start on the same address: %v", first)
+	}
+}
+
+func TestStaticCandidate(t *testing.T) {
+	o := owner(static)
+	tagged := addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0"})
+	cases := map[string]struct {
+		addrs      []aws.Address
+		o          Owner
+		wantID     string
+		wantReason string
+	}{
+		"by tag value":               {addrs: []aws.Address{tagged, addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantID: "eipalloc-1"},
+		"missing":                    {addrs: []aws.Address{addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantReason: "AddressNotFound"},
+		"associated elsewhere":       {addrs: []aws.Address{associated(tagged, "10.0.0.9")}, o: o, wantReason: "AddressInUse"},
+		"associated with the pod":    {addrs: []aws.Address{associated(tagged, "10.0.0.5")}, o: o, wantID: "eipalloc-1"},
+		"claimed by another cluster": {addrs: []aws.Address{addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0", TagClaim: "c2/ns/web-0"})}, o: o, wantReason: "AddressInUse"},
+		"by allocation ID": {addrs: []aws.Address{addr("eipalloc-abcdef12", nil)},
+			o: func() Owner { o := owner(static); o.TagKey, o.AllocationID = "", "eipalloc-abcdef12"; return o }(), wantID: "eipalloc-abcdef12"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, reason := StaticCandidate(tc.addrs, tc.o, "10.0.0.5")
+			if reason != tc.wantReason || (got == nil) != (tc.wantID == "") || (got != nil && got.AllocationID != tc.wantID) {
+				t.Fatalf("StaticCandidate = %v, %q; want %q, %q", got, reason, tc.wantID, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestPodTarget(t *testing.T) {
+	cases := map[string]struct {
+		pod        Pod
+		wantIP     string
+		wantReason xpv2.ConditionReason
+	}{
+		"missing":            {pod: Pod{}, wantReason: networkingv1alpha1.PodElasticIPReasonPodNotFound},
+		"terminating":        {pod: Pod{Found: true, Terminating: true, IP: "10.0.0.5", Phase: corev1.PodRunning}, wantReason: networkingv1alpha1.PodElasticIPReasonPodNotRunning},
+		"finished":           {pod: Pod{Found: true, IP: "10.0.0.5", Phase: corev1.PodSucceeded}, wantReason: networkingv1alpha1.PodElasticIPReasonPodNotRunning},
+		"pending":            {pod: Pod{Found: true, Phase: corev1.PodPending}, wantReason: networkingv1alpha1.PodElasticIPReasonPodNotRunning},
+		"running without IP": {pod: Pod{Found: true, Phase: corev1.PodRunning}, wantReason: networkingv1alpha1.PodElasticIPReasonPodHasNoIP},
+		"host network":       {pod: Pod{Found: true, Phase: corev1.PodRunning, HostNetwork: true, IP: "10.0.0.5"}, wantReason: networkingv1alpha1.PodElasticIPReasonPodHasNoIP},
+		"pending with IP":    {pod: Pod{Found: true, Phase: corev1.PodPending, IP: "10.0.0.5"}, wantIP: "10.0.0.5"},
+		"running":            {pod: Pod{Found: true, Phase: corev1.PodRunning, IP: "10.0.0.5"}, wantIP: "10.0.0.5"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ip, reason, _ := tc.pod.Target()
+			if ip != tc.wantIP || reason != tc.wantReason {
+				t.Fatalf("Target = %q, %q; want %q, %q", ip, reason, tc.wantIP, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestPodFrom(t *testing.T) {
+	p := &corev1.Pod{Status: corev1.PodStatus{PodIP: "fd00::1", PodIPs: []corev1.PodIP{{IP: "fd00::1"}, {IP: "10.0.0.7"}}, Phase: corev1.PodRunning}}
+	if got := PodFrom(p); got.IP != "10.0.0.7" || !got.Found {
+		t.Fatalf("PodFrom = %+v, want the IPv4 address", got)
+	}
+	if PodFrom(nil).Found {
+		t.Fatal("PodFrom(nil) found")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	o := owner(auto)
+	o.ExternalName = "eipalloc-1"
+	running := Pod{Found: true, Phase: corev1.PodRunning, IP: "10.0.0.5", UID: "p1"}
+	ours := addr("eipalloc-1", Tags(o))
+	ptr := func(a aws.Address) *aws.Address { return &a }
+	cases := map[string]struct {
+		in   PlanInput
+		want Plan
+	}{
+		"nothing yet, pod running: create": {
+			in:   PlanInput{Owner: o, Pod: running},
+			want: Plan{Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"nothing yet, pod pending: wait": {
+			in:   PlanInput{Owner: o, Pod: Pod{Found: true, Phase: corev1.PodPending}},
+			want: Plan{Exists: true, UpToDate: true, Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonPodNotRunning, "")},
+		},
+		"allocated, not associated": {
+			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(ours), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(ours), AssociateIP: "10.0.0.5", Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"associated with the pod": {
+			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName},
+			want: Plan{Exists: true, UpToDate: true, Addr: ptr(associated(ours, "10.0.0.5")), Ready: xpv2.Available()},
+		},
+		"pod recreated with a new IP: follow it": {
+			in: PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.4")), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.4")), Disassociate: true, AssociateIP: "10.0.0.5",
+				Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"pod gone: disassociate": {
+			in: PlanInput{Owner: o, Pod: Pod{}, Addr: ptr(associated(ours, "10.0.0.4")), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.4")), Disassociate: true,
+				Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonPodNotFound, "")},
+		},
+		"found by UID after a crash: record the external name": {
+			in:   PlanInput{Owner: func() Owner { o := o; o.ExternalName = ""; return o }(), Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchOwnerUID},
+			want: Plan{Exists: true, UpToDate: true, LateInit: true, Addr: ptr(associated(ours, "10.0.0.5")), Ready: xpv2.Available()},
+		},
+		"legacy address: adopt with our tags": {
+			in: PlanInput{Owner: func() Owner { o := o; o.ExternalName = ""; return o }(), Pod: running,
+				Addr: ptr(associated(addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}), "10.0.0.5")), Match: MatchLegacy},
+			want: Plan{Exists: true, LateInit: true, Tags: Tags(o), Ready: xpv2.Available(),
+				Addr: ptr(associated(addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}), "10.0.0.5"))},
+		},
+		"kept address: adopt and drop release-after": {
+			in: PlanInput{Owner: o, Pod: running, Match: MatchKept,
+				Addr: ptr(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagPod: "ns/web-0", TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
+			want: Plan{Exists: true, Tags: map[string]string{TagOwnerUID: "uid-1"}, RemoveTags: []string{TagReleaseAfter}, AssociateIP: "10.0.0.5",
+				Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, ""),
+				Addr:  ptr(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagPod: "ns/web-0", TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
+		},
+		"duplicates are released": {
+			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName, Duplicates: []aws.Address{addr("eipalloc-2", Tags(o))}},
+			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.5")), ReleaseDuplicates: []aws.Address{addr("eipalloc-2", Tags(o))}, Ready: xpv2.Available()},
+		},
+		"invalid spec": {
+			in:   PlanInput{Owner: o, Pod: running, Invalid: "bad annotation"},
+			want: Plan{Exists: true, UpToDate: true, Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonInvalidSpec, "")},
+		},
+		"deleting, owned": {
+			in:   PlanInput{Owner: o, Deleting: true, Addr: ptr(ours), Match: MatchExternalName},
+			want: Plan{Exists: true, UpToDate: true, Addr: ptr(ours), Ready: xpv2.Deleting()},
+		},
+		"deleting, already kept": {
+			in: PlanInput{Owner: o, Deleting: true, Match: MatchExternalName,
+				Addr: ptr(addr("eipalloc-1", map[string]string{TagOwnerUID: "uid-1", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
+			want: Plan{UpToDate: true, Ready: xpv2.Deleting(),
+				Addr: ptr(addr("eipalloc-1", map[string]string{TagOwnerUID: "uid-1", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
+		},
+		"deleting, untagged (retained)": {
+			in:   PlanInput{Owner: o, Deleting: true, Addr: ptr(addr("eipalloc-1", nil)), Match: MatchExternalName},
+			want: Plan{UpToDate: true, Addr: ptr(addr("eipalloc-1", nil)), Ready: xpv2.Deleting()},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Decide(tc.in)
+			// xpv2.Condition's Equal method ignores cmp options: compare
+			// the message-free condition.
+			got.Ready.Message = ""
+			got.Ready.LastTransitionTime = metav1.Time{}
+			tc.want.Ready.LastTransitionTime = metav1.Time{}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecideLostPoolAddress(t *testing.T) {
+	o := owner(pool)
+	o.ExternalName = "eipalloc-1"
+	running := Pod{Found: true, Phase: corev1.PodRunning, IP: "10.0.0.5"}
+	theirs := addr("eipalloc-1", map[string]string{"pool-key": "", TagClaim: "c2/ns/web-0"})
+	if got := Decide(PlanInput{Owner: o, Pod: running, Addr: &theirs, Match: MatchExternalName}); got.Exists {
+		t.Fatalf("an address claimed by another cluster is still ours: %+v", got)
+	}
+	// We hold the association: re-assert our claim.
+	held := associated(theirs, "10.0.0.5")
+	got := Decide(PlanInput{Owner: o, Pod: running, Addr: &held, Match: MatchExternalName, KnownAssociationID: held.AssociationID})
+	if !got.Exists || got.Tags[TagClaim] != o.ClaimValue() {
+		t.Fatalf("the association holder does not re-assert its claim: %+v", got)
+	}
+}
+
+func TestPlanDelete(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	o := owner(pool)
+	tagged := associated(addr("eipalloc-1", Tags(o)), "10.0.0.5")
+	cases := map[string]struct {
+		policy networkingv1alpha1.PodElasticIPReleasePolicy
+		mode   networkingv1alpha1.PodElasticIPAllocationMode
+		a      aws.Address
+		want   DeletePlan
+	}{
+		"delete auto": {policy: networkingv1alpha1.PodElasticIPReleaseDelete, mode: auto, a: tagged, want: DeletePlan{Disassociate: true, Release: true}},
+		"delete never releases a pool address": {policy: networkingv1alpha1.PodElasticIPReleaseDelete, mode: pool, a: tagged,
+			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim}}},
+		"retain pool": {policy: networkingv1alpha1.PodElasticIPReleaseRetain, mode: pool, a: tagged,
+			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim}}},
+		"retain adopted legacy": {policy: networkingv1alpha1.PodElasticIPReleaseRetain, mode: static,
+			a:    addr("eipalloc-1", map[string]string{LegacyTagType: "fixed-tag-value", LegacyTagPod: "ns/web-0", LegacyTagCluster: "legacy", "k": "ns/web-0"}),
+			want: DeletePlan{UntagKeys: []string{LegacyTagType, LegacyTagCluster, LegacyTagPod}}},
+		"after delay": {policy: networkingv1alpha1.PodElasticIPReleaseAfterDelay, mode: auto, a: tagged,
+			want: DeletePlan{Disassociate: true, Tags: map[string]string{TagReleaseAfter: "2026-01-01T00:10:00Z"}}},
+		"after delay on a never adopted legacy auto address releases it": {policy: networkingv1alpha1.PodElasticIPReleaseAfterDelay, mode: auto,
+			a:    addr("eipalloc-1", map[string]string{LegacyTagType: "auto", LegacyTagPod: "ns/web-0", LegacyTagCluster: "legacy"}),
+			want: DeletePlan{Release: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := PlanDelete(tc.policy, tc.mode, tc.a, now, 10*time.Minute)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("PlanDelete (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSweep(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		a    aws.Address
+		want SweepVerdict
+	}{
+		"auto": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto"}),
+			want: SweepVerdict{OwnerUID: "u", Release: true}},
+		"pool": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Pool"}),
+			want: SweepVerdict{OwnerUID: "u"}},
+		"kept": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto", TagReleaseAfter: "2026-01-01T00:10:00Z"}),
+			want: SweepVerdict{Skip: true}},
+		"kept past its delay": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto", TagReleaseAfter: "2025-12-31T23:00:00Z"}),
+			want: SweepVerdict{OwnerUID: "u", Release: true, BornAt: time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC)}},
+		"another kind's address": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: "AnycastIPBinding"}), want: SweepVerdict{Skip: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Sweep(tc.a, now)); diff != "" {
+				t.Fatalf("Sweep (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,339 @@
+// Package decide holds PodElasticIP's pure decisions: the tag contract on
+// Elastic IPs, which address belongs to a PodElasticIP, whether the pod is
+// ready for an address, which pool address to claim, what deleting must do
+// and which addresses the orphan sweep may touch. Nothing here does I/O, so
+// everything is table-tested.
+package decide
+
+import (
+	"cmp"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+)
+
+// The tag contract. Every address edgeplane allocates (Auto) carries these
+// tags from its creation (AllocateAddress TagSpecifications); every address
+// it claims (Pool, Static) gets them with the claim, before it is
+// associated. A crash between a cloud call and the status write therefore
+// never loses an address: Observe finds it again by these tags, and the
+// orphan sweep can tell this cluster's addresses from others'.
+const (
+	// TagCluster is the cluster identity.
+	TagCluster = "edgeplane.io/cluster"
+	// TagOwnerKind is the owning kind, PodElasticIP.
+	TagOwnerKind = "edgeplane.io/owner-kind"
+	// TagOwnerUID is the owning PodElasticIP's UID. It is removed when the
+	// PodElasticIP is deleted and the address is kept (Retain, AfterDelay).
+	TagOwnerUID = "edgeplane.io/owner-uid"
+	// TagPod is "<namespace>/<pod>", the pod the address serves.
+	TagPod = "networking.edgeplane.io/pod"
+	// TagMode is the allocation mode (Auto, Pool, Static).
+	TagMode = "networking.edgeplane.io/mode"
+	// TagClaim marks a Pool or Static address as claimed:
+	// "<cluster>/<namespace>/<pod>". Concurrent claimers (in this cluster or
+	// another sharing the pool) overwrite each other; association, which
+	// EC2 grants to one of them only, decides, and the winner re-asserts
+	// its claim.
+	TagClaim = "networking.edgeplane.io/claim"
+	// TagReleaseAfter, on a kept address (AfterDelay), is the RFC 3339 time
+	// after which the orphan sweep may release (Auto) or unclaim it.
+	TagReleaseAfter = "networking.edgeplane.io/release-after"
+
+	// OwnerKind is TagOwnerKind's value.
+	OwnerKind = "PodElasticIP"
+)
+
+// The legacy controller's tags (aws-pod-eip-controller pkg/config.go),
+// read for adoption and removed when an adopted Pool or Static address is
+// given back.
+const (
+	LegacyTagType    = "aws-samples.github.com/aws-pod-eip-controller-type"
+	LegacyTagCluster = "aws-samples.github.com/aws-pod-eip-controller-cluster-name"
+	LegacyTagPod     = "aws-samples.github.com/aws-pod-eip-controller-pod"
+)
+
+// Legacy type values, for the legacy tag and the legacy pod label.
+const (
+	LegacyTypeAuto          = "auto"
+	LegacyTypeFixedTag      = "fixed-tag"
+	LegacyTypeFixedTagValue = "fixed-tag-value"
+)
+
+// LegacyType maps a mode to the legacy type value.
+func LegacyType(m networkingv1alpha1.PodElasticIPAllocationMode) string {
+	switch m {
+	case networkingv1alpha1.PodElasticIPModePool:
+		return LegacyTypeFixedTag
+	case networkingv1alpha1.PodElasticIPModeStatic:
+		return LegacyTypeFixedTagValue
+	default:
+		return LegacyTypeAuto
+	}
+}
+
+// Owner identifies one PodElasticIP for the tag contract.
+type Owner struct {
+	Cluster   string
+	UID       types.UID
+	Namespace string
+	Pod       string
+	Mode      networkingv1alpha1.PodElasticIPAllocationMode
+	// TagKey is the Pool or Static tag key.
+	TagKey string
+	// AllocationID is the Static allocation ID.
+	AllocationID string
+	// ExternalName is the allocation ID recorded on the PodElasticIP.
+	ExternalName string
+	// LegacyCluster is the legacy controller's --cluster-name, for adoption
+	// (empty: adoption off).
+	LegacyCluster string
+	// User are the spec.tags.
+	User map[string]string
+}
+
+// PodKey is "<namespace>/<pod>", the legacy controller's key too.
+func (o Owner) PodKey() string { return o.Namespace + "/" + o.Pod }
+
+// ClaimValue is TagClaim's value for this owner.
+func (o Owner) ClaimValue() string { return o.Cluster + "/" + o.PodKey() }
+
+// Tags returns the ownership tags plus the user's tags (reserved keys never
+// override edgeplane's).
+func Tags(o Owner) map[string]string {
+	out := make(map[string]string, len(o.User)+6)
+	for k, v := range o.User {
+		if !IsReservedTagKey(k) {
+			out[k] = v
+		}
+	}
+	out[TagCluster] = o.Cluster
+	out[TagOwnerKind] = OwnerKind
+	out[TagOwnerUID] = string(o.UID)
+	out[TagPod] = o.PodKey()
+	out[TagMode] = string(o.Mode)
+	if o.Mode != networkingv1alpha1.PodElasticIPModeAuto {
+		out[TagClaim] = o.ClaimValue()
+	}
+	return out
+}
+
+// IsReservedTagKey reports keys users may not set: AWS's, edgeplane's and
+// the legacy controller's.
+func IsReservedTagKey(k string) bool {
+	return strings.HasPrefix(strings.ToLower(k), "aws:") || strings.HasPrefix(k, "edgeplane.io/") ||
+		strings.HasPrefix(k, "networking.edgeplane.io/") || strings.HasPrefix(k, "aws-samples.github.com/")
+}
+
+// MissingTags returns the tags of want that addr lacks or has with another
+// value; nil when addr carries them all.
+func MissingTags(addr aws.Address, want map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range want {
+		if got, ok := addr.Tags[k]; !ok || got != v {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Match says how an address was recognised as a PodElasticIP's.
+type Match string
+
+const (
+	// MatchNone: the address is not this PodElasticIP's.
+	MatchNone Match = ""
+	// MatchExternalName: its allocation ID is the recorded external name.
+	MatchExternalName Match = "ExternalName"
+	// MatchOwnerUID: it carries this PodElasticIP's UID (a crash after the
+	// allocation or claim, before the external name was stored).
+	MatchOwnerUID Match = "OwnerUID"
+	// MatchKept: it was kept (AfterDelay) for a pod of the same name by an
+	// earlier PodElasticIP of the same mode.
+	MatchKept Match = "Kept"
+	// MatchLegacy: the legacy controller allocated or claimed it for this
+	// pod (adoption when migrating).
+	MatchLegacy Match = "Legacy"
+)
+
+// Classify says whether addr is o's and how.
+func Classify(addr aws.Address, o Owner) Match {
+	t := addr.Tags
+	if o.ExternalName != "" && addr.AllocationID == o.ExternalName {
+		return MatchExternalName
+	}
+	if t[TagCluster] != o.Cluster {
+		if o.LegacyCluster != "" && t[TagCluster] == "" && t[LegacyTagCluster] == o.LegacyCluster &&
+			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == LegacyType(o.Mode) && modeFits(addr, o) {
+			return MatchLegacy
+		}
+		return MatchNone
+	}
+	if o.UID != "" && t[TagOwnerUID] == string(o.UID) {
+		return MatchOwnerUID
+	}
+	if t[TagReleaseAfter] != "" && t[TagPod] == o.PodKey() &&
+		t[TagMode] == string(o.Mode) && modeFits(addr, o) {
+		return MatchKept
+	}
+	return MatchNone
+}
+
+// modeFits checks that a kept or legacy address fits the mode's selector:
+// a Pool address carries the pool's tag key, a Static one its tag or ID.
+func modeFits(addr aws.Address, o Owner) bool {
+	switch o.Mode {
+	case networkingv1alpha1.PodElasticIPModePool:
+		_, ok := addr.Tags[o.TagKey]
+		return ok
+	case networkingv1alpha1.PodElasticIPModeStatic:
+		if o.AllocationID != "" {
+			return addr.AllocationID == o.AllocationID
+		}
+		return addr.Tags[o.TagKey] == o.PodKey()
+	default:
+		return true
+	}
+}
+
+// Select picks o's address among addrs: the best match (external name,
+// then owner UID, then kept, then legacy; ties broken by allocation ID) and
+// the other addresses carrying o's UID, which are duplicates to clean up.
+func Select(addrs []aws.Address, o Owner) (best *aws.Address, how Match, duplicates []aws.Address) {
+	rank := map[Match]int{MatchExternalName: 4, MatchOwnerUID: 3, MatchKept: 2, MatchLegacy: 1}
+	type cand struct {
+		a aws.Address
+		m Match
+	}
+	var cands []cand
+	for _, a := range addrs {
+		if m := Classify(a, o); m != MatchNone {
+			cands = append(cands, cand{a, m})
+		}
+	}
+	if len(cands) == 0 {
+		return nil, MatchNone, nil
+	}
+	slices.SortStableFunc(cands, func(x, y cand) int {
+		if c := cmp.Compare(rank[y.m], rank[x.m]); c != 0 {
+			return c
+		}
+		// Prefer an associated address: it is the one the pod uses.
+		if c := cmp.Compare(boolInt(y.a.Associated()), boolInt(x.a.Associated())); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.a.AllocationID, y.a.AllocationID)
+	})
+	first := cands[0].a
+	for _, c := range cands[1:] {
+		if c.a.AllocationID != first.AllocationID && c.a.Tags[TagOwnerUID] == string(o.UID) && o.UID != "" {
+			duplicates = append(duplicates, c.a)
+		}
+	}
+	return &first, cands[0].m, duplicates
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// PoolCandidates returns the addresses a Pool claimer may try, in the order
+// to try them: unassociated, carrying tagKey, claimed by nobody (or by o
+// itself), and not kept for another pod. The order is a hash of claimer and
+// address, so concurrent claimers mostly start on different addresses.
+func PoolCandidates(addrs []aws.Address, o Owner) []aws.Address {
+	var out []aws.Address
+	for _, a := range addrs {
+		if _, ok := a.Tags[o.TagKey]; !ok || a.Associated() {
+			continue
+		}
+		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
+			continue
+		}
+		kept := a.Tags[TagReleaseAfter] != ""
+		if kept && a.Tags[TagPod] != o.PodKey() {
+			continue
+		}
+		if u := a.Tags[TagOwnerUID]; !kept && u != "" && u != string(o.UID) {
+			continue
+		}
+		out = append(out, a)
+	}
+	seed := o.ClaimValue() + "/" + string(o.UID)
+	slices.SortFunc(out, func(x, y aws.Address) int {
+		if c := cmp.Compare(spread(seed, x.AllocationID), spread(seed, y.AllocationID)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.AllocationID, y.AllocationID)
+	})
+	return out
+}
+
+func spread(seed, id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(seed))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// StaticCandidate picks the Static address among addrs (found by the tag
+// value or the allocation ID) and reports why none is usable: reason is
+// AddressNotFound when none matches, AddressInUse when the match is
+// associated with something other than podIP or claimed by someone else.
+func StaticCandidate(addrs []aws.Address, o Owner, podIP string) (*aws.Address, string) {
+	var matches []aws.Address
+	for _, a := range addrs {
+		if modeFits(a, o) {
+			matches = append(matches, a)
+		}
+	}
+	if len(matches) == 0 {
+		return nil, string(networkingv1alpha1.PodElasticIPReasonAddressNotFound)
+	}
+	slices.SortFunc(matches, func(x, y aws.Address) int { return cmp.Compare(x.AllocationID, y.AllocationID) })
+	for _, a := range matches {
+		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
+			continue
+		}
+		if a.Associated() && a.PrivateIPAddress != podIP {
+			continue
+		}
+		return &a, ""
+	}
+	return nil, string(networkingv1alpha1.PodElasticIPReasonAddressInUse)
+}
+
+// KeptUntil parses TagReleaseAfter; ok is false when absent or malformed.
+func KeptUntil(addr aws.Address) (time.Time, bool) {
+	v := addr.Tags[TagReleaseAfter]
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
+}
+
+// ReleaseTags are the tags removed when a Pool or Static address is given
+// back: edgeplane's ownership and claim tags, and the legacy controller's
+// (it removed its own tags the same way).
+func ReleaseTags() []string {
+	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim, TagReleaseAfter,
+		LegacyTagType, LegacyTagCluster, LegacyTagPod}
+}
+
+// SortedKeys returns m's keys in order.
+func SortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,405 @@
+package podelasticip_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var (
+	env     *testenv.Env
+	nameSeq atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childManagerEnv) != "" {
+		// The fault test runs the manager as this binary in a child process
+		// it can SIGKILL.
+		os.Exit(runChildManager())
+	}
+	if os.Getenv("PEIP_DEBUG") != "" {
+		log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	} else {
+		log.SetLogger(zap.New(zap.WriteTo(discard{})))
+	}
+	testenv.Main(m, &env)
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// The emulated VPC: node w1 (instance i-0...1, host IP 10.0.0.10) holds
+// secondary pod IPs 10.0.1.1-10.0.1.250 on its ENI; node w2 (instance
+// i-0...2, host IP 10.0.0.20) uses prefix delegation: pod IPs come from
+// 10.0.8.0/28 delegated to its second ENI.
+const (
+	hostIP1    = "10.0.0.10"
+	hostIP2    = "10.0.0.20"
+	eni1       = "eni-0000000000000001"
+	eni2prefix = "eni-0000000000000022"
+)
+
+func fixtures() *core.Fixtures {
+	ips := []string{hostIP1}
+	for i := 1; i <= 250; i++ {
+		ips = append(ips, fmt.Sprintf("10.0.1.%d", i))
+	}
+	more := []string{"10.0.0.11"}
+	for i := 1; i <= 250; i++ {
+		more = append(more, fmt.Sprintf("10.0.2.%d", i))
+	}
+	return &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{
+		{InstanceID: "i-0000000000000001", VpcID: "vpc-1", SubnetID: "subnet-1",
+			NetworkInterfaces: []core.EC2ENIFixture{
+				{NetworkInterfaceID: eni1, PrivateIPAddresses: ips},
+				{NetworkInterfaceID: "eni-0000000000000012", PrivateIPAddresses: more},
+			}},
+		{InstanceID: "i-0000000000000002", VpcID: "vpc-1", SubnetID: "subnet-1",
+			NetworkInterfaces: []core.EC2ENIFixture{
+				{NetworkInterfaceID: "eni-0000000000000021", PrivateIPAddresses: []string{hostIP2}},
+				{NetworkInterfaceID: eni2prefix, PrivateIPAddresses: []string{"10.0.0.21"}, IPv4Prefixes: []string{"10.0.8.0/28"}},
+			}},
+	}}}
+}
+
+// world is one test's cloud and cluster: an emulator, a namespace, a
+// ClusterProviderConfig pointing at the emulator, and a running manager
+// with the PodElasticIP controllers.
+type world struct {
+	t       testing.TB
+	ctx     context.Context
+	sim     *cloudsimtest.Emulator
+	ns      string
+	cpc     string
+	cluster string
+	c       client.Client
+	stop    func()
+}
+
+type worldOpts struct {
+	settings core.Settings
+	// addresses seeds addresses (given the test's namespace).
+	addresses func(ns string) []core.EC2AddressFixture
+	opts      func(*podelasticip.Options)
+	// defaultConfig makes the test's config ClusterProviderConfig/default,
+	// which translated PodElasticIPs use.
+	defaultConfig bool
+	noManager     bool
+	// sim shares another world's emulator (another cluster on one account).
+	sim *cloudsimtest.Emulator
+}
+
+func newWorld(t testing.TB, wo worldOpts) *world {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if wo.settings.EC2AddressQuota == 0 {
+		wo.settings.EC2AddressQuota = 1000
+	}
+	wo.settings.RateLimitsDisabled = wo.settings.RateLimitsDisabled || wo.settings.RateLimitScale == 0
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	name = fmt.Sprintf("%s-%d", strings.Trim(name, "-"), nameSeq.Add(1))
+	fx := fixtures()
+	if wo.addresses != nil {
+		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(name)...)
+	}
+	sim := wo.sim
+	if sim == nil {
+		sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
+	}
+	w := &world{t: t, ctx: ctx, sim: sim, ns: name, cpc: "peip-" + name, cluster: "cluster-" + name, c: env.Client}
+	if wo.defaultConfig {
+		w.cpc = cloudv1alpha1.DefaultProviderConfigName
+	}
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	cpc := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: w.cpc}}
+	cpc.Spec.Provider, cpc.Spec.Region, cpc.Spec.Endpoint = cloudv1alpha1.ProviderAWS, "us-east-1", sim.URL()
+	cpc.Spec.ClusterIdentity = w.cluster
+	cpc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
+	if err := env.Client.Create(ctx, cpc); err != nil {
+		t.Fatalf("creating ClusterProviderConfig: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), cpc)
+	})
+	t.Cleanup(w.cleanup)
+	if !wo.noManager {
+		w.startManager(wo.opts)
+	}
+	return w
+}
+
+// cleanup (after the manager stopped) removes the test's PodElasticIPs
+// without their finalizers: the emulator goes away with the test.
+func (w *world) cleanup() {
+	ctx := context.Background()
+	var list networkingv1alpha1.PodElasticIPList
+	if err := env.Client.List(ctx, &list, client.InNamespace(w.ns)); err != nil {
+		return
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if len(p.Finalizers) > 0 {
+			p.Finalizers = nil
+			_ = env.Client.Update(ctx, p)
+		}
+		_ = env.Client.Delete(ctx, p)
+	}
+}
+
+// testOptions are fast options for tests: short polls, no sweep.
+func testOptions() podelasticip.Options {
+	o := podelasticip.DefaultOptions()
+	o.PollInterval = 2 * time.Second
+	o.ListingMaxAge = time.Second
+	o.OrphanMode = orphan.ModeOff
+	o.SweepInterval = time.Hour
+	o.MaxBackoff = 2 * time.Second
+	return o
+}
+
+// startManager starts a manager with the PodElasticIP controllers; stop
+// ends it (also at cleanup).
+func (w *world) startManager(mutate func(*podelasticip.Options)) {
+	w.t.Helper()
+	o := testOptions()
+	if mutate != nil {
+		mutate(&o)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		// Each test's manager sees only its namespace: PodElasticIPs left by
+		// earlier tests must not reach this test's emulator.
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
+	})
+	if err != nil {
+		w.t.Fatalf("creating manager: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := o.Setup()(ctx, mgr, setup.Config{ClusterName: w.cluster}); err != nil {
+		cancel()
+		w.t.Fatalf("setting up: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := mgr.Start(ctx); err != nil {
+			w.t.Logf("manager stopped: %v", err)
+		}
+	}()
+	var once sync.Once
+	w.stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	w.t.Cleanup(w.stop)
+}
+
+// pod creates a pod on a node with an IP, running (ip "" : pending).
+func (w *world) pod(name, ip, hostIP string, mutate func(*corev1.Pod)) *corev1.Pod {
+	w.t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: corev1.PodSpec{NodeName: "w1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: networkingv1alpha1.PodConditionElasticIPReady}}},
+	}
+	if mutate != nil {
+		mutate(p)
+	}
+	if err := w.c.Create(w.ctx, p); err != nil {
+		w.t.Fatalf("creating pod %s: %v", name, err)
+	}
+	if ip != "" {
+		w.setPodIP(p, ip, hostIP)
+	}
+	return p
+}
+
+func (w *world) setPodIP(p *corev1.Pod, ip, hostIP string) {
+	w.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.c.Get(w.ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.PodIP, p.Status.HostIP = ip, hostIP
+		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		return w.c.Status().Update(w.ctx, p)
+	})
+	if err != nil {
+		w.t.Fatalf("setting pod %s IP: %v", p.Name, err)
+	}
+}
+
+// deletePod deletes a pod at once (no kubelet in envtest).
+func (w *world) deletePod(name string) {
+	w.t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}
+	if err := w.c.Delete(w.ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+		w.t.Fatalf("deleting pod %s: %v", name, err)
+	}
+	w.eventually(fmt.Sprintf("pod %s gone", name), func() (bool, string) {
+		err := w.c.Get(w.ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+func (w *world) peip(name, podName string, mutate func(*networkingv1alpha1.PodElasticIP)) *networkingv1alpha1.PodElasticIP {
+	w.t.Helper()
+	p := &networkingv1alpha1.PodElasticIP{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name},
+		Spec: networkingv1alpha1.PodElasticIPSpec{
+			PodName:    podName,
+			Allocation: networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModeAuto},
+		},
+	}
+	p.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: w.cpc}
+	if mutate != nil {
+		mutate(p)
+	}
+	if err := w.c.Create(w.ctx, p); err != nil {
+		w.t.Fatalf("creating PodElasticIP %s: %v", name, err)
+	}
+	return p
+}
+
+func (w *world) get(name string) *networkingv1alpha1.PodElasticIP {
+	w.t.Helper()
+	p := &networkingv1alpha1.PodElasticIP{}
+	if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		w.t.Fatalf("getting PodElasticIP %s: %v", name, err)
+	}
+	return p
+}
+
+// eventually polls cond (generous timeout only to avoid hanging).
+func (w *world) eventually(what string, cond func() (bool, string)) {
+	w.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.t.Fatalf("timed out waiting for %s; last state: %s", what, last)
+}
+
+// ready waits for a PodElasticIP's Ready condition to have the reason.
+func (w *world) waitReason(name string, reason xpv2.ConditionReason) *networkingv1alpha1.PodElasticIP {
+	w.t.Helper()
+	var p *networkingv1alpha1.PodElasticIP
+	w.eventually(fmt.Sprintf("PodElasticIP %s Ready reason %s", name, reason), func() (bool, string) {
+		p = w.get(name)
+		if p == nil {
+			return false, "not found"
+		}
+		c := p.GetCondition(xpv2.TypeReady)
+		return c.Reason == reason, fmt.Sprintf("%s/%s %q; synced %q", c.Status, c.Reason, c.Message, p.GetCondition(xpv2.TypeSynced).Message)
+	})
+	return p
+}
+
+func (w *world) waitReady(name string) *networkingv1alpha1.PodElasticIP {
+	w.t.Helper()
+	return w.waitReason(name, xpv2.ReasonAvailable)
+}
+
+func (w *world) waitGone(name string) {
+	w.t.Helper()
+	w.eventually("PodElasticIP "+name+" gone", func() (bool, string) {
+		p := w.get(name)
+		if p == nil {
+			return true, ""
+		}
+		return false, fmt.Sprintf("finalizers %v, ready %+v, synced %q", p.Finalizers, p.GetCondition(xpv2.TypeReady), p.GetCondition(xpv2.TypeSynced).Message)
+	})
+}
+
+func (w *world) delete(name string) {
+	w.t.Helper()
+	if err := w.c.Delete(w.ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}}); err != nil && !apierrors.IsNotFound(err) {
+		w.t.Fatalf("deleting PodElasticIP %s: %v", name, err)
+	}
+}
+
+// addresses lists the emulator's addresses (not counted as API calls).
+func (w *world) addresses() []core.EC2Address {
+	return w.sim.World().Snapshot().EC2.Addresses
+}
+
+func (w *world) address(id string) (core.EC2Address, bool) {
+	for _, a := range w.addresses() {
+		if a.AllocationID == id {
+			return a, true
+		}
+	}
+	return core.EC2Address{}, false
+}
+
+func tagMap(tags []core.Tag) map[string]string {
+	out := map[string]string{}
+	for _, t := range tags {
+		out[t.Key] = t.Value
+	}
+	return out
+}
+
+// calls returns the emulator's successful call count of an action.
+func (w *world) calls(action string) int64 {
+	return w.sim.World().Stats()["ec2/"+action+"/OK"]
+}
+
+func (w *world) getPod(name string) *corev1.Pod {
+	w.t.Helper()
+	p := &corev1.Pod{}
+	if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
+		w.t.Fatalf("getting pod %s: %v", name, err)
+	}
+	return p
+}

@@ -1,0 +1,298 @@
+// Package podelasticip reconciles PodElasticIPs: AWS Elastic IPs for pods,
+// allocated (Auto), claimed from a pool of pre-tagged addresses (Pool) or
+// taken by tag value or ID (Static), associated with the pod's private IP on
+// its ENI and followed when the pod is recreated. The reconciler is
+// crossplane-runtime's managed reconciler; this package adds the external
+// client (external.go), batched cloud look-ups (lookup.go), the pod's labels,
+// annotation and readiness condition (pod.go), the translator of
+// aws-pod-eip-controller's annotations (translator.go) and the orphan sweep
+// (sweep.go). Pure decisions live in ./decide, the annotation parser in
+// ./annotations.
+package podelasticip
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	xpevent "github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
+	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/orphan"
+)
+
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=podelasticips,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=podelasticips/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs;clusterproviderconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigusages,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Options are the PodElasticIP flags.
+type Options struct {
+	// MaxConcurrentReconciles is the number of PodElasticIPs reconciled at
+	// once. Calls wait on the client-side token buckets, so this is well
+	// above the cloud's rate.
+	MaxConcurrentReconciles int
+	// PollInterval is how often an up-to-date PodElasticIP is re-checked.
+	PollInterval time.Duration
+	// CreationGracePeriod: after a successful allocation, "not found" is
+	// taken as EC2's read-after-create lag for this long. Default 0: the
+	// address just written is remembered (lookup.Remember), so Observe does
+	// not depend on DescribeAddresses seeing it, and during deletion "not
+	// found" (kept or given back) must not wait.
+	CreationGracePeriod time.Duration
+	// ListingMaxAge is how old an address listing may be for a poll.
+	ListingMaxAge time.Duration
+	// TranslateAnnotations translates aws-pod-eip-controller's pod
+	// annotations into PodElasticIPs.
+	TranslateAnnotations bool
+	// AdoptLegacy adopts addresses the legacy controller tagged for a pod
+	// instead of allocating new ones.
+	AdoptLegacy bool
+	// LegacyClusterName is the legacy controller's --cluster-name (empty:
+	// this cluster's identity).
+	LegacyClusterName string
+	// OrphanMode is what the sweep does with addresses whose PodElasticIP is
+	// gone: off, report or delete.
+	OrphanMode orphan.Mode
+	// OrphanGracePeriod protects recently seen addresses.
+	OrphanGracePeriod time.Duration
+	// SweepInterval is the time between sweeps.
+	SweepInterval time.Duration
+	// MaxBackoff caps the per-PodElasticIP retry backoff.
+	MaxBackoff time.Duration
+	// AWSRateLimitScale multiplies the refill rates of the client-side EC2
+	// token buckets (bucket sizes stay): for an account with raised refill
+	// rates, or an emulator whose rate limits run on a faster clock.
+	AWSRateLimitScale float64
+}
+
+// DefaultOptions are the defaults of the flags.
+func DefaultOptions() Options {
+	return Options{
+		MaxConcurrentReconciles: 64,
+		PollInterval:            time.Minute,
+		CreationGracePeriod:     0,
+		ListingMaxAge:           10 * time.Second,
+		TranslateAnnotations:    true,
+		AdoptLegacy:             true,
+		OrphanMode:              orphan.ModeDelete,
+		OrphanGracePeriod:       5 * time.Minute,
+		SweepInterval:           5 * time.Minute,
+		MaxBackoff:              time.Minute,
+		AWSRateLimitScale:       1,
+	}
+}
+
+// BindFlags registers the options' flags.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.MaxConcurrentReconciles, "podelasticip-max-concurrent-reconciles", o.MaxConcurrentReconciles, "PodElasticIPs reconciled at once.")
+	fs.DurationVar(&o.PollInterval, "podelasticip-poll-interval", o.PollInterval, "How often an up-to-date PodElasticIP is checked against EC2.")
+	fs.DurationVar(&o.CreationGracePeriod, "podelasticip-creation-grace-period", o.CreationGracePeriod, "How long a just-allocated address may be invisible to DescribeAddresses.")
+	fs.BoolVar(&o.TranslateAnnotations, "podelasticip-translate-annotations", o.TranslateAnnotations, "Translate aws-pod-eip-controller's pod annotations into PodElasticIPs.")
+	fs.BoolVar(&o.AdoptLegacy, "podelasticip-adopt-legacy", o.AdoptLegacy, "Adopt addresses aws-pod-eip-controller tagged for a pod instead of allocating new ones.")
+	fs.StringVar(&o.LegacyClusterName, "podelasticip-legacy-cluster-name", o.LegacyClusterName, "aws-pod-eip-controller's --cluster-name, for adoption; empty: this cluster's identity.")
+	fs.Var(&o.OrphanMode, "podelasticip-orphan-mode", "What the sweep does with this cluster's addresses whose PodElasticIP is gone: off, report or delete.")
+	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
+	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
+	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
+	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
+}
+
+// rateLimits are EC2's default buckets scaled.
+func (o Options) rateLimits() aws.RateLimits {
+	def := aws.DefaultRateLimits()
+	s := o.AWSRateLimitScale
+	if s <= 0 || s == 1 {
+		return def
+	}
+	scale := func(r cloud.RateLimit) cloud.RateLimit {
+		return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst}
+	}
+	return aws.RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
+		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
+}
+
+// Setup registers the reconciler with default options.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+	return DefaultOptions().Setup()(ctx, mgr, cfg)
+}
+
+// indexPodName indexes PodElasticIPs by spec.podName.
+const indexPodName = "spec.podName"
+
+// IndexFields registers the cache index this package lists by.
+func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
+	if err := idx.IndexField(ctx, &networkingv1alpha1.PodElasticIP{}, indexPodName, func(o client.Object) []string {
+		return []string{o.(*networkingv1alpha1.PodElasticIP).Spec.PodName}
+	}); err != nil {
+		return fmt.Errorf("indexing PodElasticIPs by pod name: %w", err)
+	}
+	return nil
+}
+
+// Setup returns the setup.Func registering the reconciler, the translator
+// and the orphan sweep.
+func (o Options) Setup() setup.Func {
+	return func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+		if o.MaxConcurrentReconciles < 1 || o.PollInterval <= 0 || o.SweepInterval <= 0 {
+			return fmt.Errorf("--podelasticip-max-concurrent-reconciles (%d), --podelasticip-poll-interval (%s) and --podelasticip-sweep-interval (%s) must be positive",
+				o.MaxConcurrentReconciles, o.PollInterval, o.SweepInterval)
+		}
+		if o.OrphanMode == "" {
+			o.OrphanMode = orphan.ModeDelete
+		}
+		if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		rec := mgr.GetEventRecorder("podelasticip")
+		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg.ClusterName)
+		r := managed.NewReconciler(mgr, resource.ManagedKind(networkingv1alpha1.PodElasticIPGroupVersionKind),
+			managed.WithTypedExternalConnector[*networkingv1alpha1.PodElasticIP](conn),
+			// The allocation ID is cloud-assigned: no name-as-external-name.
+			managed.WithInitializers(),
+			managed.WithCriticalAnnotationUpdater(statusKeepingUpdater{inner: managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient())}),
+			managed.WithFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), networkingv1alpha1.PodElasticIPFinalizer)),
+			managed.WithPollInterval(o.PollInterval),
+			managed.WithCreationGracePeriod(o.CreationGracePeriod),
+			// Every address carries its owner's UID from its creation (tags
+			// applied atomically by AllocateAddress, or before a claim's
+			// association), and Observe looks for it by those tags in a
+			// listing that started after the creation attempt. So an
+			// interrupted Create (external-create-pending without a result)
+			// is safe to resume: it finds the address instead of creating a
+			// second one, and the reconciler need not stop for a person.
+			managed.WithDeterministicExternalName(true),
+			managed.WithManagementPolicies(),
+			managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName("podelasticip"))),
+			managed.WithRecorder(recorder{rec: rec}),
+			managed.WithTimeout(2*time.Minute),
+		)
+		podToCRs := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+			var list networkingv1alpha1.PodElasticIPList
+			if err := mgr.GetClient().List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexPodName: obj.GetName()}); err != nil {
+				return nil
+			}
+			out := make([]reconcile.Request, 0, len(list.Items))
+			for _, p := range list.Items {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+			}
+			return out
+		})
+		if err := ctrl.NewControllerManagedBy(mgr).Named("podelasticip").
+			For(&networkingv1alpha1.PodElasticIP{}).
+			Watches(&corev1.Pod{}, podToCRs, builder.WithPredicates(podChanged())).
+			WithOptions(controller.Options{
+				MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+				// Per-item backoff only: the default limiter's global 10/s
+				// bucket would pace every requeue of a large batch.
+				RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](20*time.Millisecond, max(o.MaxBackoff, 20*time.Millisecond)),
+			}).
+			Complete(progressFirst{inner: r}); err != nil {
+			return fmt.Errorf("building the podelasticip controller: %w", err)
+		}
+		if o.TranslateAnnotations {
+			if err := setupTranslator(mgr); err != nil {
+				return err
+			}
+		}
+		return setupSweep(mgr, conn, o)
+	}
+}
+
+// podChanged passes pod events that matter to an address: creation,
+// deletion, and changes of IP, phase, node, deletion timestamp or gates.
+func podChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*corev1.Pod)
+			n, ok2 := e.ObjectNew.(*corev1.Pod)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return o.Status.PodIP != n.Status.PodIP || o.Status.Phase != n.Status.Phase || o.Spec.NodeName != n.Spec.NodeName ||
+				(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || o.UID != n.UID ||
+				len(o.Spec.ReadinessGates) != len(n.Spec.ReadinessGates)
+		},
+	}
+}
+
+// progressFirst gives a PodElasticIP that just made progress (the managed
+// reconciler asks for an immediate requeue without an error: an address
+// was allocated or claimed, a deletion step was taken) priority in the work
+// queue, so its next step (associating the new address) is not queued behind
+// every PodElasticIP still waiting for its first allocation. With hundreds
+// created at once, allocations and associations then overlap instead of
+// running one after the other.
+type progressFirst struct {
+	inner reconcile.Reconciler
+}
+
+// progressPriority is above the default priority (0) of watch events.
+const progressPriority = 10
+
+func (p progressFirst) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := p.inner.Reconcile(ctx, req)
+	if err == nil && res.Requeue && res.RequeueAfter == 0 { //nolint:staticcheck // Requeue is what the managed reconciler returns after a step.
+		res.Priority = ptr.To(progressPriority)
+	}
+	return res, err
+}
+
+// recorder adapts events.k8s.io's recorder to crossplane-runtime's.
+type recorder struct{ rec events.EventRecorder }
+
+func (r recorder) Event(obj runtime.Object, e xpevent.Event) {
+	r.rec.Eventf(obj, nil, string(e.Type), string(e.Reason), string(e.Reason), "%s", e.Message)
+}
+
+func (r recorder) WithAnnotations(...string) xpevent.Recorder { return r }
+
+// statusKeepingUpdater persists the critical annotations (external name,
+// create pending/succeeded/failed) without losing the status Create
+// computed: an Update answers with the stored status, which would replace
+// it (and a held Ready reason such as QuotaExceeded) before the managed
+// reconciler writes status.
+type statusKeepingUpdater struct {
+	inner managed.CriticalAnnotationUpdater
+}
+
+func (u statusKeepingUpdater) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
+	cr, ok := o.(*networkingv1alpha1.PodElasticIP)
+	if !ok {
+		return u.inner.UpdateCriticalAnnotations(ctx, o)
+	}
+	st, held := cr.Status.DeepCopy(), cr.ReadyHeld()
+	err := u.inner.UpdateCriticalAnnotations(ctx, o)
+	cr.Status = *st
+	if held {
+		cr.HoldReady(cr.GetCondition(xpv2.TypeReady))
+	}
+	return err
+}
+
+func newUsage() *cloudv1alpha1.ProviderConfigUsage { return &cloudv1alpha1.ProviderConfigUsage{} }
