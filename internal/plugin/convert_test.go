@@ -50,7 +50,7 @@ func TestConvertDryRun(t *testing.T) {
 		kinds[o.Object.GetKind()]++
 		out = append(out, o.Object)
 	}
-	for _, k := range []string{"IngressDaemonSet", "BurstPolicy", "ClusterBurstPolicy", "FloatIPPool", "FloatIP", "AnycastIPBinding"} {
+	for _, k := range []string{"IngressDaemonSet", "BurstPolicy", "ClusterBurstPolicy", "FloatIPPool", "FloatIP", "AnycastIPBinding", "PodElasticIP"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s converted (got %v)", k, kinds)
 		}
@@ -62,12 +62,6 @@ func TestConvertDryRun(t *testing.T) {
 	}
 	apply(t, true, out)
 
-	// The skipped legacy inputs are named.
-	for _, w := range []string{"v1/Pod default/eip-demo skipped"} {
-		if !strings.Contains(r.errOut, w) {
-			t.Errorf("stderr lacks %q:\n%s", w, r.errOut)
-		}
-	}
 }
 
 func TestConvertStdinAndJSON(t *testing.T) {

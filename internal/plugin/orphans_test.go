@@ -113,12 +113,12 @@ func TestOrphans(t *testing.T) {
 		}
 		got := rows(t, r.out)
 		want := map[string]string{
-			"eipalloc-000000000a1": "ClusterProviderConfig/orphans-aws 54.0.0.1 PodElasticIP/uid-gone orphaned, but not deletable: owner kind PodElasticIP is not served by this cluster, so its owners cannot be listed <unknown>",
+			"eipalloc-000000000a1": "ClusterProviderConfig/orphans-aws 54.0.0.1 PodElasticIP/uid-gone orphaned: no object with UID uid-gone exists (mode report) <unknown>",
 			"eipalloc-000000000a2": "ClusterProviderConfig/orphans-aws 54.0.0.2 ClusterProviderConfig/" + ownerUID + " orphaned, but not deletable: owner kind ClusterProviderConfig is not a cloud-backed kind this plugin knows <unknown>",
 			"eipalloc-000000000a4": "ClusterProviderConfig/orphans-aws 54.0.0.4 ClusterProviderConfig/uid-gone-2 orphaned, but not deletable: owner kind ClusterProviderConfig is not a cloud-backed kind this plugin knows <unknown>",
 			"eip-tc000001":         "ClusterProviderConfig/orphans-tc 43.0.0.1 AnycastIPBinding/uid-gone-5 orphaned: no object with UID uid-gone-5 exists (mode report)",
 			"eip-tc000002":         "ClusterProviderConfig/orphans-tc 43.0.0.2 <none> orphaned, but lacks an owner UID tag, so it is never deleted",
-			"eipalloc-000000000a5": "ProviderConfig/orphans-a/tenant 54.0.0.5 PodElasticIP/uid-gone-3 orphaned, but not deletable: owner kind PodElasticIP is not served by this cluster, so its owners cannot be listed <unknown>",
+			"eipalloc-000000000a5": "ProviderConfig/orphans-a/tenant 54.0.0.5 PodElasticIP/uid-gone-3 orphaned: no object with UID uid-gone-3 exists (mode report) <unknown>",
 		}
 		// Tencent ages vary with the clock: compare without the AGE column.
 		for id, row := range got {

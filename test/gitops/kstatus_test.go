@@ -146,7 +146,7 @@ func TestEveryExampleKindIsKstatusCompliant(t *testing.T) {
 		})
 	}
 	// Every in-cluster kind and both cloud configs have an example.
-	for _, k := range []string{"ClusterProviderConfig", "ProviderConfig", "BurstPolicy", "ClusterBurstPolicy", "IngressDaemonSet", "FloatIPPool", "AnycastIPBinding"} {
+	for _, k := range []string{"ClusterProviderConfig", "ProviderConfig", "BurstPolicy", "ClusterBurstPolicy", "IngressDaemonSet", "FloatIPPool", "AnycastIPBinding", "PodElasticIP"} {
 		if !kinds[k] {
 			t.Errorf("examples/ has no %s: add one so its kstatus compliance is tested", k)
 		}

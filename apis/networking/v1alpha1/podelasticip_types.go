@@ -167,13 +167,18 @@ type PodElasticIP struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   PodElasticIPSpec   `json:"spec"`
+	Spec PodElasticIPSpec `json:"spec"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status PodElasticIPStatus `json:"status,omitempty"`
 
-	// readyHeld marks that Ready was set in this reconcile with a specific
-	// reason (QuotaExceeded, PoolExhausted, ...) that the managed
-	// reconciler's generic Ready=Creating must not overwrite. Never stored.
-	readyHeld bool `json:"-"`
+	// ReadyHeldInMemory marks that Ready was set in this reconcile with a
+	// specific reason (QuotaExceeded, PoolExhausted, ...) that the managed
+	// reconciler's generic Ready=Creating must not overwrite. Never stored
+	// or sent (json:"-"); exported only so that reflection-based converters
+	// (runtime.DefaultUnstructuredConverter) can handle the type.
+	ReadyHeldInMemory bool `json:"-"`
 }
 
 // +kubebuilder:object:root=true
@@ -204,7 +209,7 @@ func (p *PodElasticIP) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
 // condition with reason Creating is ignored: the managed reconciler marks
 // every failed Create as Creating, which would hide why it failed.
 func (p *PodElasticIP) SetConditions(c ...xpv2.Condition) {
-	if p.readyHeld {
+	if p.ReadyHeldInMemory {
 		kept := c[:0:0]
 		for _, cond := range c {
 			if cond.Type == xpv2.TypeReady && cond.Reason == xpv2.ReasonCreating {
@@ -221,11 +226,11 @@ func (p *PodElasticIP) SetConditions(c ...xpv2.Condition) {
 // the managed reconciler's generic Ready=Creating.
 func (p *PodElasticIP) HoldReady(c xpv2.Condition) {
 	p.Status.SetConditions(c)
-	p.readyHeld = true
+	p.ReadyHeldInMemory = true
 }
 
 // ReadyHeld reports whether HoldReady was called on this copy.
-func (p *PodElasticIP) ReadyHeld() bool { return p.readyHeld }
+func (p *PodElasticIP) ReadyHeld() bool { return p.ReadyHeldInMemory }
 
 // GetObservedGeneration returns status.observedGeneration.
 func (p *PodElasticIP) GetObservedGeneration() int64 { return p.Status.GetObservedGeneration() }

@@ -88,7 +88,7 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 
 	addrs, err := e.addresses(ctx, cr)
 	if err != nil {
-		cr.SetConditions(decide.Unavailable(classify(err), "cannot list addresses: "+err.Error()))
+		setReady(cr, decide.Unavailable(classify(err), "cannot list addresses: "+err.Error()))
 		return managed.ExternalObservation{}, err
 	}
 	best, how, dups := decide.Select(addrs, e.owner)
@@ -98,7 +98,7 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 		Pod: e.ps, Addr: best, Match: how, Duplicates: dups, KnownAssociationID: cr.Status.AssociationID,
 	})
 	setStatus(cr, e.plan.Addr, e.ps)
-	cr.SetConditions(e.plan.Ready)
+	setReady(cr, e.plan.Ready)
 	if e.plan.LateInit {
 		if err := e.recordExternalName(ctx, cr, e.plan.Addr.AllocationID); err != nil {
 			return managed.ExternalObservation{}, err
@@ -418,7 +418,7 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 			if aws.IsNotFound(err) {
 				reason = networkingv1alpha1.PodElasticIPReasonNetworkInterfaceNotFound
 			}
-			cr.SetConditions(decide.Unavailable(reason, err.Error()))
+			setReady(cr, decide.Unavailable(reason, err.Error()))
 			e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
 			return managed.ExternalUpdate{}, err
 		}
@@ -428,14 +428,14 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 			if aws.IsInvalidParameter(err) || aws.IsNotFound(err) {
 				e.acct.look.ForgetENI(p.AssociateIP)
 			}
-			cr.SetConditions(decide.Unavailable(classify(err), err.Error()))
+			setReady(cr, decide.Unavailable(classify(err), err.Error()))
 			e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
 			return managed.ExternalUpdate{}, err
 		}
 		a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = id, eni.ID, p.AssociateIP
 		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAssociated, "Associate",
 			"Associated %s (%s) with pod IP %s on %s", a.PublicIP, a.AllocationID, p.AssociateIP, eni.ID)
-		cr.SetConditions(xpv2.Available())
+		setReady(cr, xpv2.Available())
 	}
 	e.acct.look.Remember(a)
 	setStatus(cr, &a, e.ps)
@@ -523,4 +523,12 @@ func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		e.conn.event(cr, nil, corev1.EventTypeNormal, reasonGivenBack, "GiveBack", "Gave %s (%s) back", a.PublicIP, a.AllocationID)
 	}
 	return managed.ExternalDelete{}, nil
+}
+
+// setReady sets the Ready condition and the kstatus conditions that go with
+// it: Stalled for an invalid spec (only a person can fix it), Reconciling
+// while the address is being allocated or associated or waits for the pod.
+func setReady(cr *networkingv1alpha1.PodElasticIP, ready xpv2.Condition) {
+	cr.SetConditions(ready)
+	cr.SetConditions(status.ManagedKstatus(ready, ready.Reason == networkingv1alpha1.PodElasticIPReasonInvalidSpec)...)
 }

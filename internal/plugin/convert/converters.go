@@ -14,6 +14,7 @@ import (
 	burst "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	fip "github.com/edgeplane/edgeplane/internal/controller/floatippool/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/importer"
+	eip "github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 )
 
 // Converters are the legacy inputs `kubectl edgeplane convert` understands,
@@ -28,7 +29,43 @@ func Converters() []Converter {
 		// Phase 1: a FloatingIP's pool is found among the pools above.
 		{Name: "galaxy FloatingIP", Phase: 1, Match: isGalaxyFloatingIP, Convert: convertGalaxyFloatingIP},
 		{Name: "aia-ip-controller node", Match: isAIANode, Convert: convertAIANode},
+		{Name: "aws-pod-eip-controller pod", Match: isEIPPod, Convert: convertEIPPod},
+		{Name: "aws-pod-eip-controller workload", Match: isEIPWorkload, Convert: convertEIPWorkload},
 	}
+}
+
+// aws-samples aws-pod-eip-controller: a pod with the type annotation gets a
+// PodElasticIP named after it, as the in-cluster translator makes.
+
+func isEIPPod(u *unstructured.Unstructured) bool {
+	return isKind(u, "", "Pod") && eip.Parse(u.GetAnnotations()).Present
+}
+
+func convertEIPPod(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	d := eip.Parse(u.GetAnnotations())
+	if d.Invalid != "" {
+		return nil, []string{fmt.Sprintf("not converted: %s", d.Invalid)}, nil
+	}
+	p := &networkingv1alpha1.PodElasticIP{
+		ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()},
+		Spec:       networkingv1alpha1.PodElasticIPSpec{PodName: u.GetName(), Allocation: d.Allocation},
+	}
+	return []client.Object{p}, nil, nil
+}
+
+// A workload's pod template with the annotation: its pods' names are not
+// known ahead, so there is nothing to write; the annotation keeps working.
+
+func isEIPWorkload(u *unstructured.Unstructured) bool {
+	if u.GroupVersionKind().Group != appsv1.GroupName {
+		return false
+	}
+	ann, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "annotations")
+	return eip.Parse(ann).Present
+}
+
+func convertEIPWorkload(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
+	return nil, []string{"its pod template's aws-pod-eip-controller annotations keep working: edgeplane's translator makes a PodElasticIP for each pod (pod names are not known ahead, so nothing is written)"}, nil
 }
 
 // tkestack aia-ip-controller: a node labelled need-aia-ip=true gets a binding

@@ -23,8 +23,10 @@ import (
 type PodElasticIPApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *PodElasticIPSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *PodElasticIPStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *PodElasticIPSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status defaults to observedGeneration 0, so that an object no
+	// controller has seen yet reads as in progress to kstatus, not as current.
+	Status *PodElasticIPStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // PodElasticIP constructs a declarative configuration of the PodElasticIP type for use with
