@@ -66,6 +66,9 @@ func (e *external) ownerOf(cr *networkingv1alpha1.PodElasticIP) decide.Owner {
 		Cluster: e.acct.cluster, UID: cr.UID, Namespace: cr.Namespace, Pod: cr.Spec.PodName,
 		Mode: cr.Spec.Allocation.Mode, TagKey: cr.Spec.Allocation.TagKey, AllocationID: cr.Spec.Allocation.AllocationID,
 		ExternalName: meta.GetExternalName(cr), LegacyCluster: e.acct.look.legacyCluster, User: cr.Spec.Tags,
+		// Without Delete the address outlives the PodElasticIP: its tag
+		// keeps the orphan sweep's hands off it.
+		Orphan: !decide.Deletes(cr.Spec.ManagementPolicies),
 	}
 	if o.Mode == "" {
 		o.Mode = networkingv1alpha1.PodElasticIPModeAuto

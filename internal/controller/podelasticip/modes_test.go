@@ -9,7 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
@@ -408,4 +410,173 @@ func TestOrphanSweep(t *testing.T) {
 			t.Errorf("address %s was removed", id)
 		}
 	}
+}
+
+// TestOrphanSweepManagementPoliciesWithoutDelete: an Auto address of a
+// PodElasticIP whose management policies leave out Delete is tagged
+// deletion-policy=Orphan from its allocation (the tag follows a policy
+// change of the live PodElasticIP), outlives the PodElasticIP, and the
+// sweep in delete mode, past the grace period, only reports it.
+func TestOrphanSweepManagementPoliciesWithoutDelete(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	noDelete := xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate,
+		xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
+	w.pod("keep", "10.0.1.90", hostIP1, nil)
+	w.peip("keep", "keep", func(p *networkingv1alpha1.PodElasticIP) { p.Spec.ManagementPolicies = noDelete })
+	p := w.waitReady("keep")
+	id := p.Status.AllocationID
+	if a, _ := w.address(id); tagMap(a.Tags)[decide.TagDeletionPolicy] != decide.DeletionPolicyOrphan {
+		t.Fatalf("address tags %v lack %s=%s", tagMap(a.Tags), decide.TagDeletionPolicy, decide.DeletionPolicyOrphan)
+	}
+	if n := w.calls("AllocateAddress") + w.calls("CreateTags"); n != 1 {
+		t.Errorf("%d AllocateAddress/CreateTags calls, want 1 (the tag goes with the allocation)", n)
+	}
+	// A policy change of the live PodElasticIP moves the tag.
+	setPolicies := func(mp xpv2.ManagementPolicies) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := w.get("keep")
+			cur.Spec.ManagementPolicies = mp
+			return w.c.Update(w.ctx, cur)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitTag := func(want string) {
+		t.Helper()
+		w.eventually("deletion-policy tag "+want, func() (bool, string) {
+			a, _ := w.address(id)
+			return tagMap(a.Tags)[decide.TagDeletionPolicy] == want, fmt.Sprint(tagMap(a.Tags))
+		})
+	}
+	setPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionAll})
+	waitTag("")
+	setPolicies(noDelete)
+	waitTag(decide.DeletionPolicyOrphan)
+
+	w.delete("keep")
+	w.waitGone("keep")
+	if _, ok := w.address(id); !ok {
+		t.Fatal("deleting the PodElasticIP released its address despite the management policies")
+	}
+
+	o := testOptions()
+	o.OrphanGracePeriod = time.Second
+	o.OrphanMode = orphan.ModeDelete
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Sweep(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Pending) != 1 || rep.Pending[0].Object.ID != id {
+		t.Fatalf("first sweep: pending %+v, want %s within its grace period", rep.Pending, id)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	rep, err = s.Sweep(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 0 || len(rep.Failed) != 0 || len(rep.Reported) != 1 || rep.Reported[0].Object.ID != id {
+		t.Fatalf("sweep past the grace period: deleted %+v, failed %+v, reported %+v; want %s reported only", rep.Deleted, rep.Failed, rep.Reported, id)
+	}
+	t.Logf("reported: %s", rep.Reported[0].Decision.Reason)
+	a, ok := w.address(id)
+	if !ok {
+		t.Fatal("the sweep released the address")
+	}
+	if tags := tagMap(a.Tags); tags[decide.TagOwnerUID] != string(p.UID) || tags[decide.TagCluster] != w.cluster || a.PrivateIPAddress != "10.0.1.90" {
+		t.Fatalf("the sweep changed the address: %+v", a)
+	}
+	if v := orphanGauge(t); v != 1 {
+		t.Errorf("edgeplane_orphan_objects{kind=%q} = %v, want 1", podelasticip.SweepKind, v)
+	}
+}
+
+// TestOrphanSweepLegacyAddresses: addresses only aws-pod-eip-controller
+// tagged for this cluster are reported once their pod is gone and no
+// PodElasticIP is there to adopt them, and never released or untagged.
+func TestOrphanSweepLegacyAddresses(t *testing.T) {
+	const (
+		gone     = "eipalloc-0000000000000b01"
+		live     = "eipalloc-0000000000000b02"
+		adopting = "eipalloc-0000000000000b03"
+		other    = "eipalloc-0000000000000b04"
+	)
+	w := newWorld(t, worldOpts{noManager: true, addresses: func(ns string) []core.EC2AddressFixture {
+		legacy := func(pod, cluster string) map[string]string {
+			return map[string]string{decide.LegacyTagType: "auto", decide.LegacyTagCluster: cluster, decide.LegacyTagPod: ns + "/" + pod}
+		}
+		return []core.EC2AddressFixture{
+			{AllocationID: gone, Tags: legacy("gone", "cluster-"+ns), NetworkInterfaceID: eni1, PrivateIPAddress: "10.0.1.91"},
+			{AllocationID: live, Tags: legacy("live", "cluster-"+ns)},
+			{AllocationID: adopting, Tags: legacy("adopting", "cluster-"+ns)},
+			{AllocationID: other, Tags: legacy("gone", "another-cluster")},
+		}
+	}})
+	w.pod("live", "10.0.1.92", hostIP1, nil)
+	// A PodElasticIP for a pod that does not exist (yet): it would adopt.
+	w.peip("adopting", "adopting", nil)
+	before := map[string]core.EC2Address{}
+	for _, a := range w.addresses() {
+		before[a.AllocationID] = a
+	}
+
+	o := testOptions()
+	o.OrphanGracePeriod = 0
+	o.OrphanMode = orphan.ModeDelete
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Sweep(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 0 || len(rep.Failed) != 0 || len(rep.Reported) != 1 || rep.Reported[0].Object.ID != gone {
+		t.Fatalf("deleted %+v, failed %+v, reported %+v; want only %s reported", rep.Deleted, rep.Failed, rep.Reported, gone)
+	}
+	if rep.Listed != 3 {
+		t.Errorf("listed %d addresses, want the 3 legacy ones of this cluster", rep.Listed)
+	}
+	t.Logf("reported %s: %s (%s)", gone, rep.Reported[0].Decision.Reason, rep.Reported[0].Object.Description)
+	if v := orphanGauge(t); v != 1 {
+		t.Errorf("edgeplane_orphan_objects{kind=%q} = %v, want 1", podelasticip.SweepKind, v)
+	}
+	after := w.addresses()
+	if len(after) != len(before) {
+		t.Fatalf("%d addresses left, want %d", len(after), len(before))
+	}
+	for _, a := range after {
+		b := before[a.AllocationID]
+		if fmt.Sprint(tagMap(a.Tags)) != fmt.Sprint(tagMap(b.Tags)) || a.AssociationID != b.AssociationID {
+			t.Errorf("the sweep changed %s: %+v, was %+v", a.AllocationID, a, b)
+		}
+	}
+}
+
+// orphanGauge reads edgeplane_orphan_objects for PodElasticIP addresses.
+func orphanGauge(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "edgeplane_orphan_objects" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "kind" && l.GetValue() == podelasticip.SweepKind {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("edgeplane_orphan_objects not found")
+	return 0
 }

@@ -1,6 +1,7 @@
 package podelasticip
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,13 +44,20 @@ func NewSweeper(reader client.Reader, kube client.Client, o Options, cluster str
 }
 
 // newSweeper lists, for every AWS provider config's account, the addresses
-// tagged with this cluster's identity, then the PodElasticIPs; an address
-// whose PodElasticIP is gone is released (Auto) or loses edgeplane's claim
-// and ownership tags (Pool, Static) once past the grace period. Addresses
-// kept for a pod name (AfterDelay) are left alone until their time is up.
+// tagged with this cluster's identity and those tagged only by the legacy
+// controller for this cluster, then the PodElasticIPs (and, for legacy
+// addresses, their pods). An address whose PodElasticIP is gone is
+// released (Auto) or loses edgeplane's claim and ownership tags (Pool,
+// Static) once past the grace period. Addresses kept for a pod name
+// (AfterDelay) are left alone until their time is up; addresses of a
+// PodElasticIP whose management policies leave out Delete, and legacy
+// addresses whose pod is gone, are only ever reported.
 func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweeper, error) {
 	var mu sync.Mutex
 	found := map[string]sweptAddr{}
+	// legacyNS are the namespaces of the pods legacy addresses were listed
+	// for, read by ListOwners after ListCloud.
+	var legacyNS sets.Set[string]
 	return orphan.New(orphan.Config{
 		Kind: SweepKind,
 		ListCloud: func(ctx context.Context) ([]orphan.CloudObject, error) {
@@ -57,6 +67,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			}
 			now := time.Now()
 			next := map[string]sweptAddr{}
+			nextNS := sets.New[string]()
 			var out []orphan.CloudObject
 			for _, acct := range accts {
 				addrs, err := acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: map[string]string{decide.TagCluster: acct.cluster}})
@@ -68,15 +79,37 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 					if v.Skip {
 						continue
 					}
-					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, release: v.Release}
+					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, release: v.Release, reportOnly: v.ReportOnly}
 					out = append(out, orphan.CloudObject{
 						ID: a.AllocationID, CreatedAt: v.BornAt, OwnerUID: types.UID(v.OwnerUID), HasClusterIdentity: true,
+						ReportOnly:  v.ReportOnly,
 						Description: fmt.Sprintf("%s for pod %s (%s)", a.PublicIP, a.Tags[decide.TagPod], a.Tags[decide.TagMode]),
+					})
+				}
+				legacy := cmp.Or(o.LegacyClusterName, acct.cluster)
+				addrs, err = acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: map[string]string{decide.LegacyTagCluster: legacy}})
+				if err != nil {
+					return nil, fmt.Errorf("listing the legacy controller's addresses: %w", err)
+				}
+				for _, a := range addrs {
+					v := decide.SweepLegacy(a, legacy)
+					if _, dup := next[a.AllocationID]; v.Skip || dup {
+						continue
+					}
+					const why = "tagged only by aws-pod-eip-controller: edgeplane did not allocate it and never releases it"
+					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, reportOnly: why}
+					if v.Namespace != "" {
+						nextNS.Insert(v.Namespace)
+					}
+					out = append(out, orphan.CloudObject{
+						ID: a.AllocationID, OwnerUID: v.OwnerUID, ReportOnly: why,
+						Description: fmt.Sprintf("%s for pod %s (aws-pod-eip-controller %s, cluster %s)",
+							a.PublicIP, v.Pod, a.Tags[decide.LegacyTagType], legacy),
 					})
 				}
 			}
 			mu.Lock()
-			found = next
+			found, legacyNS = next, nextNS
 			mu.Unlock()
 			return out, nil
 		},
@@ -88,6 +121,22 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			out := sets.New[types.UID]()
 			for _, p := range list.Items {
 				out.Insert(p.UID)
+				// A PodElasticIP for the pod adopts (or is about to adopt)
+				// its legacy address.
+				out.Insert(decide.LegacyOwner(p.Namespace + "/" + p.Spec.PodName))
+			}
+			mu.Lock()
+			namespaces := sets.List(legacyNS)
+			mu.Unlock()
+			for _, ns := range namespaces {
+				var pods metav1.PartialObjectMetadataList
+				pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+				if err := reader.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
+				}
+				for _, p := range pods.Items {
+					out.Insert(decide.LegacyOwner(p.Namespace + "/" + p.Name))
+				}
 			}
 			return out, nil
 		},
@@ -97,6 +146,10 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			mu.Unlock()
 			if !ok {
 				return nil
+			}
+			if s.reportOnly != "" {
+				// orphan.Sweeper never asks for it; refuse anyway.
+				return fmt.Errorf("address %s is never removed by the sweep: %s", obj.ID, s.reportOnly)
 			}
 			return s.remove(ctx)
 		},
@@ -108,6 +161,8 @@ type sweptAddr struct {
 	acct    *account
 	addr    aws.Address
 	release bool
+	// reportOnly: never released nor untagged (see decide.SweepVerdict).
+	reportOnly string
 }
 
 // remove releases an orphaned Auto address or takes edgeplane's tags off a

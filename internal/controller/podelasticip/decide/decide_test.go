@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -239,6 +240,26 @@ func TestDecide(t *testing.T) {
 			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName, Duplicates: []aws.Address{addr("eipalloc-2", Tags(o))}},
 			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.5")), ReleaseDuplicates: []aws.Address{addr("eipalloc-2", Tags(o))}, Ready: xpv2.Available()},
 		},
+		"management policies without Delete: tag the address Orphan": {
+			in: PlanInput{Owner: orphaned(o), Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.5")), Tags: map[string]string{TagDeletionPolicy: DeletionPolicyOrphan},
+				Ready: xpv2.Available()},
+		},
+		"management policies without Delete, tagged Orphan: up to date": {
+			in:   PlanInput{Owner: orphaned(o), Pod: running, Addr: ptr(associated(addr("eipalloc-1", Tags(orphaned(o))), "10.0.0.5")), Match: MatchExternalName},
+			want: Plan{Exists: true, UpToDate: true, Addr: ptr(associated(addr("eipalloc-1", Tags(orphaned(o))), "10.0.0.5")), Ready: xpv2.Available()},
+		},
+		"Delete added back to the management policies: drop the Orphan tag": {
+			in: PlanInput{Owner: o, Pod: running, Addr: ptr(associated(addr("eipalloc-1", Tags(orphaned(o))), "10.0.0.5")), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(associated(addr("eipalloc-1", Tags(orphaned(o))), "10.0.0.5")), RemoveTags: []string{TagDeletionPolicy},
+				Ready: xpv2.Available()},
+		},
+		"legacy address adopted without Delete: tag it Orphan too": {
+			in: PlanInput{Owner: func() Owner { o := orphaned(o); o.ExternalName = ""; return o }(), Pod: running,
+				Addr: ptr(associated(addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}), "10.0.0.5")), Match: MatchLegacy},
+			want: Plan{Exists: true, LateInit: true, Tags: Tags(orphaned(o)), Ready: xpv2.Available(),
+				Addr: ptr(associated(addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}), "10.0.0.5"))},
+		},
 		"invalid spec": {
 			in:   PlanInput{Owner: o, Pod: running, Invalid: "bad annotation"},
 			want: Plan{Exists: true, UpToDate: true, Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonInvalidSpec, "")},
@@ -270,6 +291,51 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("Decide (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func orphaned(o Owner) Owner {
+	o.Orphan = true
+	return o
+}
+
+func TestDeletes(t *testing.T) {
+	cases := map[string]struct {
+		p    xpv2.ManagementPolicies
+		want bool
+	}{
+		"none (default)": {want: true},
+		"all":            {p: xpv2.ManagementPolicies{xpv2.ManagementActionAll}, want: true},
+		"explicit Delete": {p: xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate,
+			xpv2.ManagementActionLateInitialize, xpv2.ManagementActionDelete}, want: true},
+		"no Delete": {p: xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate,
+			xpv2.ManagementActionLateInitialize}},
+		"observe only": {p: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Deletes(tc.p); got != tc.want {
+				t.Fatalf("Deletes(%v) = %v, want %v", tc.p, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTagsDeletionPolicy(t *testing.T) {
+	for _, mode := range []networkingv1alpha1.PodElasticIPAllocationMode{auto, pool, static} {
+		if v, ok := Tags(owner(mode))[TagDeletionPolicy]; ok {
+			t.Errorf("%s: deleting owner tagged %s=%q", mode, TagDeletionPolicy, v)
+		}
+		if v := Tags(orphaned(owner(mode)))[TagDeletionPolicy]; v != DeletionPolicyOrphan {
+			t.Errorf("%s: orphaning owner tagged %s=%q, want %q", mode, TagDeletionPolicy, v, DeletionPolicyOrphan)
+		}
+	}
+	if !IsReservedTagKey(TagDeletionPolicy) {
+		t.Error("users may set the deletion policy tag")
+	}
+	orphanedAddr := addr("eipalloc-1", Tags(orphaned(owner(pool))))
+	if got := PlanDelete(networkingv1alpha1.PodElasticIPReleaseRetain, pool, orphanedAddr, time.Now(), 0); !slices.Contains(got.UntagKeys, TagDeletionPolicy) {
+		t.Errorf("giving a Pool address back keeps %s: untags %v", TagDeletionPolicy, got.UntagKeys)
 	}
 }
 
@@ -338,11 +404,54 @@ func TestSweep(t *testing.T) {
 		"kept past its delay": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto", TagReleaseAfter: "2025-12-31T23:00:00Z"}),
 			want: SweepVerdict{OwnerUID: "u", Release: true, BornAt: time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC)}},
 		"another kind's address": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: "AnycastIPBinding"}), want: SweepVerdict{Skip: true}},
+		"auto, management policies without Delete": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto",
+			TagDeletionPolicy: DeletionPolicyOrphan}),
+			want: SweepVerdict{OwnerUID: "u", Release: true, ReportOnly: reportOnlyOrphan}},
+		"pool, management policies without Delete": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Pool",
+			TagDeletionPolicy: DeletionPolicyOrphan}),
+			want: SweepVerdict{OwnerUID: "u", ReportOnly: reportOnlyOrphan}},
+		"another deletion policy value": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto",
+			TagDeletionPolicy: "Delete"}),
+			want: SweepVerdict{OwnerUID: "u", Release: true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Sweep(tc.a, now)); diff != "" {
 				t.Fatalf("Sweep (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSweepLegacy(t *testing.T) {
+	legacyTags := func(extra map[string]string) map[string]string {
+		m := map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := map[string]struct {
+		a      aws.Address
+		legacy string
+		want   LegacyVerdict
+	}{
+		"legacy only": {a: addr("eipalloc-1", legacyTags(nil)), legacy: "legacy",
+			want: LegacyVerdict{Pod: "ns/web-0", Namespace: "ns", OwnerUID: "legacy-pod:ns/web-0"}},
+		"pool address claimed by the legacy controller": {a: addr("eipalloc-1", legacyTags(map[string]string{LegacyTagType: "fixed-tag", "pool": ""})), legacy: "legacy",
+			want: LegacyVerdict{Pod: "ns/web-0", Namespace: "ns", OwnerUID: "legacy-pod:ns/web-0"}},
+		"malformed pod tag: no owner can exist": {a: addr("eipalloc-1", legacyTags(map[string]string{LegacyTagPod: "web-0"})), legacy: "legacy",
+			want: LegacyVerdict{Pod: "web-0", OwnerUID: "legacy-pod:web-0"}},
+		"adopted (edgeplane's tags)": {a: addr("eipalloc-1", legacyTags(Tags(owner(auto)))), legacy: "legacy", want: LegacyVerdict{Skip: true}},
+		"edgeplane owner tag only":   {a: addr("eipalloc-1", legacyTags(map[string]string{TagOwnerUID: "u"})), legacy: "legacy", want: LegacyVerdict{Skip: true}},
+		"another legacy cluster":     {a: addr("eipalloc-1", legacyTags(nil)), legacy: "other", want: LegacyVerdict{Skip: true}},
+		"no legacy name":             {a: addr("eipalloc-1", legacyTags(nil)), want: LegacyVerdict{Skip: true}},
+		"no pod tag":                 {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy"}), legacy: "legacy", want: LegacyVerdict{Skip: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SweepLegacy(tc.a, tc.legacy)); diff != "" {
+				t.Fatalf("SweepLegacy (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -179,6 +179,7 @@ func Decide(in PlanInput) Plan {
 	if addr.Tags[TagReleaseAfter] != "" {
 		p.RemoveTags = []string{TagReleaseAfter}
 	}
+	p.RemoveTags = append(p.RemoveTags, StaleTags(*addr, in.Owner)...)
 	p.ReleaseDuplicates = in.Duplicates
 	switch {
 	case ip == "":
@@ -259,7 +260,12 @@ type SweepVerdict struct {
 	BornAt time.Time
 	// Release: the orphan is released (Auto); otherwise only untagged.
 	Release bool
+	// ReportOnly, when not empty, says why the orphan is only ever
+	// reported (neither released nor untagged).
+	ReportOnly string
 }
+
+const reportOnlyOrphan = "allocated or claimed for a PodElasticIP whose management policies leave out Delete: the address is meant to outlive it"
 
 // Sweep classifies one address listed by this cluster's tag.
 func Sweep(addr aws.Address, now time.Time) SweepVerdict {
@@ -268,6 +274,9 @@ func Sweep(addr aws.Address, now time.Time) SweepVerdict {
 	}
 	v := SweepVerdict{OwnerUID: addr.Tags[TagOwnerUID],
 		Release: addr.Tags[TagMode] == string(networkingv1alpha1.PodElasticIPModeAuto)}
+	if addr.Tags[TagDeletionPolicy] == DeletionPolicyOrphan {
+		v.ReportOnly = reportOnlyOrphan
+	}
 	if until, ok := KeptUntil(addr); ok {
 		if now.Before(until) {
 			return SweepVerdict{Skip: true}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/types"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -46,9 +47,17 @@ const (
 	// TagReleaseAfter, on a kept address (AfterDelay), is the RFC 3339 time
 	// after which the orphan sweep may release (Auto) or unclaim it.
 	TagReleaseAfter = "networking.edgeplane.io/release-after"
+	// TagDeletionPolicy is DeletionPolicyOrphan on an address allocated,
+	// claimed or adopted for a PodElasticIP whose management policies leave
+	// out Delete (crossplane's orphan semantics): the address is meant to
+	// outlive the PodElasticIP, so the orphan sweep only ever reports it.
+	// The same tag as AnycastIPBinding's.
+	TagDeletionPolicy = "edgeplane.io/deletion-policy"
 
 	// OwnerKind is TagOwnerKind's value.
 	OwnerKind = "PodElasticIP"
+	// DeletionPolicyOrphan is TagDeletionPolicy's value.
+	DeletionPolicyOrphan = "Orphan"
 )
 
 // The legacy controller's tags (aws-pod-eip-controller pkg/config.go),
@@ -97,6 +106,20 @@ type Owner struct {
 	LegacyCluster string
 	// User are the spec.tags.
 	User map[string]string
+	// Orphan: the management policies leave out Delete, so the address
+	// outlives the PodElasticIP (TagDeletionPolicy).
+	Orphan bool
+}
+
+// Deletes reports whether management policies allow Delete (none given
+// means all).
+func Deletes(policies xpv2.ManagementPolicies) bool {
+	if len(policies) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(policies, func(p xpv2.ManagementAction) bool {
+		return p == xpv2.ManagementActionAll || p == xpv2.ManagementActionDelete
+	})
 }
 
 // PodKey is "<namespace>/<pod>", the legacy controller's key too.
@@ -122,7 +145,20 @@ func Tags(o Owner) map[string]string {
 	if o.Mode != networkingv1alpha1.PodElasticIPModeAuto {
 		out[TagClaim] = o.ClaimValue()
 	}
+	if o.Orphan {
+		out[TagDeletionPolicy] = DeletionPolicyOrphan
+	}
 	return out
+}
+
+// StaleTags returns the tag keys addr carries that o's tags no longer
+// want: the deletion policy after Delete was added back to the management
+// policies.
+func StaleTags(addr aws.Address, o Owner) []string {
+	if _, ok := addr.Tags[TagDeletionPolicy]; ok && !o.Orphan {
+		return []string{TagDeletionPolicy}
+	}
+	return nil
 }
 
 // IsReservedTagKey reports keys users may not set: AWS's, edgeplane's and
@@ -331,7 +367,7 @@ func KeptUntil(addr aws.Address) (time.Time, bool) {
 // back: edgeplane's ownership and claim tags, and the legacy controller's
 // (it removed its own tags the same way).
 func ReleaseTags() []string {
-	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim, TagReleaseAfter,
+	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim, TagReleaseAfter, TagDeletionPolicy,
 		LegacyTagType, LegacyTagCluster, LegacyTagPod}
 }
 
