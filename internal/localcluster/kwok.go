@@ -48,6 +48,10 @@ func (c *Cluster) kwokComponent() (component, error) {
 				"--kubeconfig=" + c.componentKubeconfig(Kwok),
 				"--config=" + stages,
 				"--manage-all-nodes=false",
+				// Nodes renew a Lease in kube-node-lease as kubelets do; without it
+				// kwok's status heartbeat is slower than the controller-manager's
+				// grace period, and nodes (and their pods) flap to NotReady.
+				"--node-lease-duration-seconds=40",
 				"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=" + KwokNodeValue,
 				"--cidr=" + podCIDR,
 				"--node-ip=" + nodeIP,
