@@ -224,6 +224,10 @@ func (r *GCReconciler) apply(ctx context.Context, f *networkingv1alpha1.FloatIP,
 	}
 	logger.Info("Kept FloatIP for its workload", "action", string(action))
 	r.event(f, corev1.EventTypeNormal, reasonReserved, "Reserve", "Kept %s for %s after its pod went away", f.Spec.IP, f.Spec.Key)
+	if action == ipam.ActionReserve {
+		// The workload's next pod may claim the reservation now.
+		r.nudgeWaitingPods(ctx, key.Namespace)
+	}
 	return r.expire(ctx, f)
 }
 
@@ -241,6 +245,7 @@ func (r *GCReconciler) release(ctx context.Context, f *networkingv1alpha1.FloatI
 	}
 	log.FromContext(ctx).Info("Released FloatIP", "floatip", f.Name, "ip", f.Spec.IP, "why", why)
 	r.event(f, corev1.EventTypeNormal, reasonReleased, "Release", "Released %s: %s", f.Spec.IP, why)
+	r.nudgeWaitingPods(ctx, "") // any namespace's pod may take the freed IP
 	return ctrl.Result{}, nil
 }
 

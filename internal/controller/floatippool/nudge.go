@@ -1,0 +1,60 @@
+package floatippool
+
+import (
+	"context"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+)
+
+// AnnotationRetry is written on a pending float-IP pod when an IP becomes
+// free. kube-scheduler parks a pod the extender refused among the
+// unschedulable ones until a cluster event it watches happens (or five
+// minutes pass); a FloatIP changing is not such an event, but an update of
+// the pod itself is, so the pod is retried at once.
+const AnnotationRetry = "networking.edgeplane.io/floatip-retry"
+
+// maxNudges bounds the pods touched per freed IP.
+const maxNudges = 50
+
+// waitingPods are the unscheduled pods (in namespace, or everywhere when it
+// is empty) that ask for float IPs, in a stable order.
+func waitingPods(pods []corev1.Pod) []types.NamespacedName {
+	var out []types.NamespacedName
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || !ipam.WantsFloatIP(p) {
+			continue
+		}
+		out = append(out, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		if len(out) == maxNudges {
+			break
+		}
+	}
+	return out
+}
+
+// nudgeWaitingPods makes kube-scheduler retry the pods that may now get the
+// freed IP. Best effort: a failure only delays the pod until the
+// scheduler's own retry.
+func (r *GCReconciler) nudgeWaitingPods(ctx context.Context, namespace string) {
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		log.FromContext(ctx).V(1).Info("Cannot list pods waiting for float IPs", "error", err.Error())
+		return
+	}
+	stamp := strconv.FormatInt(r.now().UnixNano(), 10)
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRetry+`":"`+stamp+`"}}}`))
+	for _, key := range waitingPods(list.Items) {
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = key.Namespace, key.Name
+		if err := r.Client.Patch(ctx, pod, patch); err != nil && client.IgnoreNotFound(err) != nil {
+			log.FromContext(ctx).V(1).Info("Cannot nudge a pod waiting for a float IP", "pod", key, "error", err.Error())
+		}
+	}
+}
