@@ -20,11 +20,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -203,19 +203,13 @@ func buildExamples(t *testing.T, root string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatalf("kustomize build examples: %v\n%s", err, stderr.String())
 	}
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if err.Error() == "EOF" {
-				break
-			}
-			t.Fatalf("decoding kustomize output: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	read, err := manifest.Read("kustomize build examples", bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(read))
+	for _, o := range read {
+		objs = append(objs, o.Object)
 	}
 	return objs
 }

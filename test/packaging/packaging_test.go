@@ -17,10 +17,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -118,20 +118,15 @@ func ensureNamespace(t *testing.T, name string) {
 
 func decode(t *testing.T, manifests []byte) []*unstructured.Unstructured {
 	t.Helper()
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if err.Error() == "EOF" {
-				return objs
-			}
-			t.Fatalf("decoding manifests: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	read, err := manifest.Read("manifests", bytes.NewReader(manifests))
+	if err != nil {
+		t.Fatal(err)
 	}
+	objs := make([]*unstructured.Unstructured, 0, len(read))
+	for _, o := range read {
+		objs = append(objs, o.Object)
+	}
+	return objs
 }
 
 func TestKustomizeBasesAndOverlaysApply(t *testing.T) {

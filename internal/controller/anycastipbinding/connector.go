@@ -6,14 +6,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -237,21 +235,3 @@ var stalledReasons = map[string]bool{
 	networkingv1alpha1.AnycastReasonAnycastNotEnabled:   true,
 	networkingv1alpha1.AnycastReasonInvalidParameter:    true,
 }
-
-// recorder adapts an events.k8s.io recorder to crossplane's event.Recorder.
-type recorder struct{ rec events.EventRecorder }
-
-func newRecorder(r events.EventRecorder) event.Recorder { return recorder{rec: r} }
-
-func (r recorder) Event(obj runtime.Object, e event.Event) {
-	// The managed reconciler's generic Normal events (CreatedExternalResource,
-	// UpdatedExternalResource, DeletedExternalResource, ...) say less than
-	// the binding's conditions and the node's own Events, and would be two
-	// to three more API writes per binding; warnings always pass.
-	if e.Type == event.TypeNormal {
-		return
-	}
-	r.rec.Eventf(obj, nil, string(e.Type), string(e.Reason), "Reconcile", "%s", e.Message)
-}
-
-func (r recorder) WithAnnotations(...string) event.Recorder { return r }

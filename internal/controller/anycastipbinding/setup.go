@@ -47,6 +47,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/managedevents"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
@@ -292,7 +293,10 @@ func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
 		managed.WithPollInterval(conn.opts.PollInterval),
 		managed.WithPollIntervalHook(conn.pollInterval),
 		managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName(ControllerName))),
-		managed.WithRecorder(newRecorder(mgr.GetEventRecorder(ControllerName))),
+		// The binding's conditions and the node's Events say more than the
+		// managed reconciler's generic Normal events, which would be two to
+		// three more API writes per binding.
+		managed.WithRecorder(managedevents.Recorder{Events: mgr.GetEventRecorder(ControllerName), WarningsOnly: true}),
 	)
 }
 

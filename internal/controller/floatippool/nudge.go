@@ -22,8 +22,11 @@ const AnnotationRetry = "networking.edgeplane.io/floatip-retry"
 // maxNudges bounds the pods touched per freed IP.
 const maxNudges = 50
 
-// waitingPods are the unscheduled pods (in namespace, or everywhere when it
-// is empty) that ask for float IPs, in a stable order.
+// fieldPodNodeName is the pod field (and cache index) of unscheduled pods.
+const fieldPodNodeName = "spec.nodeName"
+
+// waitingPods are the unscheduled pods that ask for float IPs, in the order
+// given, at most maxNudges of them.
 func waitingPods(pods []corev1.Pod) []types.NamespacedName {
 	var out []types.NamespacedName
 	for i := range pods {
@@ -43,8 +46,11 @@ func waitingPods(pods []corev1.Pod) []types.NamespacedName {
 // freed IP. Best effort: a failure only delays the pod until the
 // scheduler's own retry.
 func (r *GCReconciler) nudgeWaitingPods(ctx context.Context, namespace string) {
+	// Only unscheduled pods, in namespace (all when empty); read-only, so
+	// the cache's objects are not copied.
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{fieldPodNodeName: ""}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).V(1).Info("Cannot list pods waiting for float IPs", "error", err.Error())
 		return
 	}

@@ -91,6 +91,13 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 			return fmt.Errorf("indexing FloatIPs by %s: %w", name, err)
 		}
 	}
+	// The API server's own pod field, so the same selector works on the
+	// cache and on a direct client: nudges list only unscheduled pods.
+	if err := idx.IndexField(ctx, &corev1.Pod{}, fieldPodNodeName, func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing pods by %s: %w", fieldPodNodeName, err)
+	}
 	return nil
 }
 

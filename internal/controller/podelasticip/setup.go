@@ -16,14 +16,11 @@ import (
 	"fmt"
 	"time"
 
-	xpevent "github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +36,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/controller/managedevents"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
@@ -189,7 +187,7 @@ func (o Options) Setup() setup.Func {
 			managed.WithDeterministicExternalName(true),
 			managed.WithManagementPolicies(),
 			managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName("podelasticip"))),
-			managed.WithRecorder(recorder{rec: rec}),
+			managed.WithRecorder(managedevents.Recorder{Events: rec}),
 			managed.WithTimeout(2*time.Minute),
 		)
 		podToCRs := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -262,15 +260,6 @@ func (p progressFirst) Reconcile(ctx context.Context, req reconcile.Request) (re
 	}
 	return res, err
 }
-
-// recorder adapts events.k8s.io's recorder to crossplane-runtime's.
-type recorder struct{ rec events.EventRecorder }
-
-func (r recorder) Event(obj runtime.Object, e xpevent.Event) {
-	r.rec.Eventf(obj, nil, string(e.Type), string(e.Reason), string(e.Reason), "%s", e.Message)
-}
-
-func (r recorder) WithAnnotations(...string) xpevent.Recorder { return r }
 
 // statusKeepingUpdater persists the critical annotations (external name,
 // create pending/succeeded/failed) without losing the status Create

@@ -80,8 +80,3 @@ func kstatusConditions(ready xpv2.Condition) []xpv2.Condition {
 	stalled := ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing
 	return status.ManagedKstatus(ready, stalled)
 }
-
-const (
-	typeReconciling = status.TypeReconciling
-	typeStalled     = status.TypeStalled
-)

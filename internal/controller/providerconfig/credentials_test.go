@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/status"
 )
 
 func TestReadyCondition(t *testing.T) {
@@ -89,7 +90,7 @@ func TestKstatusConditions(t *testing.T) {
 			for _, c := range kstatusConditions(tc.ready) {
 				got[c.Type] = c
 			}
-			if s := (states{got[typeReconciling].Status, got[typeStalled].Status}); s != tc.want {
+			if s := (states{got[status.TypeReconciling].Status, got[status.TypeStalled].Status}); s != tc.want {
 				t.Errorf("got %+v, want %+v", s, tc.want)
 			}
 			for _, c := range got {

@@ -24,13 +24,9 @@ import (
 
 // The ownership tags on every cloud object edgeplane creates.
 const (
-	// TagCluster is the cluster identity (the provider config's
-	// clusterIdentity, or the manager's --cluster-name).
-	TagCluster = "edgeplane.io/cluster"
-	// TagOwnerKind is the kind of the owning CR.
-	TagOwnerKind = "edgeplane.io/owner-kind"
-	// TagOwnerUID is the UID of the owning CR.
-	TagOwnerUID = "edgeplane.io/owner-uid"
+	TagCluster   = orphan.TagCluster
+	TagOwnerKind = orphan.TagOwnerKind
+	TagOwnerUID  = orphan.TagOwnerUID
 )
 
 // OwnerKind is a kind whose CRs own cloud objects.

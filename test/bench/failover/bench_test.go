@@ -55,12 +55,8 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, &env)
 }
 
-type managerProc struct {
-	cmd   *exec.Cmd
-	probe string
-}
 
-func startManager(t testing.TB, bin, kubeconfig, name string) *managerProc {
+func startManager(t testing.TB, bin, kubeconfig, name string) *exec.Cmd {
 	t.Helper()
 	probe, webhook := freeAddr(t), freeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
@@ -98,7 +94,7 @@ func startManager(t testing.TB, bin, kubeconfig, name string) *managerProc {
 	if err != nil {
 		t.Fatalf("manager %s never became healthy; log in %s", name, log.Name())
 	}
-	return &managerProc{cmd: cmd, probe: probe}
+	return cmd
 }
 
 func holder(ctx context.Context) string {
@@ -140,7 +136,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		b.StartTimer()
 
 		killed := time.Now()
-		if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := leader.Process.Signal(syscall.SIGKILL); err != nil {
 			b.Fatal(err)
 		}
 		cpc := &cloudv1alpha1.ClusterProviderConfig{
@@ -168,8 +164,8 @@ func BenchmarkLeaderFailover(b *testing.B) {
 			b.Fatalf("the Lease is still held by %q after failover", h)
 		}
 		total += took
-		_ = standby.cmd.Process.Kill()
-		_ = standby.cmd.Wait()
+		_ = standby.Process.Kill()
+		_ = standby.Wait()
 		// Let the standby's Lease expire before the next round's first manager.
 		if i+1 < b.N {
 			time.Sleep(leaseDuration + 3*retryPeriod)

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -28,14 +27,12 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -62,36 +59,13 @@ func BenchmarkFloatIP2000Pods(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: http://%s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  nodeCacheCapable: true
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(dir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), extAddr, networkingv1alpha1.ResourceENIIP)
-	cfgPath := filepath.Join(b.TempDir(), "scheduler.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	cfgPath := writeSchedulerConfig(b, dir, "http://"+extAddr, true, 500)
 	var specs []localcluster.NodeSpec
 	for i := range benchFIPNodes {
 		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Pods: 200})
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Scheme: scheme, Nodes: specs, StartTimeout: 5 * time.Minute,
-		SchedulerFlags:         []string{"--config=" + cfgPath},
-		ControllerManagerFlags: []string{"--node-monitor-grace-period=10m"},
+		SchedulerFlags: []string{"--config=" + cfgPath},
 	})
 	if err != nil {
 		b.Fatalf("starting the local cluster: %v", err)
@@ -113,17 +87,7 @@ extenders:
 			b.Fatal(err)
 		}
 	}
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	crds := []string{
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippools.yaml"),
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatips.yaml"),
-	}
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
-		b.Fatal(err)
-	}
+	installFloatIPCRDs(b, cluster.RESTConfig())
 	perPool := pods/benchFIPSubnets + pods/10 + 1
 	for s := range benchFIPSubnets {
 		p := &networkingv1alpha1.FloatIPPool{

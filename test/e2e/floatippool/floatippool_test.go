@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -46,26 +42,7 @@ func TestRealSchedulerUsesExtender(t *testing.T) {
 	ext := &floatippool.Extender{}
 	srv := httptest.NewServer(ext)
 	defer srv.Close()
-	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-leaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: %s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(dir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), srv.URL, networkingv1alpha1.ResourceENIIP)
-	cfgPath := filepath.Join(t.TempDir(), "scheduler.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeSchedulerConfig(t, dir, srv.URL, false, 0)
 
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir:            dir,
@@ -77,17 +54,7 @@ extenders:
 		t.Fatal(err)
 	}
 	defer func() { _ = cluster.Stop() }()
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := []string{
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippools.yaml"),
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatips.yaml"),
-	}
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
+	installFloatIPCRDs(t, cluster.RESTConfig())
 	c := cluster.Client()
 	ext.Allocator = &floatippool.Allocator{Reader: c, Live: c, Client: c}
 	ext.Nodes = c

@@ -13,7 +13,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -32,14 +31,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -87,27 +84,7 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 	if replicas > 1 {
 		extAddr = roundRobin(t, extAddrs)
 	}
-	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-leaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: http://%s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  nodeCacheCapable: true
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(dir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), extAddr, networkingv1alpha1.ResourceENIIP)
-	cfgPath := filepath.Join(t.TempDir(), "scheduler.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeSchedulerConfig(t, dir, "http://"+extAddr, true, 0)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: dir, Scheme: scheme,
 		SchedulerFlags: []string{"--config=" + cfgPath},
@@ -117,17 +94,7 @@ extenders:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := []string{
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippools.yaml"),
-		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatips.yaml"),
-	}
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
+	installFloatIPCRDs(t, cluster.RESTConfig())
 	for i, addr := range extAddrs {
 		restCfg := cluster.RESTConfig()
 		restCfg.QPS, restCfg.Burst = 500, 1000 // galaxy-ipam runs with 1000/2000

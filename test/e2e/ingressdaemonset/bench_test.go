@@ -65,7 +65,7 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Labels: map[string]string{"bench": "true"}})
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: b.TempDir(), Scheme: scheme, Nodes: specs, StartTimeout: 5 * time.Minute,
-		ControllerManagerFlags: []string{"--node-monitor-grace-period=10m", "--kube-api-qps=" + kcmQPS, "--kube-api-burst=" + kcmQPS},
+		ControllerManagerFlags: []string{"--kube-api-qps=" + kcmQPS, "--kube-api-burst=" + kcmQPS},
 	})
 	if err != nil {
 		b.Fatalf("starting the local cluster: %v", err)

@@ -82,11 +82,7 @@ func TestIngressDaemonSet(t *testing.T) {
 	for _, n := range e.nodes {
 		specs = append(specs, localcluster.NodeSpec{Name: n, Labels: edgeLabels})
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t), Nodes: specs,
-		// On a busy 2-core machine kwok's node heartbeats can be late; a node
-		// marked NotReady would mark every pod on it unready, which is not
-		// what this test is about.
-		ControllerManagerFlags: []string{"--node-monitor-grace-period=10m"}})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t), Nodes: specs})
 	if err != nil {
 		t.Fatalf("starting the local cluster: %v", err)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
 // The tag contract: every address edgeplane allocates for an
@@ -15,27 +17,24 @@ import (
 // Tags), so a crash between the allocation and the status write never loses
 // it, and the orphan sweep can tell this cluster's addresses from others'.
 const (
-	// TagCluster is the cluster identity (--cluster-name, or the provider
-	// config's clusterIdentity).
-	TagCluster = "edgeplane.io/cluster"
-	// TagOwnerKind is the owning kind, AnycastIPBinding.
-	TagOwnerKind = "edgeplane.io/owner-kind"
-	// TagOwnerUID is the owning binding's UID.
-	TagOwnerUID = "edgeplane.io/owner-uid"
+	// TagCluster, TagOwnerKind (OwnerKind) and TagOwnerUID are the shared
+	// ownership tags.
+	TagCluster   = orphan.TagCluster
+	TagOwnerKind = orphan.TagOwnerKind
+	TagOwnerUID  = orphan.TagOwnerUID
 	// TagNodeName is the node the address was allocated for.
 	TagNodeName = "edgeplane.io/node-name"
 	// TagInstanceID is the node's CVM instance.
 	TagInstanceID = "edgeplane.io/instance-id"
 
-	// TagDeletionPolicy is "Orphan" on an address allocated for a binding
-	// whose management policies leave out Delete: the address is meant to
-	// outlive the binding, so the orphan sweep only reports it.
-	TagDeletionPolicy = "edgeplane.io/deletion-policy"
+	// TagDeletionPolicy is set on an address allocated for a binding whose
+	// management policies leave out Delete.
+	TagDeletionPolicy = orphan.TagDeletionPolicy
 
 	// OwnerKind is TagOwnerKind's value.
 	OwnerKind = "AnycastIPBinding"
 	// DeletionPolicyOrphan is TagDeletionPolicy's value.
-	DeletionPolicyOrphan = "Orphan"
+	DeletionPolicyOrphan = orphan.DeletionPolicyOrphan
 )
 
 // TagInput is what the creation tags are made of.

@@ -18,6 +18,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
 // The tag contract. Every address edgeplane allocates (Auto) carries these
@@ -27,13 +28,12 @@ import (
 // never loses an address: Observe finds it again by these tags, and the
 // orphan sweep can tell this cluster's addresses from others'.
 const (
-	// TagCluster is the cluster identity.
-	TagCluster = "edgeplane.io/cluster"
-	// TagOwnerKind is the owning kind, PodElasticIP.
-	TagOwnerKind = "edgeplane.io/owner-kind"
-	// TagOwnerUID is the owning PodElasticIP's UID. It is removed when the
-	// PodElasticIP is deleted and the address is kept (Retain, AfterDelay).
-	TagOwnerUID = "edgeplane.io/owner-uid"
+	// TagCluster, TagOwnerKind (OwnerKind) and TagOwnerUID are the shared
+	// ownership tags. TagOwnerUID is removed when the PodElasticIP is
+	// deleted and the address is kept (Retain, AfterDelay).
+	TagCluster   = orphan.TagCluster
+	TagOwnerKind = orphan.TagOwnerKind
+	TagOwnerUID  = orphan.TagOwnerUID
 	// TagPod is "<namespace>/<pod>", the pod the address serves.
 	TagPod = "networking.edgeplane.io/pod"
 	// TagMode is the allocation mode (Auto, Pool, Static).
@@ -47,17 +47,14 @@ const (
 	// TagReleaseAfter, on a kept address (AfterDelay), is the RFC 3339 time
 	// after which the orphan sweep may release (Auto) or unclaim it.
 	TagReleaseAfter = "networking.edgeplane.io/release-after"
-	// TagDeletionPolicy is DeletionPolicyOrphan on an address allocated,
-	// claimed or adopted for a PodElasticIP whose management policies leave
-	// out Delete (crossplane's orphan semantics): the address is meant to
-	// outlive the PodElasticIP, so the orphan sweep only ever reports it.
-	// The same tag as AnycastIPBinding's.
-	TagDeletionPolicy = "edgeplane.io/deletion-policy"
+	// TagDeletionPolicy is set on an address allocated, claimed or adopted
+	// for a PodElasticIP whose management policies leave out Delete.
+	TagDeletionPolicy = orphan.TagDeletionPolicy
 
 	// OwnerKind is TagOwnerKind's value.
 	OwnerKind = "PodElasticIP"
 	// DeletionPolicyOrphan is TagDeletionPolicy's value.
-	DeletionPolicyOrphan = "Orphan"
+	DeletionPolicyOrphan = orphan.DeletionPolicyOrphan
 )
 
 // The legacy controller's tags (aws-pod-eip-controller pkg/config.go),

@@ -1,0 +1,22 @@
+package orphan
+
+// The ownership tags every cloud object edgeplane creates carries from its
+// creation (AllocateAddress TagSpecifications, AllocateAddresses Tags), so a
+// crash between the cloud call and the status write never loses the object,
+// and a sweep can tell this cluster's objects, and their owners, from
+// anybody else's. Each cloud-backed kind adds its own tags next to these.
+const (
+	// TagCluster is the cluster identity (the provider config's
+	// clusterIdentity, or the manager's --cluster-name).
+	TagCluster = "edgeplane.io/cluster"
+	// TagOwnerKind is the kind of the owning CR.
+	TagOwnerKind = "edgeplane.io/owner-kind"
+	// TagOwnerUID is the UID of the owning CR.
+	TagOwnerUID = "edgeplane.io/owner-uid"
+	// TagDeletionPolicy is DeletionPolicyOrphan on an object created for a
+	// CR whose management policies leave out Delete (crossplane's orphan
+	// semantics): it is meant to outlive the CR, so sweeps only report it.
+	TagDeletionPolicy = "edgeplane.io/deletion-policy"
+	// DeletionPolicyOrphan is TagDeletionPolicy's value.
+	DeletionPolicyOrphan = "Orphan"
+)

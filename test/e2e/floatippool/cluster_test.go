@@ -1,0 +1,66 @@
+package floatippool_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/localcluster"
+)
+
+// writeSchedulerConfig writes the KubeSchedulerConfiguration that sends
+// float-IP pods to the extender at extenderURL (the shape of
+// examples/floatippool/kube-scheduler-config.yaml) for the local cluster in
+// clusterDir, and returns its path. clientQPS > 0 raises the scheduler's
+// client limits (burst twice that).
+func writeSchedulerConfig(t testing.TB, clusterDir, extenderURL string, nodeCacheCapable bool, clientQPS int) string {
+	t.Helper()
+	limits := ""
+	if clientQPS > 0 {
+		limits = fmt.Sprintf("  qps: %d\n  burst: %d\n", clientQPS, 2*clientQPS)
+	}
+	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+%sleaderElection:
+  leaderElect: false
+extenders:
+- urlPrefix: %s/v1
+  filterVerb: filter
+  bindVerb: bind
+  weight: 1
+  httpTimeout: 30s
+  nodeCacheCapable: %t
+  managedResources:
+  - name: %s
+    ignoredByScheduler: true
+`, filepath.Join(clusterDir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), limits, extenderURL, nodeCacheCapable, networkingv1alpha1.ResourceENIIP)
+	path := filepath.Join(t.TempDir(), "scheduler.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// installFloatIPCRDs installs the FloatIPPool and FloatIP CRDs.
+func installFloatIPCRDs(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := []string{
+		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippools.yaml"),
+		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatips.yaml"),
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+}
