@@ -55,7 +55,6 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, &env)
 }
 
-
 func startManager(t testing.TB, bin, kubeconfig, name string) *exec.Cmd {
 	t.Helper()
 	probe, webhook := freeAddr(t), freeAddr(t)
