@@ -7,19 +7,25 @@ package packaging_test
 import (
 	"bytes"
 	"context"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -164,10 +170,16 @@ func TestHelmChart(t *testing.T) {
 			"credentialNamespaces={team-a}",
 			`serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/edgeplane`,
 			"manager.extraArgs={--burst-max-concurrent-reconciles=4}",
+			"anycastIP.addressType=HighQualityEIP", "anycastIP.anycastZone=ANYCAST_ZONE_GLOBAL",
+			"anycastIP.bandwidth=100", "anycastIP.internetChargeType=TRAFFIC_POSTPAID_BY_HOUR",
+			"anycastIP.tags.team=edge", "anycastIP.orphan.mode=report",
+			"podElasticIP.legacyClusterName=prod", "podElasticIP.awsRateLimitScale=3",
+			"podElasticIP.orphan.mode=off",
 		},
 		"one replica, some controllers off, no scheduler config": {
 			"replicas=1", "podDisruptionBudget.enabled=false", "manager.controllers={*,-burstpolicy}",
 			"floatIP.schedulerConfig.enabled=false", "manager.leaderElection.enabled=false",
+			"anycastIP.nodeWebhook=false", "anycastIP.translateNodes=false", "podElasticIP.translateAnnotations=false",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -180,7 +192,55 @@ func TestHelmChart(t *testing.T) {
 				t.Fatalf("helm template: %v", err)
 			}
 			tl.dryRun(t, out)
+			checkManagerArgs(t, out)
 		})
+	}
+}
+
+// checkManagerArgs parses the rendered manager container's arguments with the
+// manager's own flag set, so a chart value that renders a flag the binary
+// does not know, or a value it rejects, fails here and not in a crash loop.
+func checkManagerArgs(t *testing.T, manifests []byte) {
+	t.Helper()
+	objs, err := manifest.Read("helm template", bytes.NewReader(manifests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range objs {
+		if o.Object.GetKind() != "Deployment" {
+			continue
+		}
+		dep := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object.Object, dep); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			if c.Name != "manager" {
+				continue
+			}
+			found = true
+			all := manager.Controllers()
+			opts := manager.DefaultOptions()
+			fs := flag.NewFlagSet("edgeplane-manager", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			opts.BindFlags(fs, manager.ControllerNames(all))
+			manager.BindControllerFlags(fs, all)
+			zapOpts := zap.Options{}
+			zapOpts.BindFlags(fs)
+			if err := fs.Parse(c.Args); err != nil {
+				t.Fatalf("the manager rejects the chart's arguments %q: %v", c.Args, err)
+			}
+			if fs.NArg() != 0 {
+				t.Errorf("the manager ignores the chart's positional arguments %q", fs.Args())
+			}
+			if err := opts.Validate(); err != nil {
+				t.Errorf("the manager's options from the chart are invalid: %v", err)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the chart rendered no Deployment with a manager container")
 	}
 }
 
@@ -196,6 +256,12 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"providerConfigs.aws.credentials.source=Password",
 		"notAValue=1",
 		"manager.extraArgs={rm -rf /}",
+		"anycastIP.addressType=Anycast",
+		"anycastIP.nodeSelector=null",
+		"anycastIP.orphan.mode=purge",
+		"anycastIP.bandwidth=-1",
+		"podElasticIP.awsRateLimitScale=0",
+		"podElasticIP.orphan.interval=5 minutes",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

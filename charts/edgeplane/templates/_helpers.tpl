@@ -19,3 +19,12 @@ app.kubernetes.io/name: edgeplane
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
+
+{{- /* A map as key=value,... in key order: a label selector or a tag list flag. */}}
+{{- define "edgeplane.selectorString" -}}
+{{- $pairs := list -}}
+{{- range $k, $v := . -}}
+{{- $pairs = append $pairs (printf "%s=%s" $k (toString $v)) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end }}
