@@ -11,48 +11,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 )
 
-// The scheduler-extender wire types (k8s.io/kube-scheduler/extender/v1),
-// which carry no JSON tags: field names are the JSON keys.
-
-// ExtenderArgs is the body of a filter request.
-type ExtenderArgs struct {
-	Pod       *corev1.Pod
-	Nodes     *corev1.NodeList
-	NodeNames *[]string
-}
-
-// ExtenderFilterResult is the reply to a filter request.
-type ExtenderFilterResult struct {
-	Nodes                      *corev1.NodeList
-	NodeNames                  *[]string
-	FailedNodes                map[string]string
-	FailedAndUnresolvableNodes map[string]string
-	Error                      string
-}
-
-// ExtenderBindingArgs is the body of a bind request.
-type ExtenderBindingArgs struct {
-	PodName      string
-	PodNamespace string
-	PodUID       types.UID
-	Node         string
-}
-
-// ExtenderBindingResult is the reply to a bind request.
-type ExtenderBindingResult struct {
-	Error string
-}
-
-// HostPriority is one entry of a priority reply (always empty here).
-type HostPriority struct {
-	Host  string
-	Score int64
-}
+// The scheduler-extender wire types live in package wire (pure, fuzzed).
+type (
+	ExtenderArgs          = wire.ExtenderArgs
+	ExtenderFilterResult  = wire.ExtenderFilterResult
+	ExtenderBindingArgs   = wire.ExtenderBindingArgs
+	ExtenderBindingResult = wire.ExtenderBindingResult
+	HostPriority          = wire.HostPriority
+)
 
 // Extender serves galaxy-ipam's scheduler-extender contract over an
 // Allocator: POST /v1/filter, /v1/priority, /v1/bind, GET /healthy.
@@ -88,9 +60,9 @@ const (
 
 func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	var args ExtenderArgs
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&args); err != nil || args.Pod == nil {
-		writeJSON(w, ExtenderFilterResult{Error: fmt.Sprintf("decoding filter request: %v", errOr(err, "no pod"))})
+	args, err := wire.DecodeFilterArgs(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeJSON(w, ExtenderFilterResult{Error: err.Error()})
 		return
 	}
 	ctx := r.Context()
@@ -152,16 +124,16 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 
 func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	var args ExtenderBindingArgs
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&args); err != nil {
-		writeJSON(w, ExtenderBindingResult{Error: fmt.Sprintf("decoding bind request: %v", err)})
+	args, err := wire.DecodeBindingArgs(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	// A bind that the scheduler gives up on still finishes (or rolls back)
 	// rather than stopping between creating FloatIPs and binding.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), bindTimeout)
 	defer cancel()
-	_, err := e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
+	_, err = e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
 	e.Metrics.observe("bind", start, err)
 	if err != nil {
 		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
@@ -173,13 +145,6 @@ func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-func errOr(err error, msg string) error {
-	if err != nil {
-		return err
-	}
-	return errors.New(msg)
 }
 
 // Server serves an http.Handler on an address as a manager.Runnable. It

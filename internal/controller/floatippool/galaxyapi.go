@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 )
 
 // GalaxyAPI serves galaxy-ipam's HTTP API (port 9041) as a thin translator
@@ -70,11 +70,7 @@ type galaxyPage struct {
 }
 
 // galaxyPool is the pool object of /v1/pool.
-type galaxyPool struct {
-	Name          string `json:"name"`
-	Size          int    `json:"size"`
-	PreAllocateIP bool   `json:"preAllocateIP"`
-}
+type galaxyPool = wire.Pool
 
 // ServeHTTP routes the API.
 func (g *GalaxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -85,10 +81,17 @@ func (g *GalaxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.releaseIPs(w, r)
 	case r.URL.Path == "/v1/pool" && r.Method == http.MethodPost:
 		g.updatePool(w, r)
-	case strings.HasPrefix(r.URL.Path, "/v1/pool/") && r.Method == http.MethodGet:
-		g.getPool(w, r, strings.TrimPrefix(r.URL.Path, "/v1/pool/"))
-	case strings.HasPrefix(r.URL.Path, "/v1/pool/") && r.Method == http.MethodDelete:
-		g.deletePool(w, r, strings.TrimPrefix(r.URL.Path, "/v1/pool/"))
+	case strings.HasPrefix(r.URL.Path, "/v1/pool/") && (r.Method == http.MethodGet || r.Method == http.MethodDelete):
+		name, err := wire.PoolNameFromPath(r.URL.Path)
+		if err != nil {
+			badRequest(w, err)
+			return
+		}
+		if r.Method == http.MethodGet {
+			g.getPool(w, r, name)
+		} else {
+			g.deletePool(w, r, name)
+		}
 	default:
 		http.NotFound(w, r)
 	}
@@ -160,18 +163,8 @@ func (g *GalaxyAPI) items(ctx context.Context, fips []networkingv1alpha1.FloatIP
 }
 
 func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	keyword := q.Get("keyword")
-	fuzzy := keyword != ""
-	key := keyword
-	if !fuzzy {
-		appType := q.Get("appType")
-		prefix := ipam.PrefixStatefulSet
-		if appType != "" {
-			prefix = ipam.TypePrefixForAppType(appType)
-		}
-		key = ipam.QueryKey(prefix, q.Get("namespace"), q.Get("appName"), q.Get("podName"), q.Get("poolName"))
-	}
+	q := wire.ParseListQuery(r.URL.Query())
+	key, fuzzy := q.Key, q.Fuzzy
 	var list networkingv1alpha1.FloatIPList
 	if err := g.Client.List(r.Context(), &list); err != nil {
 		internalError(w, err)
@@ -188,8 +181,8 @@ func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
 		internalError(w, err)
 		return
 	}
-	slices.SortStableFunc(items, sortFunc(q.Get("sort")))
-	page, size := parsePage(q.Get("page")), parseSize(q.Get("size"))
+	slices.SortStableFunc(items, sortFunc(q.Sort))
+	page, size := q.Page, q.Size
 	start := min(page*size, len(items))
 	end := min(start+size, len(items))
 	reply(w, http.StatusOK, galaxyPage{
@@ -197,22 +190,6 @@ func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
 		NumberOfElements: end - start, TotalPages: (len(items) + size - 1) / size, Number: start / size,
 		Content: items[start:end],
 	})
-}
-
-func parsePage(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return min(n, 99999)
-}
-
-func parseSize(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 10
-	}
-	return min(n, 9999)
 }
 
 // sortFunc is galaxy's sort parameter: ip, namespace, podname or policy,
@@ -241,10 +218,6 @@ func sortFunc(param string) func(a, b galaxyIP) int {
 	}
 }
 
-type releaseReq struct {
-	IPs []galaxyIP `json:"ips"`
-}
-
 type releaseResp struct {
 	Code       int      `json:"code"`
 	Message    string   `json:"message"`
@@ -253,29 +226,15 @@ type releaseResp struct {
 }
 
 func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
-	var req releaseReq
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+	release, err := wire.DecodeReleaseRequest(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
 		badRequest(w, err)
 		return
 	}
 	ctx := r.Context()
-	expect := map[string]string{}
-	for _, it := range req.IPs {
-		ip, err := netip.ParseAddr(it.IP)
-		if err != nil {
-			badRequest(w, fmt.Errorf("%q is not a valid ip", it.IP))
-			return
-		}
-		prefix := ipam.PrefixStatefulSet
-		if it.AppType != "" {
-			prefix = ipam.TypePrefixForAppType(it.AppType)
-		}
-		expect[ip.Unmap().String()] = ipam.QueryKey(prefix, it.Namespace, it.AppName, it.PodName, it.PoolName)
-	}
 	var resp releaseResp
-	for _, it := range req.IPs {
-		ip, _ := netip.ParseAddr(it.IP)
-		ip = ip.Unmap()
+	for _, it := range release {
+		ip := it.IP
 		var f networkingv1alpha1.FloatIP
 		err := g.Client.Get(ctx, client.ObjectKey{Name: ipam.NameForIP(ip)}, &f)
 		reason := ""
@@ -285,8 +244,8 @@ func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			internalError(w, err)
 			return
-		case f.Spec.Key != expect[ip.String()]:
-			reason = fmt.Sprintf("allocated to %s, not %s", f.Spec.Key, expect[ip.String()])
+		case f.Spec.Key != it.Key:
+			reason = fmt.Sprintf("allocated to %s, not %s", f.Spec.Key, it.Key)
 		case isAdminReserved(&f):
 			reason = "reserved by an admin"
 		}
@@ -345,23 +304,15 @@ type updatePoolResp struct {
 }
 
 func (g *GalaxyAPI) updatePool(w http.ResponseWriter, r *http.Request) {
-	var req galaxyPool
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+	req, err := wire.DecodePoolRequest(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
 		badRequest(w, err)
 		return
 	}
-	if req.Name == "" || strings.Contains(req.Name, "_") {
-		badRequest(w, fmt.Errorf("pool name %q is empty or contains \"_\"", req.Name))
-		return
-	}
-	if req.Size < 0 {
-		badRequest(w, fmt.Errorf("size %d is negative", req.Size))
-		return
-	}
 	ctx := r.Context()
-	size := int32(min(req.Size, 1<<30)) //nolint:gosec // bounded above
+	size := int32(req.Size) //nolint:gosec // wire.DecodePoolRequest bounds it by wire.MaxPoolSize
 	var p networkingv1alpha1.FloatIPPool
-	err := g.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &p)
+	err = g.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &p)
 	switch {
 	case apierrors.IsNotFound(err):
 		p = networkingv1alpha1.FloatIPPool{
