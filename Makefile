@@ -88,7 +88,7 @@ e2e: k8s-bin ## Run the end-to-end tests on local clusters (real scheduler, cont
 	else echo "e2e: no end-to-end suites yet"; fi
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target for FUZZ_TIME each.
+fuzz: ## Run every fuzz target for FUZZ_TIME each (FUZZ_SAVE_CORPUS=N adds the N smallest new interesting inputs to its checked-in testdata/fuzz corpus).
 	hack/fuzz.sh $(FUZZ_TIME)
 
 .PHONY: bench

@@ -2,6 +2,9 @@
 # Runs every fuzz target (func FuzzXxx in a _test.go file) for the given -fuzztime
 # each: a duration (10s) or a count of inputs (300x). `make test` runs a few hundred
 # inputs each; `make fuzz FUZZ_TIME=5m` runs them for real.
+# With FUZZ_SAVE_CORPUS=N, the N smallest inputs each target's run found
+# interesting (go's cache corpus) are copied into its testdata/fuzz/<Name>/, the
+# checked-in corpus that every plain `go test` replays.
 set -euo pipefail
 
 fuzztime=${1:-10s}
@@ -13,6 +16,21 @@ if [[ ${#files[@]} -eq 0 ]]; then
 	echo "fuzz: no fuzz targets"
 	exit 0
 fi
+# save_corpus PKG NAME N copies the N smallest cached corpus entries of a target.
+save_corpus() {
+	local pkg=$1 name=$2 n=$3 importpath cache dest
+	importpath=$(go list "$pkg")
+	cache="$(go env GOCACHE)/fuzz/$importpath/$name"
+	dest="$pkg/testdata/fuzz/$name"
+	[[ -d $cache ]] || return 0
+	mkdir -p "$dest"
+	local entries i
+	mapfile -t entries < <(find "$cache" -type f -printf '%s %p\n' | LC_ALL=C sort -n)
+	for ((i = 0; i < n && i < ${#entries[@]}; i++)); do
+		cp "${entries[i]#* }" "$dest/"
+	done
+}
+
 count=0
 for f in "${files[@]}"; do
 	pkg=./$(dirname "$f")
@@ -23,6 +41,9 @@ for f in "${files[@]}"; do
 		if ! timeout 600 go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
 			echo "fuzz: $pkg $name failed or hung" >&2
 			exit 1
+		fi
+		if [[ -n ${FUZZ_SAVE_CORPUS:-} ]]; then
+			save_corpus "$pkg" "$name" "$FUZZ_SAVE_CORPUS"
 		fi
 		count=$((count + 1))
 	done
