@@ -62,6 +62,9 @@ type Connector struct {
 	// until BlockedPollInterval has passed. The managed reconciler would
 	// otherwise overwrite the reason with Creating on every attempt.
 	blocks sync.Map
+	// writes is the managed reconciler's client (set by NewReconciler);
+	// Observe tells it when the next Update is the create-pending one.
+	writes *noopStatusClient
 }
 
 // block is a remembered allocation failure.
