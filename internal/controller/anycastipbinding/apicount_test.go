@@ -15,10 +15,15 @@ type apiCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
 	lat    map[string]time.Duration
+	// first and last are when each kind of request was first and last
+	// answered, since start.
+	start       time.Time
+	first, last map[string]time.Duration
 }
 
 func newAPICounter() *apiCounter {
-	return &apiCounter{counts: map[string]int{}, lat: map[string]time.Duration{}}
+	return &apiCounter{counts: map[string]int{}, lat: map[string]time.Duration{}, start: time.Now(),
+		first: map[string]time.Duration{}, last: map[string]time.Duration{}}
 }
 
 // wrap is a rest.Config WrapTransport.
@@ -45,6 +50,11 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.counts[key]++
 	c.lat[key] += time.Since(start)
+	at := time.Since(c.start)
+	if _, ok := c.first[key]; !ok {
+		c.first[key] = at
+	}
+	c.last[key] = at
 	c.mu.Unlock()
 	return resp, err
 }
@@ -76,6 +86,15 @@ func apiKey(r *http.Request) string {
 		verb = "LIST"
 	}
 	return verb + " " + res
+}
+
+// reset restarts the clock of first and last.
+func (c *apiCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.start = time.Now()
+	clear(c.first)
+	clear(c.last)
 }
 
 // writeCounts are the successful writes by "VERB resource".
@@ -114,7 +133,8 @@ func (c *apiCounter) String() string {
 	slices.Sort(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "  %-60s %6d  avg %v\n", k, c.counts[k], (c.lat[k] / time.Duration(c.counts[k])).Round(100*time.Microsecond))
+		fmt.Fprintf(&b, "  %-45s %6d  avg %-8v  from %5.2fs to %5.2fs\n", k, c.counts[k], (c.lat[k] / time.Duration(c.counts[k])).Round(100*time.Microsecond),
+			c.first[k].Seconds(), c.last[k].Seconds())
 	}
 	return b.String()
 }

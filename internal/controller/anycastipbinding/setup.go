@@ -242,6 +242,12 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	// The provider config usages are read through the cache on every
+	// binding's first pass; start their informer with the manager instead
+	// of lazily, which would stall the first passes until it has synced.
+	if _, err := mgr.GetCache().GetInformer(ctx, &cloudv1alpha1.ClusterProviderConfigUsage{}); err != nil {
+		return fmt.Errorf("watching ClusterProviderConfigUsages: %w", err)
+	}
 	conn := NewConnector(mgr, cfg.ClusterName, o)
 	if err := o.setupBindingController(mgr, conn); err != nil {
 		return err

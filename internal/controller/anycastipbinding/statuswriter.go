@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -50,9 +51,9 @@ type noopStatusClient struct {
 
 	mu   sync.Mutex
 	last map[string]lastStatus // by UID
-	// latest is the newest resourceVersion of each binding (by UID) this
-	// process wrote or read from the API server.
-	latest map[string]string
+	// latest is, per binding UID, the newest copy this process wrote or
+	// read, and the versions of the binding it has seen before.
+	latest map[string]*knownBinding
 	// creates holds the UIDs whose next Update is the create-pending one.
 	creates sync.Map
 }
@@ -66,7 +67,7 @@ type lastStatus struct {
 }
 
 func newNoopStatusClient(c client.Client) *noopStatusClient {
-	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]string{}}
+	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]*knownBinding{}}
 }
 
 // withReader turns on the reads that replace writes.
@@ -81,11 +82,24 @@ func (c *noopStatusClient) withReader(r client.Reader) *noopStatusClient {
 func (c *noopStatusClient) expectCreate(uid types.UID) { c.creates.Store(uid, struct{}{}) }
 func (c *noopStatusClient) forgetCreate(uid types.UID) { c.creates.Delete(uid) }
 
-// Get implements client.Reader with read-your-writes: a binding whose cached
-// copy is not the version this process last wrote (or read) is read from
-// the API server instead, so a pass never starts from a copy older than
-// this process's own last write — which would make its writes conflict,
-// fail the pass and back it off. Other objects come from the cache.
+// knownBinding is the newest copy of a binding this process has, and the
+// resourceVersions of the binding it has seen (newest last).
+type knownBinding struct {
+	obj *networkingv1alpha1.AnycastIPBinding
+	rvs []string
+}
+
+// maxKnownVersions bounds knownBinding.rvs.
+const maxKnownVersions = 16
+
+// Get implements client.Reader with read-your-writes: when the cache serves
+// a version of a binding older than one this process has written (a
+// version it has seen before the newest it knows), the newest copy is
+// returned instead, so a pass never starts from a copy older than this
+// process's own last write — which would make its writes conflict, fail
+// the pass and back it off. A version this process has never seen is
+// someone else's newer write and is returned as the cache has it.
+// (resourceVersions are only compared for equality.)
 func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
 		return err
@@ -95,29 +109,48 @@ func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj cl
 		return nil
 	}
 	c.mu.Lock()
-	latest, known := c.latest[string(b.UID)]
-	c.mu.Unlock()
-	if !known || latest == b.ResourceVersion {
-		return nil
+	defer c.mu.Unlock()
+	k := c.latest[string(b.UID)]
+	switch {
+	case k == nil:
+		c.sawLocked(b)
+	case k.obj.ResourceVersion == b.ResourceVersion:
+	case slices.Contains(k.rvs, b.ResourceVersion):
+		// The cache is behind this process's own writes.
+		k.obj.DeepCopyInto(b)
+	default:
+		c.sawLocked(b)
 	}
-	if err := c.reader.Get(ctx, key, obj, opts...); err != nil {
-		return err
-	}
-	c.saw(b)
 	return nil
 }
 
-// saw records the version of b just written or read from the API server.
+// saw records the copy of b just written or read from the API server.
 func (c *noopStatusClient) saw(b *networkingv1alpha1.AnycastIPBinding) {
 	if c.reader == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.latest) >= maxRememberedStatuses {
-		clear(c.latest)
+	c.sawLocked(b)
+}
+
+func (c *noopStatusClient) sawLocked(b *networkingv1alpha1.AnycastIPBinding) {
+	k := c.latest[string(b.UID)]
+	if k == nil {
+		if len(c.latest) >= maxRememberedStatuses {
+			clear(c.latest)
+		}
+		k = &knownBinding{}
+		c.latest[string(b.UID)] = k
 	}
-	c.latest[string(b.UID)] = b.ResourceVersion
+	if k.obj != nil && k.obj.ResourceVersion == b.ResourceVersion {
+		return
+	}
+	k.obj = b.DeepCopy()
+	k.rvs = append(k.rvs, b.ResourceVersion)
+	if len(k.rvs) > maxKnownVersions {
+		k.rvs = k.rvs[len(k.rvs)-maxKnownVersions:]
+	}
 }
 
 // Patch implements client.Writer, recording the version written.
