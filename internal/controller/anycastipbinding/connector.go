@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -54,6 +55,9 @@ type Connector struct {
 
 	mu    sync.Mutex
 	cache map[string]*account
+	// tracked holds the bindings (UID and provider config) whose usage
+	// exists.
+	tracked map[string]time.Time
 	// polls carries the requeue interval Observe chose to the poll hook.
 	polls sync.Map
 	// blocks remembers, per binding UID, an allocation that failed for a
@@ -62,6 +66,9 @@ type Connector struct {
 	// until BlockedPollInterval has passed. The managed reconciler would
 	// otherwise overwrite the reason with Creating on every attempt.
 	blocks sync.Map
+	// writes is the managed reconciler's client (set by NewReconciler);
+	// Observe tells it when the next Update is the create-pending one.
+	writes *noopStatusClient
 }
 
 // block is a remembered allocation failure.
@@ -105,6 +112,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		clusterName: clusterName,
 		opts:        o,
 		cache:       map[string]*account{},
+		tracked:     map[string]time.Time{},
 	}
 }
 
@@ -127,7 +135,7 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	// Objects read through a typed client carry no kind; the usage's
 	// owner reference needs it.
 	b.SetGroupVersionKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding"))
-	if err := c.usage.Track(ctx, b); err != nil {
+	if err := c.track(ctx, b); err != nil {
 		return nil, fmt.Errorf("tracking the provider config usage: %w", err)
 	}
 	acct, err := c.account(ctx, *b.Spec.ProviderConfigReference)
@@ -137,6 +145,37 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 	return &external{c: c, acct: acct}, nil
 }
+
+// track records that b uses its provider config (crossplane's
+// ProviderConfigUsage). A usage this process has already created or
+// confirmed for the same config within ClientCacheTTL is not looked at
+// again: the tracker reads it through the cache, and a pass that comes
+// right after the one that created it would not find it there yet, try to
+// create it again and fail on AlreadyExists (which, here, means the usage
+// exists).
+func (c *Connector) track(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) error {
+	key := string(b.UID) + "|" + b.Spec.ProviderConfigReference.Kind + "/" + b.Spec.ProviderConfigReference.Name
+	c.mu.Lock()
+	until, done := c.tracked[key]
+	c.mu.Unlock()
+	if done && time.Now().Before(until) {
+		return nil
+	}
+	err := c.usage.Track(ctx, b)
+	if err != nil && !apierrors.IsAlreadyExists(errors.Cause(err)) {
+		return err
+	}
+	c.mu.Lock()
+	if len(c.tracked) >= maxTracked {
+		clear(c.tracked)
+	}
+	c.tracked[key] = time.Now().Add(c.cacheTTL())
+	c.mu.Unlock()
+	return nil
+}
+
+// maxTracked bounds Connector.tracked.
+const maxTracked = 20000
 
 // account resolves ref, reusing a recent resolution.
 func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReference) (*account, error) {
@@ -170,11 +209,7 @@ func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	if cfg.ClusterIdentity == "" {
 		return nil, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
 	}
-	ttl := c.opts.ClientCacheTTL
-	if ttl <= 0 {
-		ttl = 30 * time.Second
-	}
-	a = &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(ttl)}
+	a = &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(c.cacheTTL())}
 	c.mu.Lock()
 	// Keep the client (and its rate-limit buckets) of an unchanged config.
 	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy {
@@ -185,6 +220,14 @@ func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	}
 	c.mu.Unlock()
 	return a, nil
+}
+
+// cacheTTL is how long a resolved account or a tracked usage is reused.
+func (c *Connector) cacheTTL() time.Duration {
+	if c.opts.ClientCacheTTL > 0 {
+		return c.opts.ClientCacheTTL
+	}
+	return 30 * time.Second
 }
 
 // legacyUUID reads aia-ip-controller's cluster identity ("" when the

@@ -50,6 +50,14 @@ const (
 	actionTaint   = "Taint"
 )
 
+// msgAllocating is the Creating message while an address is allocated.
+const msgAllocating = "allocating an address"
+
+// bindingMessage is the Binding message while addressID is associated.
+func bindingMessage(addressID, instance string) string {
+	return fmt.Sprintf("binding %s to %s", addressID, instance)
+}
+
 // external is the ExternalClient of one reconcile of one binding.
 type external struct {
 	c    *Connector
@@ -87,6 +95,18 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	obs, err := e.observe(ctx, b)
+	if w := e.c.writes; w != nil {
+		if err == nil && !obs.ResourceExists && !meta.WasDeleted(b) {
+			w.expectCreate(b.UID)
+		} else {
+			w.forgetCreate(b.UID)
+		}
+	}
+	return obs, err
+}
+
+func (e *external) observe(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalObservation, error) {
 	status.ObserveManagedGeneration(b)
 	e.prevReason = string(b.GetCondition(xpv2.TypeReady).Reason)
 	if err := e.readNode(ctx, b); err != nil {
@@ -135,7 +155,7 @@ func (e *external) observeUnknown(ctx context.Context, b *networkingv1alpha1.Any
 			return e.blocked(ctx, b, bl.reason, bl.message)
 		}
 		e.ensureNode(ctx, b, nil)
-		setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), "allocating an address")
+		setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), msgAllocating)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	// Record the found address (an own one whose ID was lost in a crash,
@@ -266,7 +286,12 @@ func (e *external) forget(ctx context.Context, b *networkingv1alpha1.AnycastIPBi
 // observeAddress records a and decides the next step.
 func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, a tencentcloud.Address) (managed.ExternalObservation, error) {
 	e.address = &a
-	b.Status.AddressID, b.Status.PublicIP, b.Status.State, b.Status.AddressType = a.ID, a.IP, a.Status, a.Type
+	b.Status.AddressID, b.Status.State, b.Status.AddressType = a.ID, a.Status, a.Type
+	if a.Status != tencentcloud.StatusCreating {
+		// The IP is recorded once the address is allocated, so the passes
+		// that wait for the allocation find nothing new to write.
+		b.Status.PublicIP = a.IP
+	}
 	b.Status.Adopted = b.GetAnnotations()[AnnotationAdopted]
 	if err := e.checkTask(ctx, b, a); err != nil {
 		return managed.ExternalObservation{}, err
@@ -280,7 +305,20 @@ func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.Any
 	case decide.StepWait:
 		e.ensureNode(ctx, b, nil)
 		if b.GetCondition(xpv2.TypeReady).Reason != networkingv1alpha1.AnycastReasonTaskFailed {
-			setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, fmt.Sprintf("address %s is %s", a.ID, a.Status))
+			// The same condition as the step that started the task
+			// (Create, Update), so waiting passes write nothing.
+			switch a.Status {
+			case tencentcloud.StatusCreating:
+				// The managed reconciler marked it Creating after the
+				// allocation; keep that.
+				if b.GetCondition(xpv2.TypeReady).Reason != xpv2.ReasonCreating {
+					setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), msgAllocating)
+				}
+			case tencentcloud.StatusBinding:
+				setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, bindingMessage(a.ID, e.instance))
+			default:
+				setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, fmt.Sprintf("address %s is %s", a.ID, a.Status))
+			}
 		}
 		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
@@ -458,6 +496,9 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 	}
 	meta.SetExternalName(b, res.AddressIDs[0])
 	meta.AddAnnotations(b, map[string]string{AnnotationAllocateTask: fmt.Sprintf("%d/%d", attemptOf(b), res.TaskID)})
+	// Status as the next pass will observe it while the allocation runs
+	// (annotationUpdater keeps it; the pass's status write carries it).
+	b.Status.AddressID, b.Status.State, b.Status.AddressType, b.Status.PendingTask = res.AddressIDs[0], tencentcloud.StatusCreating, string(b.Spec.AddressType), nil
 	e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
 	return managed.ExternalCreation{}, nil
 }
@@ -491,7 +532,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "AssociateAddress", StartedAt: metav1.Now()}
 	b.Status.State = tencentcloud.StatusBinding
 	if b.GetCondition(xpv2.TypeReady).Reason != networkingv1alpha1.AnycastReasonTaskFailed {
-		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, fmt.Sprintf("binding %s to %s", e.address.ID, e.instance))
+		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, bindingMessage(e.address.ID, e.instance))
 	}
 	e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
 	return managed.ExternalUpdate{}, nil

@@ -242,6 +242,12 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	// The provider config usages are read through the cache on every
+	// binding's first pass; start their informer with the manager instead
+	// of lazily, which would stall the first passes until it has synced.
+	if _, err := mgr.GetCache().GetInformer(ctx, &cloudv1alpha1.ClusterProviderConfigUsage{}); err != nil {
+		return fmt.Errorf("watching ClusterProviderConfigUsages: %w", err)
+	}
 	conn := NewConnector(mgr, cfg.ClusterName, o)
 	if err := o.setupBindingController(mgr, conn); err != nil {
 		return err
@@ -269,7 +275,9 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 // NewReconciler builds the managed reconciler of AnycastIPBindings (tests
 // drive it by hand).
 func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
-	mgr = &managerWithClient{Manager: mgr, c: newNoopStatusClient(mgr.GetClient())}
+	writes := newNoopStatusClient(mgr.GetClient()).withReader(mgr.GetAPIReader())
+	conn.writes = writes
+	mgr = &managerWithClient{Manager: mgr, c: writes}
 	return managed.NewReconciler(mgr,
 		resource.ManagedKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding")),
 		managed.WithExternalConnector(conn),
@@ -284,6 +292,9 @@ func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
 		// is what this option allows (without it the binding would stop
 		// for good until a person removed the pending annotation).
 		managed.WithDeterministicExternalName(true),
+		// One merge patch of the annotations records the address; the
+		// create-pending Update before it is a read (see noopStatusClient).
+		managed.WithCriticalAnnotationUpdater(annotationUpdater{c: mgr.GetClient()}),
 		// Observe waits for a just-allocated address itself (its allocation
 		// task, then AnnotationAllocateTask's grace in observeLost); the
 		// reconciler's own grace period would also hold up the release of

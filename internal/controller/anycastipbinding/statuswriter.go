@@ -3,25 +3,59 @@ package anycastipbinding
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 )
 
-// noopStatusClient skips status updates of AnycastIPBindings that would
-// write exactly what this process wrote last to the same resourceVersion.
-// crossplane-runtime's managed reconciler updates status at the end of
-// every pass, changed or not; while a binding waits for a cloud task most
-// passes change nothing, and those writes were a large share of the API
-// server's load when many nodes join at once. A skipped write leaves the
-// object as it is, so a conflict or someone else's change is never hidden:
-// any other resourceVersion is written as usual.
+// noopStatusClient is the client the managed reconciler writes bindings
+// with. It saves the API server writes that carry no information:
+//
+//   - A status update that would write exactly what this process wrote last
+//     to the same resourceVersion is skipped. crossplane-runtime's managed
+//     reconciler updates status at the end of every pass, changed or not;
+//     while a binding waits for a cloud task most passes change nothing.
+//   - A status update rejected as a conflict (the pass started from a cache
+//     that had not yet seen this process's previous write) is not turned
+//     into a failed pass and a backed-off retry: when the stored status is
+//     still the one this process wrote last (nobody else changed it), the
+//     computed status is written onto the stored version, or skipped when
+//     it is the same. Anything else is returned as the conflict it is.
+//   - The managed reconciler's external-create-pending Update, announced by
+//     Observe (expectCreate) just before it asks for an allocation, becomes
+//     a read: its purpose is to refuse to allocate from a stale copy of the
+//     binding, which comparing the resourceVersion with the stored one does
+//     as well; recording the pending time is unnecessary because allocation
+//     is idempotent (the ClientToken comes from the binding's UID) and the
+//     address is found again by its ownership tags after a crash. The
+//     pending annotation is persisted with the succeeded one, in the one
+//     write that records the address (annotationUpdater). Any other change
+//     in that Update (a finalizer, the spec) makes it a real Update.
+//
+// A skipped write leaves the object as it is, so someone else's change is
+// never hidden.
 type noopStatusClient struct {
 	client.Client
+	// reader reads the API server directly (not the cache); nil disables
+	// the conflict retry and the pending-write check.
+	reader client.Reader
+
 	mu   sync.Mutex
 	last map[string]lastStatus // by UID
+	// latest is, per binding UID, the newest copy this process wrote or
+	// read, and the versions of the binding it has seen before.
+	latest map[string]*knownBinding
+	// creates holds the UIDs whose next Update is the create-pending one.
+	creates sync.Map
 }
 
 // maxRememberedStatuses bounds noopStatusClient's memory.
@@ -33,7 +67,147 @@ type lastStatus struct {
 }
 
 func newNoopStatusClient(c client.Client) *noopStatusClient {
-	return &noopStatusClient{Client: c, last: map[string]lastStatus{}}
+	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]*knownBinding{}}
+}
+
+// withReader turns on the reads that replace writes.
+func (c *noopStatusClient) withReader(r client.Reader) *noopStatusClient {
+	c.reader = r
+	return c
+}
+
+// expectCreate records that the managed reconciler's next Update of uid
+// is its create-pending one (Observe found nothing and asks for an
+// allocation); forgetCreate withdraws it.
+func (c *noopStatusClient) expectCreate(uid types.UID) { c.creates.Store(uid, struct{}{}) }
+func (c *noopStatusClient) forgetCreate(uid types.UID) { c.creates.Delete(uid) }
+
+// knownBinding is the newest copy of a binding this process has, and the
+// resourceVersions of the binding it has seen (newest last).
+type knownBinding struct {
+	obj *networkingv1alpha1.AnycastIPBinding
+	rvs []string
+}
+
+// maxKnownVersions bounds knownBinding.rvs.
+const maxKnownVersions = 16
+
+// Get implements client.Reader with read-your-writes: when the cache serves
+// a version of a binding older than one this process has written (a
+// version it has seen before the newest it knows), the newest copy is
+// returned instead, so a pass never starts from a copy older than this
+// process's own last write — which would make its writes conflict, fail
+// the pass and back it off. A version this process has never seen is
+// someone else's newer write and is returned as the cache has it.
+// (resourceVersions are only compared for equality.)
+func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
+	if !ok || c.reader == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.latest[string(b.UID)]
+	switch {
+	case k == nil:
+		c.sawLocked(b)
+	case k.obj.ResourceVersion == b.ResourceVersion:
+	case slices.Contains(k.rvs, b.ResourceVersion):
+		// The cache is behind this process's own writes.
+		k.obj.DeepCopyInto(b)
+	default:
+		c.sawLocked(b)
+	}
+	return nil
+}
+
+// saw records the copy of b just written or read from the API server.
+func (c *noopStatusClient) saw(b *networkingv1alpha1.AnycastIPBinding) {
+	if c.reader == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sawLocked(b)
+}
+
+func (c *noopStatusClient) sawLocked(b *networkingv1alpha1.AnycastIPBinding) {
+	k := c.latest[string(b.UID)]
+	if k == nil {
+		if len(c.latest) >= maxRememberedStatuses {
+			clear(c.latest)
+		}
+		k = &knownBinding{}
+		c.latest[string(b.UID)] = k
+	}
+	if k.obj != nil && k.obj.ResourceVersion == b.ResourceVersion {
+		return
+	}
+	k.obj = b.DeepCopy()
+	k.rvs = append(k.rvs, b.ResourceVersion)
+	if len(k.rvs) > maxKnownVersions {
+		k.rvs = k.rvs[len(k.rvs)-maxKnownVersions:]
+	}
+}
+
+// Patch implements client.Writer, recording the version written.
+func (c *noopStatusClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	if b, ok := obj.(*networkingv1alpha1.AnycastIPBinding); ok {
+		c.saw(b)
+	}
+	return nil
+}
+
+// Update implements client.Writer (see noopStatusClient).
+func (c *noopStatusClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
+	if !ok || len(opts) > 0 || c.reader == nil {
+		return c.Client.Update(ctx, obj, opts...)
+	}
+	if _, pending := c.creates.LoadAndDelete(b.UID); !pending {
+		if err := c.Client.Update(ctx, obj, opts...); err != nil {
+			return err
+		}
+		c.saw(b)
+		return nil
+	}
+	live := &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+		return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, err)
+	}
+	if live.ResourceVersion != b.ResourceVersion || live.UID != b.UID {
+		return apierrors.NewConflict(networkingv1alpha1.GroupVersion.WithResource("anycastipbindings").GroupResource(), b.Name,
+			fmt.Errorf("the binding changed (resourceVersion %s, read %s)", live.ResourceVersion, b.ResourceVersion))
+	}
+	if !onlyCreatePendingDiffers(live, b) {
+		if err := c.Client.Update(ctx, obj, opts...); err != nil {
+			return err
+		}
+		c.saw(b)
+		return nil
+	}
+	c.saw(live)
+	return nil
+}
+
+// onlyCreatePendingDiffers reports whether want differs from the stored
+// binding in nothing an Update would write but the create-pending
+// annotation.
+func onlyCreatePendingDiffers(stored, want *networkingv1alpha1.AnycastIPBinding) bool {
+	sa, wa := maps.Clone(stored.GetAnnotations()), maps.Clone(want.GetAnnotations())
+	delete(sa, meta.AnnotationKeyExternalCreatePending)
+	delete(wa, meta.AnnotationKeyExternalCreatePending)
+	return maps.Equal(sa, wa) &&
+		maps.Equal(stored.GetLabels(), want.GetLabels()) &&
+		equality.Semantic.DeepEqual(stored.GetFinalizers(), want.GetFinalizers()) &&
+		equality.Semantic.DeepEqual(stored.GetOwnerReferences(), want.GetOwnerReferences()) &&
+		equality.Semantic.DeepEqual(stored.Spec, want.Spec)
 }
 
 // Status implements client.StatusClient.
@@ -62,17 +236,65 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 	if seen && prev.resourceVersion == b.ResourceVersion && prev.status == string(raw) {
 		return nil
 	}
-	if err := w.SubResourceWriter.Update(ctx, obj, opts...); err != nil {
+	if seen && prev.status == string(raw) && w.c.reader != nil {
+		// The same status on another resourceVersion: most often a cache
+		// that has not seen this process's last write yet. Reading is
+		// cheaper than a write that would conflict.
+		live := &networkingv1alpha1.AnycastIPBinding{}
+		if err := w.c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil && live.UID == b.UID {
+			if stored, err := json.Marshal(live.Status); err == nil && string(stored) == prev.status {
+				b.SetResourceVersion(live.ResourceVersion)
+				w.c.remember(uid, live.ResourceVersion, prev.status)
+				w.c.saw(live)
+				return nil
+			}
+		}
+	}
+	err = w.SubResourceWriter.Update(ctx, obj, opts...)
+	if apierrors.IsConflict(err) && seen && w.c.reader != nil {
+		err = w.retryConflict(ctx, b, prev, string(raw), err)
+	}
+	if err != nil {
 		return err
 	}
-	w.c.mu.Lock()
-	if len(w.c.last) >= maxRememberedStatuses {
+	w.c.remember(uid, b.ResourceVersion, string(raw))
+	w.c.saw(b)
+	return nil
+}
+
+// retryConflict handles a conflicting status update of b whose previous
+// write by this process was prev: when the stored status is still prev,
+// want is written onto the stored version (or skipped if it is the same).
+func (w *noopStatusWriter) retryConflict(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, prev lastStatus, want string, conflict error) error {
+	live := &networkingv1alpha1.AnycastIPBinding{}
+	if err := w.c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil || live.UID != b.UID {
+		return conflict
+	}
+	stored, err := json.Marshal(live.Status)
+	if err != nil || string(stored) != prev.status {
+		return conflict
+	}
+	if want == prev.status {
+		b.SetResourceVersion(live.ResourceVersion)
+		return nil
+	}
+	status := b.Status
+	b.SetResourceVersion(live.ResourceVersion)
+	if err := w.SubResourceWriter.Update(ctx, b); err != nil {
+		return err
+	}
+	b.Status = status
+	return nil
+}
+
+func (c *noopStatusClient) remember(uid, rv, status string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.last) >= maxRememberedStatuses {
 		// Deleted bindings' entries are never looked up again; forgetting
 		// everything now and then bounds the memory at the cost of one
 		// write per binding.
-		clear(w.c.last)
+		clear(c.last)
 	}
-	w.c.last[uid] = lastStatus{resourceVersion: b.ResourceVersion, status: string(raw)}
-	w.c.mu.Unlock()
-	return nil
+	c.last[uid] = lastStatus{resourceVersion: rv, status: status}
 }

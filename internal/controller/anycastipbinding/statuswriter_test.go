@@ -1,9 +1,14 @@
 package anycastipbinding
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/testenv"
@@ -50,5 +55,122 @@ func TestNoopStatusClient(t *testing.T) {
 	// nothing, so look at what the client recorded as written.)
 	if got := c.last[string(b.UID)].resourceVersion; got != rv {
 		t.Errorf("a status on a newer resourceVersion was skipped: recorded %s, want %s", got, rv)
+	}
+}
+
+// staleCache serves the copy of a binding it was given, like an informer
+// cache that has not seen the latest writes.
+type staleCache struct {
+	client.Client
+	stale *networkingv1alpha1.AnycastIPBinding
+}
+
+func (s *staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if b, ok := obj.(*networkingv1alpha1.AnycastIPBinding); ok && s.stale != nil && key.Name == s.stale.Name {
+		s.stale.DeepCopyInto(b)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestBindingClientWrites: the create-pending Update becomes a
+// resourceVersion check (a conflict on a stale copy, a real Update when
+// anything else changed), a status update conflicting only with this
+// process's own last write is applied to the stored version, someone
+// else's status change is never overwritten, and reads of a binding whose
+// cached copy is older than this process's last write come from the API
+// server.
+func TestBindingClientWrites(t *testing.T) {
+	ctx := testenv.Context(t)
+	cache := &staleCache{Client: env.Client}
+	c := newNoopStatusClient(cache).withReader(env.Client)
+	b := &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{Name: "binding-client-writes"}, Spec: networkingv1alpha1.AnycastIPBindingSpec{NodeName: "x"}}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, b) })
+	live := func() *networkingv1alpha1.AnycastIPBinding {
+		t.Helper()
+		l := &networkingv1alpha1.AnycastIPBinding{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+
+	// The create-pending Update on the current version writes nothing.
+	rv := b.ResourceVersion
+	c.expectCreate(b.UID)
+	meta.SetExternalCreatePending(b, time.Now())
+	if err := c.Update(ctx, b); err != nil {
+		t.Fatalf("create-pending update: %v", err)
+	}
+	if l := live(); l.ResourceVersion != rv || meta.GetExternalCreatePending(l) != (time.Time{}) {
+		t.Errorf("the create-pending update was written (resourceVersion %s -> %s)", rv, l.ResourceVersion)
+	}
+	// On a stale copy it is a conflict.
+	stale := b.DeepCopy()
+	b.Labels = map[string]string{"someone": "else"}
+	if err := env.Client.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	c.expectCreate(stale.UID)
+	if err := c.Update(ctx, stale); !apierrors.IsConflict(err) {
+		t.Errorf("create-pending update of a stale copy: got %v, want a conflict", err)
+	}
+	// With another change it is a real Update.
+	c.expectCreate(b.UID)
+	b.Finalizers = []string{"example.com/test"}
+	if err := c.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if l := live(); len(l.Finalizers) != 1 {
+		t.Errorf("an Update carrying a finalizer was not written: %v", l.Finalizers)
+	}
+	b.Finalizers = nil
+	if err := env.Client.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+
+	// A status update on a copy older than this process's own last status
+	// write is applied to the stored version.
+	b.Status.State = "CREATING"
+	if err := c.Status().Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	old := b.DeepCopy()
+	old.SetResourceVersion(rv)
+	old.Status.State = "UNBIND"
+	if err := c.Status().Update(ctx, old); err != nil {
+		t.Fatalf("status update after this process's own write: %v", err)
+	}
+	if got := live().Status.State; got != "UNBIND" {
+		t.Errorf("status state %q, want UNBIND", got)
+	}
+	// Someone else's status change is not overwritten.
+	l := live()
+	l.Status.State = "BIND"
+	if err := env.Client.Status().Update(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	old.SetResourceVersion(rv)
+	old.Status.State = "OFFLINING"
+	if err := c.Status().Update(ctx, old); !apierrors.IsConflict(err) {
+		t.Errorf("status update over someone else's: got %v, want a conflict", err)
+	}
+	if got := live().Status.State; got != "BIND" {
+		t.Errorf("status state %q, want someone else's BIND", got)
+	}
+
+	// Read-your-writes: the cache still serves an old copy.
+	cache.stale = old.DeepCopy()
+	cache.stale.SetResourceVersion(rv)
+	c.saw(live())
+	got := &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+		t.Fatal(err)
+	}
+	if want := live().ResourceVersion; got.ResourceVersion != want {
+		t.Errorf("read resourceVersion %s, want the stored %s", got.ResourceVersion, want)
 	}
 }

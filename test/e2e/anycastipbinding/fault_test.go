@@ -6,33 +6,38 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
-	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
-	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/localcluster"
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 const (
@@ -43,21 +48,45 @@ const (
 
 // TestFaults: 100 labelled nodes join and 50 of them leave while the
 // emulator throttles (RequestLimitExceeded) and commits-then-drops
-// mutating calls, and the manager is killed three times (its context
-// cancelled mid-flight, nothing shut down gracefully; some joins and leaves
-// happen while it is down). At the end every labelled node must have
-// exactly one bound address that matches its binding and no taint, and no
-// address tagged for this cluster may lack a binding. The counts are
-// printed.
+// mutating calls, and the manager — the real edgeplane-manager binary, built
+// from this tree, in its own process — is killed with SIGKILL three times at
+// random moments mid-churn (nothing shut down gracefully, its Lease not
+// released; some joins and leaves happen while it is down) and started
+// again. It runs on the local cluster (etcd, kube-apiserver,
+// kube-controller-manager) and reaches the emulator by URL through a
+// ClusterProviderConfig. At the end every labelled node must have exactly
+// one bound address that matches its binding and no taint, and no address
+// tagged for this cluster may lack a binding. The counts are printed.
 func TestFaults(t *testing.T) {
-	env, err := testenv.Start()
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 5))
+	t.Logf("kill moments seeded with %d", seed)
+
+	bin := buildManager(t)
+	scheme, err := edgescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ctrl.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t), DisableScheduler: true})
+	if err != nil {
+		t.Fatalf("starting the local cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the cluster: %v", err)
+		}
+	})
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatalf("installing CRDs: %v", err)
+	}
 
 	fx := &core.Fixtures{}
 	for i := range faultNodes {
@@ -79,7 +108,7 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := env.Client
+	c := cluster.Client()
 	if err := c.Create(ctx, &cloudv1alpha1.ClusterProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
@@ -90,22 +119,6 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := anycastipbinding.DefaultOptions()
-	opts.Webhook = false // envtest: no kubelets, the reconciler taints
-	opts.TaskPollInterval = 200 * time.Millisecond
-	opts.BlockedPollInterval = time.Second
-	opts.MaxConcurrentReconciles = 20
-	opts.OrphanGracePeriod = 5 * time.Second
-	opts.OrphanInterval = 3 * time.Second
-	opts.ClientOptions = func(o *tencentcloud.Options) {
-		o.Timeout = time.Second // a dropped response is a timeout after 1s
-		o.Retry.BaseDelay = 20 * time.Millisecond
-		o.Retry.MaxBackoff = 500 * time.Millisecond
-		scaleRateLimits(o, 10)
-	}
-
-	kills := 0
-	stop := startManager(ctx, t, env, opts)
 	createNodes := func(from, to int) {
 		for i := from; i < to; i++ {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeOf(i), Labels: map[string]string{
@@ -122,46 +135,67 @@ func TestFaults(t *testing.T) {
 			}
 		}
 	}
-	kill := func() {
-		stop()
-		kills++
-	}
-	pause := func(d time.Duration) { time.Sleep(d) }
+	// randomPause waits between lo and hi, so the kills land at moments
+	// the test does not choose.
+	randomPause := func(lo, hi time.Duration) { time.Sleep(lo + time.Duration(rng.Int64N(int64(hi-lo)))) }
 
+	kubeconfig := cluster.KubeconfigPath()
+	starts := 0
+	start := func() *managerProcess {
+		starts++
+		return startManagerProcess(ctx, t, bin, kubeconfig, fmt.Sprintf("manager-%d", starts))
+	}
+	var kills []string
+	kill := func(m *managerProcess) {
+		m.kill(t)
+		kills = append(kills, fmt.Sprintf("%s after %s", m.name, time.Since(m.started).Round(100*time.Millisecond)))
+	}
+
+	m := start()
 	createNodes(0, 40)
-	pause(2 * time.Second)
-	kill() // 1: mid-allocation
+	randomPause(time.Second, 4*time.Second)
+	kill(m) // 1: mid-allocation
 	createNodes(40, 70)
-	stop = startManager(ctx, t, env, opts)
-	pause(3 * time.Second)
+	m = start()
+	randomPause(2*time.Second, 5*time.Second)
 	deleteNodes(0, 20)
 	createNodes(70, 100)
-	pause(2 * time.Second)
-	kill() // 2: mid-release and mid-allocation
+	randomPause(500*time.Millisecond, 3*time.Second)
+	kill(m) // 2: mid-release and mid-allocation
 	deleteNodes(20, 35)
-	stop = startManager(ctx, t, env, opts)
-	pause(2 * time.Second)
+	m = start()
+	randomPause(time.Second, 3*time.Second)
 	deleteNodes(35, faultLeaving)
-	pause(time.Second)
-	kill() // 3
-	stop = startManager(ctx, t, env, opts)
-	defer stop()
+	randomPause(200*time.Millisecond, 2*time.Second)
+	kill(m) // 3: mid-release
+	m = start()
+	defer m.kill(t)
 
 	live := sets.New[string]()
 	for i := faultLeaving; i < faultNodes; i++ {
 		live.Insert(nodeOf(i))
 	}
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 8*time.Minute, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(context.Context) (bool, error) {
+		if exited, err := m.exited(); exited {
+			return false, fmt.Errorf("the manager exited by itself (%w); log in %s", err, m.logPath)
+		}
 		r := check(ctx, t, c, emu, live)
 		last = r.String()
 		return r.ok(len(live)), nil
 	})
 	r := check(ctx, t, c, emu, live)
-	t.Logf("manager kills: %d; %s", kills, r)
-	fmt.Printf("fault test: manager kills %d; %s\n", kills, r)
+	t.Logf("manager SIGKILLs: %d (%s); %s", len(kills), strings.Join(kills, ", "), r)
+	fmt.Printf("fault test: manager processes SIGKILLed %d times (%s); %s\n", len(kills), strings.Join(kills, ", "), r)
 	if err != nil {
-		t.Fatalf("did not converge: %s", last)
+		t.Fatalf("did not converge (%v): %s", err, last)
+	}
+	if len(kills) != 3 {
+		t.Errorf("the manager was killed %d times, want 3", len(kills))
+	}
+	if r.liveNodes != faultNodes-faultLeaving || r.boundOK != r.liveNodes || r.tainted != 0 || r.wrongAddresses != 0 ||
+		r.missingBinding != 0 || r.bindings != r.liveNodes || r.orphanAddresses != 0 || r.clusterAddresses != r.liveNodes {
+		t.Errorf("invariants broken: %s", r)
 	}
 	stats := emu.World().Stats()
 	var throttled int64
@@ -262,39 +296,122 @@ func check(ctx context.Context, t *testing.T, c client.Client, emu *cloudsimtest
 	return r
 }
 
-// startManager runs the AnycastIPBinding controllers in a fresh manager;
-// the returned function kills it (cancels its context without waiting for
-// in-flight work to finish gracefully) and waits for it to return.
-func startManager(ctx context.Context, t *testing.T, env *testenv.Env, opts anycastipbinding.Options) func() {
+// buildManager builds cmd/edgeplane-manager from this tree, so the test
+// kills the current code.
+func buildManager(t *testing.T) string {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Each restart registers the same controller names.
-		Controller: ctrlConfigSkipNameValidation(),
-	})
+	root, err := k8sbin.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := opts.Setup()(ctx, mgr, setup.Config{ClusterName: faultCluster}); err != nil {
+	bin := filepath.Join(t.TempDir(), "edgeplane-manager")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the manager: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// managerProcess is one edgeplane-manager process.
+type managerProcess struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	started time.Time
+	done    chan struct{}
+	waitErr error
+}
+
+// startManagerProcess starts the manager with only the provider-config and
+// AnycastIPBinding controllers, leader election on (short durations, so a
+// restart after a SIGKILL takes the Lease over after a few seconds), and
+// waits until it is healthy.
+func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, name string) *managerProcess {
+	t.Helper()
+	probe, webhook := freeAddr(t), freeAddr(t)
+	_, webhookPort, _ := net.SplitHostPort(webhook)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, name+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(mctx)
-	}()
-	stopped := false
-	return func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		<-done
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", faultCluster,
+		"--controllers", "providerconfig,anycastipbinding",
+		"--leader-elect", "--leader-election-namespace", "default", "--leader-election-id", "edgeplane-aia-fault",
+		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", probe,
+		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
+		"--webhook-service-namespace", "default",
+		"--floatip-extender-address=", "--floatip-api-address=",
+		"--kube-api-qps", "200", "--kube-api-burst", "400",
+		// No kubelets register these nodes, so the Node webhook is not
+		// installed; the reconciler taints them.
+		"--aia-node-webhook=false",
+		"--aia-task-poll-interval", "200ms",
+		"--aia-max-concurrent-reconciles", "20",
+		"--aia-orphan-grace-period", "5s",
+		"--aia-orphan-interval", "3s")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	m := &managerProcess{name: name, cmd: cmd, logPath: logPath, started: time.Now(), done: make(chan struct{})}
+	go func() {
+		m.waitErr = cmd.Wait()
+		_ = log.Close()
+		close(m.done)
+	}()
+	t.Cleanup(func() { m.kill(t) })
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if exited, err := m.exited(); exited {
+			return false, fmt.Errorf("exited: %w", err)
+		}
+		resp, err := http.Get("http://" + probe + "/healthz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, logPath)
+	}
+	return m
+}
+
+// kill sends SIGKILL (no graceful shutdown, the Lease is not released) and
+// reaps the process.
+func (m *managerProcess) kill(t *testing.T) {
+	t.Helper()
+	if exited, _ := m.exited(); exited {
+		return
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Errorf("killing %s: %v", m.name, err)
+	}
+	<-m.done
+}
+
+func (m *managerProcess) exited() (bool, error) {
+	select {
+	case <-m.done:
+		return true, m.waitErr
+	default:
+		return false, nil
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
 }
 
 func nodeOf(i int) string     { return fmt.Sprintf("fault-node-%03d", i) }
@@ -313,18 +430,3 @@ func (d *dropCounter) Handle(_ context.Context, r slog.Record) error {
 }
 func (d *dropCounter) WithAttrs([]slog.Attr) slog.Handler { return d }
 func (d *dropCounter) WithGroup(string) slog.Handler      { return d }
-
-// scaleRateLimits multiplies the client-side buckets by the emulator's
-// time scale.
-func scaleRateLimits(o *tencentcloud.Options, scale float64) {
-	o.RateLimits = tencentcloud.DefaultRateLimits()
-	for k, v := range o.RateLimits.PerAction {
-		v.QPS *= scale
-		v.Burst = int(float64(v.Burst) * scale)
-		o.RateLimits.PerAction[k] = v
-	}
-}
-
-func ctrlConfigSkipNameValidation() config.Controller {
-	return config.Controller{SkipNameValidation: ptr.To(true)}
-}

@@ -311,3 +311,32 @@ func TestSweep(t *testing.T) {
 		t.Errorf("no bindings and no nodes: owners = %v", sets.List(got))
 	}
 }
+
+func TestSafeOnStale(t *testing.T) {
+	tainted := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"other": "x"}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoExecute}, Taint()}}}
+	bare := &corev1.Node{}
+	annotated := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-1", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4"}}}
+	bound := NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"}
+	for _, tc := range []struct {
+		name string
+		ops  []PatchOp
+		want bool
+	}{
+		{"untaint and annotate a node with annotations", NodePatch(tainted, bound), true},
+		{"annotate a node without annotations (adds the map)", NodePatch(bare, bound), false},
+		{"taint a node without taints (adds the list)", NodePatch(bare, NodeWant{Tainted: true}), false},
+		{"taint a node with taints (appends)", NodePatch(&corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other"}}}}, NodeWant{Tainted: true}), false},
+		{"clear annotations (unguarded removal)", NodePatch(annotated, NodeWant{ClearAnnotations: true}), false},
+		{"nothing to do", nil, false},
+		{"replace", []PatchOp{{Op: "replace", Path: "/metadata/annotations/a", Value: "b"}}, false},
+		{"remove guarded by a test of another path", []PatchOp{{Op: "test", Path: "/spec/taints/0"}, {Op: "remove", Path: "/spec/taints/1"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SafeOnStale(tc.ops); got != tc.want {
+				t.Errorf("SafeOnStale(%v) = %v, want %v", tc.ops, got, tc.want)
+			}
+		})
+	}
+}

@@ -108,6 +108,34 @@ func NodePatch(node *corev1.Node, want NodeWant) []PatchOp {
 	return ops
 }
 
+// SafeOnStale reports whether ops, computed from a cached copy of the node
+// that may be older than the stored one, either do exactly what they would
+// do on the stored node or make the API server reject the whole patch:
+// every removal is guarded by a test of the exact value, and every add
+// sets one annotation (never the annotation map or the taint list as a
+// whole, which would overwrite what the cached copy does not show). Such a
+// patch can be sent without reading the node first; only when it is
+// rejected is the node read again.
+func SafeOnStale(ops []PatchOp) bool {
+	const annotation = "/metadata/annotations/"
+	for i, op := range ops {
+		switch op.Op {
+		case "test":
+		case "remove":
+			if i == 0 || ops[i-1].Op != "test" || ops[i-1].Path != op.Path {
+				return false
+			}
+		case "add":
+			if !strings.HasPrefix(op.Path, annotation) || len(op.Path) == len(annotation) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(ops) > 0
+}
+
 // MarshalPatch encodes ops (nil for none).
 func MarshalPatch(ops []PatchOp) ([]byte, error) {
 	if len(ops) == 0 {
