@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -23,7 +25,9 @@ import (
 //     resources, sysctls, tolerations, nodeSelector, schedulingGates, phase,
 //     conditions). Nobody reads a container's command, arguments,
 //     environment, mounts, lifecycle hooks or security context, nor the
-//     container statuses: stripPod drops them. Every pod write is a patch
+//     container statuses, nor the amounts of CPU, memory, storage or
+//     hugepages a container asks for (extended resources are looked up by
+//     name: GPUs, float IPs): stripPod drops them. Every pod write is a patch
 //     of the fields it changes, never an Update of a cached pod.
 //   - Nodes: AnycastIPBinding (labels, annotations, taints, providerID),
 //     FloatIPPool (labels, addresses), IngressDaemonSet (labels, annotations,
@@ -92,10 +96,11 @@ func chain(fns ...toolscache.TransformFunc) toolscache.TransformFunc {
 
 // stripPod drops what no controller reads from a pod: per container the
 // command, arguments, environment, mounts, lifecycle hooks, security context
-// and terminal settings; the ephemeral (debug) containers; and the
-// container statuses. The pod's metadata, volumes, scheduling fields,
-// container names, images, ports, resources and probes, and its phase,
-// conditions and IPs stay.
+// and terminal settings, and the native resources (CPU, memory, storage,
+// hugepages) it requests or is limited to; the ephemeral (debug) containers;
+// and the container statuses. The pod's metadata, volumes, scheduling
+// fields, container names, images, ports, extended resources and probes,
+// and its phase, conditions and IPs stay.
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -116,15 +121,45 @@ func stripPod(obj any) (any, error) {
 
 func stripContainer(c *corev1.Container) {
 	*c = corev1.Container{
-		Name:           c.Name,
-		Image:          c.Image,
-		Ports:          c.Ports,
-		Resources:      c.Resources,
+		Name:  c.Name,
+		Image: c.Image,
+		Ports: c.Ports,
+		Resources: corev1.ResourceRequirements{
+			Requests: extendedOnly(c.Resources.Requests),
+			Limits:   extendedOnly(c.Resources.Limits),
+			Claims:   c.Resources.Claims,
+		},
 		LivenessProbe:  c.LivenessProbe,
 		ReadinessProbe: c.ReadinessProbe,
 		StartupProbe:   c.StartupProbe,
 		RestartPolicy:  c.RestartPolicy,
 	}
+}
+
+// extendedOnly returns the extended resources of l (those named with a
+// domain, such as nvidia.com/gpu or tke.cloud.tencent.com/eni-ip), or nil
+// if there are none. Controllers look for extended resources by name; no
+// controller reads a pod's CPU, memory, storage or hugepages amounts, and
+// two small maps of Quantities per container are a sixth of a cached pod.
+func extendedOnly(l corev1.ResourceList) corev1.ResourceList {
+	var out corev1.ResourceList
+	for name, q := range l {
+		if isNativeResource(name) {
+			continue
+		}
+		if out == nil {
+			out = make(corev1.ResourceList, 1)
+		}
+		out[name] = q
+	}
+	return out
+}
+
+// isNativeResource mirrors Kubernetes' helper: a name without a domain, or
+// in kubernetes.io, is a native resource.
+func isNativeResource(name corev1.ResourceName) bool {
+	domain, _, found := strings.Cut(string(name), "/")
+	return !found || domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io")
 }
 
 // stripNode drops a node's image list and its volume, daemon-endpoint,

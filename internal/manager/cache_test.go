@@ -30,10 +30,14 @@ func fullContainer(name string) corev1.Container {
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
 	return corev1.Container{
 		Name: name, Image: "nginx:1.27", Command: []string{"/bin/app"}, Args: []string{"--flag"}, WorkingDir: "/srv",
-		Ports:                    []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 80}},
-		EnvFrom:                  []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}},
-		Env:                      []corev1.EnvVar{{Name: "A", Value: "b"}},
-		Resources:                corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), "tke.cloud.tencent.com/eni-ip": resource.MustParse("1")}},
+		Ports:   []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 80}},
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}},
+		Env:     []corev1.EnvVar{{Name: "A", Value: "b"}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), "tke.cloud.tencent.com/eni-ip": resource.MustParse("1"), "hugepages-2Mi": resource.MustParse("2Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), "nvidia.com/gpu": resource.MustParse("1"), "kubernetes.io/batteries": resource.MustParse("1")},
+			Claims:   []corev1.ResourceClaim{{Name: "gpu"}},
+		},
 		ResizePolicy:             []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}},
 		RestartPolicy:            ptr.To(corev1.ContainerRestartPolicyAlways),
 		VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
@@ -52,7 +56,12 @@ func fullContainer(name string) corev1.Container {
 
 func keptContainer(name string) corev1.Container {
 	c := fullContainer(name)
-	return corev1.Container{Name: c.Name, Image: c.Image, Ports: c.Ports, Resources: c.Resources,
+	resources := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{"tke.cloud.tencent.com/eni-ip": resource.MustParse("1")},
+		Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+		Claims:   []corev1.ResourceClaim{{Name: "gpu"}},
+	}
+	return corev1.Container{Name: c.Name, Image: c.Image, Ports: c.Ports, Resources: resources,
 		LivenessProbe: c.LivenessProbe, ReadinessProbe: c.ReadinessProbe, StartupProbe: c.StartupProbe, RestartPolicy: c.RestartPolicy}
 }
 
@@ -286,8 +295,8 @@ func TestManagerCacheHoldsOnlyWhatControllersRead(t *testing.T) {
 	if c.Env != nil || c.EnvFrom != nil || c.Command != nil || c.Args != nil || c.Lifecycle != nil || c.SecurityContext != nil {
 		t.Errorf("the cached pod's container kept fields nobody reads: %+v", c)
 	}
-	if c.Image != "nginx:1.27" || len(c.Ports) != 1 || c.ReadinessProbe == nil || c.Resources.Requests.Cpu().IsZero() {
-		t.Errorf("the cached pod's container lost fields controllers read: %+v", c)
+	if c.Image != "nginx:1.27" || len(c.Ports) != 1 || c.ReadinessProbe == nil || c.Resources.Requests != nil {
+		t.Errorf("the cached pod's container: got %+v, want its image, port and probe, and no CPU request", c)
 	}
 	if gotPod.ManagedFields != nil {
 		t.Errorf("the cached pod kept managedFields")

@@ -58,6 +58,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		Cache:                   cacheOpts,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,

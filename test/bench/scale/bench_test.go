@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -169,16 +170,17 @@ func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
 	b.Logf("converged after %s", time.Since(start).Round(time.Second))
 	waitIdle(ctx, b, mgr.pid(), 0)
 	// Idle: the mean of a few samples, a second apart.
-	var rss int64
+	var rss, anon, file int64
 	for range 5 {
 		m, err := ReadMemory(mgr.pid())
 		if err != nil {
 			b.Fatal(err)
 		}
-		rss += m.RSS / 5
+		rss, anon, file = rss+m.RSS/5, anon+m.Anon/5, file+m.File/5
 		time.Sleep(time.Second)
 	}
 	heap := mgr.heapInUse(b)
+	mgr.saveProfile(b, "heap-idle.pprof")
 	first, err := ReadMemory(mgr.pid())
 	if err != nil {
 		b.Fatal(err)
@@ -212,6 +214,8 @@ func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
 		b.Logf("cloud mutations during the resync: %v", mutations)
 	}
 	b.ReportMetric(mib(rss), "rss-idle-MiB")
+	b.ReportMetric(mib(anon), "rss-anon-idle-MiB")
+	b.ReportMetric(mib(file), "rss-file-idle-MiB")
 	b.ReportMetric(mib(peak), "rss-peak-MiB")
 	b.ReportMetric(mib(first.HWM), "rss-peak-first-MiB")
 	b.ReportMetric(mib(heap), "heap-idle-MiB")
@@ -549,7 +553,31 @@ func waitIdle(ctx context.Context, b *testing.B, pid int, minWait time.Duration)
 type managerProc struct {
 	cmd     *exec.Cmd
 	metrics string
+	pprof   string
 	log     string
+}
+
+// saveProfile writes the manager's heap profile to
+// $EDGEPLANE_BENCH_PROFILE_DIR/name when that variable is set.
+func (m *managerProc) saveProfile(b *testing.B, name string) {
+	dir := os.Getenv("EDGEPLANE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = out.Close() }()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile in %s", out.Name())
 }
 
 func (m *managerProc) pid() int { return m.cmd.Process.Pid }
@@ -589,7 +617,7 @@ func (m *managerProc) heapInUse(b *testing.B) int64 {
 
 func startManager(b *testing.B, bin, kubeconfig, extender, name string) *managerProc {
 	b.Helper()
-	probe, webhook, metrics := freeAddr(b), freeAddr(b), freeAddr(b)
+	probe, webhook, metrics, pprof := freeAddr(b), freeAddr(b), freeAddr(b), freeAddr(b)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := b.TempDir()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
@@ -597,7 +625,7 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 		b.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
-		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe,
+		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
 		"--floatip-extender-address", extender, "--floatip-api-address=",
@@ -608,7 +636,7 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	m := &managerProc{cmd: cmd, metrics: metrics, log: log.Name()}
+	m := &managerProc{cmd: cmd, metrics: metrics, pprof: pprof, log: log.Name()}
 	b.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()

@@ -16,10 +16,12 @@ import (
 // Linux fixes at 100 for user space whatever the kernel's tick rate.
 const userHZ = 100
 
-// Memory is a process's resident set now and at its peak, in bytes.
-type Memory struct{ RSS, HWM int64 }
+// Memory is a process's resident set now and at its peak, and the part of
+// the resident set that is anonymous memory (the heap, stacks) and mapped
+// files (mostly the binary's code), in bytes.
+type Memory struct{ RSS, HWM, Anon, File int64 }
 
-// ReadMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+// ReadMemory reads the resident set figures from /proc/<pid>/status.
 func ReadMemory(pid int) (Memory, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -28,7 +30,7 @@ func ReadMemory(pid int) (Memory, error) {
 	return ParseStatus(raw)
 }
 
-// ParseStatus extracts VmRSS and VmHWM (kB in the file) from a
+// ParseStatus extracts VmRSS, VmHWM, RssAnon and RssFile (kB in the file) from a
 // /proc/<pid>/status text.
 func ParseStatus(raw []byte) (Memory, error) {
 	var m Memory
@@ -36,7 +38,8 @@ func ParseStatus(raw []byte) (Memory, error) {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		field := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.HWM, "RssAnon": &m.Anon, "RssFile": &m.File}[key]
+		if !ok || field == nil {
 			continue
 		}
 		fields := strings.Fields(value)
@@ -47,15 +50,11 @@ func ParseStatus(raw []byte) (Memory, error) {
 		if err != nil {
 			return Memory{}, fmt.Errorf("parsing %s: %w", key, err)
 		}
-		if key == "VmRSS" {
-			m.RSS = kb << 10
-		} else {
-			m.HWM = kb << 10
-		}
+		*field = kb << 10
 		seen++
 	}
-	if seen != 2 {
-		return Memory{}, fmt.Errorf("VmRSS or VmHWM missing from the process status")
+	if seen != 4 {
+		return Memory{}, fmt.Errorf("VmRSS, VmHWM, RssAnon or RssFile missing from the process status")
 	}
 	return m, nil
 }

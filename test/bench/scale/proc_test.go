@@ -14,9 +14,10 @@ func TestParseStatus(t *testing.T) {
 		want    Memory
 		wantErr bool
 	}{
-		{name: "both lines", in: "Name:\tedgeplane\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t9\n", want: Memory{RSS: 100 << 20, HWM: 200 << 20}},
-		{name: "missing peak", in: "VmRSS:\t1 kB\n", wantErr: true},
-		{name: "bad unit", in: "VmRSS:\t1 MB\nVmHWM:\t1 kB\n", wantErr: true},
+		{name: "every line", in: "Name:\tedgeplane\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nRssAnon:\t 81920 kB\nRssFile:\t 20480 kB\nRssShmem:\t0 kB\nThreads:\t9\n",
+			want: Memory{RSS: 100 << 20, HWM: 200 << 20, Anon: 80 << 20, File: 20 << 20}},
+		{name: "missing peak", in: "VmRSS:\t1 kB\nRssAnon:\t1 kB\nRssFile:\t0 kB\n", wantErr: true},
+		{name: "bad unit", in: "VmRSS:\t1 MB\nVmHWM:\t1 kB\nRssAnon:\t1 kB\nRssFile:\t0 kB\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
