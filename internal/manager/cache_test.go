@@ -236,11 +236,22 @@ func mapsKeys[V any](m map[string]V) []string {
 // TestManagerCacheHoldsOnlyWhatControllersRead runs a manager built by New
 // against the API server and reads through its cached client.
 func TestManagerCacheHoldsOnlyWhatControllersRead(t *testing.T) {
+	for _, watchNamespace := range []string{"", "default"} {
+		t.Run("watch namespace "+watchNamespace, func(t *testing.T) { testManagerCache(t, watchNamespace) })
+	}
+}
+
+func testManagerCache(t *testing.T, watchNamespace string) {
 	ctx := testenv.Context(t)
 	var mgr ctrl.Manager
 	capture := Controller{Name: "capture", Setup: func(_ context.Context, m ctrl.Manager, _ setup.Config) error { mgr = m; return nil }}
 	o := testOptions("*")
 	o.LeaderElect = false
+	o.WatchNamespace = watchNamespace
+	suffix := "-all"
+	if watchNamespace != "" {
+		suffix = "-ns"
+	}
 	m, err := New(ctx, env.Config, o, []Controller{capture})
 	if err != nil {
 		t.Fatal(err)
@@ -264,15 +275,16 @@ func TestManagerCacheHoldsOnlyWhatControllersRead(t *testing.T) {
 	podSpec.Containers[0].StartupProbe = nil
 	podSpec.Containers[0].VolumeMounts, podSpec.Containers[0].VolumeDevices = nil, nil
 	podSpec.Containers[0].Stdin, podSpec.Containers[0].StdinOnce, podSpec.Containers[0].TTY = false, false, false
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cache-test", Namespace: "default", Labels: labels}, Spec: podSpec}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cache-test" + suffix, Namespace: "default", Labels: labels}, Spec: podSpec}
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"AUTO_SCALE_EKS": "true"}}, Spec: podSpec}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cache-test", Namespace: "default"},
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cache-test" + suffix, Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template}}
-	userDS := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cache-test-user", Namespace: "default"},
+	userDS := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cache-test-user" + suffix, Namespace: "default"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template}}
 	oursDS := userDS.DeepCopy()
-	oursDS.Name, oursDS.Labels = "cache-test-ours", map[string]string{appsv1alpha1.LabelIngressDaemonSet: "ing"}
-	for _, obj := range []client.Object{pod, dep, userDS, oursDS} {
+	oursDS.Name, oursDS.Labels = "cache-test-ours"+suffix, map[string]string{appsv1alpha1.LabelIngressDaemonSet: "ing"}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cache-test" + suffix}, Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"nginx:1.27"}}}}}
+	for _, obj := range []client.Object{pod, dep, userDS, oursDS, node} {
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -283,13 +295,18 @@ func TestManagerCacheHoldsOnlyWhatControllersRead(t *testing.T) {
 	var gotPod corev1.Pod
 	var gotDep appsv1.Deployment
 	var gotDS appsv1.DaemonSet
+	var gotNode corev1.Node
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return cached.Get(ctx, client.ObjectKeyFromObject(pod), &gotPod) == nil &&
+		return cached.Get(ctx, client.ObjectKeyFromObject(node), &gotNode) == nil &&
+			cached.Get(ctx, client.ObjectKeyFromObject(pod), &gotPod) == nil &&
 			cached.Get(ctx, client.ObjectKeyFromObject(dep), &gotDep) == nil &&
 			cached.Get(ctx, client.ObjectKeyFromObject(oursDS), &gotDS) == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("the cache never showed the objects: %v", err)
+	}
+	if gotNode.Status.Images != nil {
+		t.Errorf("the cached node kept its image list: %v", gotNode.Status.Images)
 	}
 	c := gotPod.Spec.Containers[0]
 	if c.Env != nil || c.EnvFrom != nil || c.Command != nil || c.Args != nil || c.Lifecycle != nil || c.SecurityContext != nil {
