@@ -47,6 +47,7 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,6 +58,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -93,6 +95,7 @@ var plainPods = numPods - peipPods - floatIPPods - burstDeploys*burstPerDep - id
 func nodeName(i int) string { return fmt.Sprintf("n%04d", i) }
 
 func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
 	root, err := k8sbin.RepoRoot()
