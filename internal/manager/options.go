@@ -40,6 +40,8 @@ type Options struct {
 	MetricsAddr   string
 	MetricsSecure bool
 	ProbeAddr     string
+	// PprofAddr serves net/http/pprof for profiling; "" or "0" turns it off.
+	PprofAddr string
 
 	WebhookHost             string
 	WebhookPort             int
@@ -100,6 +102,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
 		"Serve metrics over HTTPS, allowing only clients authorised for the /metrics URL.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address of the /debug/pprof endpoints (unauthenticated: bind to loopback); empty or '0' turns them off.")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "Address the webhook server binds to. Empty means all addresses.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "Port of the webhook server.")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "Folder holding the webhook server's tls.crt and tls.key.")

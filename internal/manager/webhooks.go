@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/edgeplane/edgeplane/internal/webhookcert"
 )
@@ -24,9 +25,10 @@ type Manager struct {
 	certs *webhookcert.Rotator
 }
 
-// Start writes the webhook certificate files if needed, then runs the manager
-// until ctx ends.
+// Start applies the Go runtime's memory settings (runtime.go), writes the
+// webhook certificate files if needed, then runs the manager until ctx ends.
 func (m *Manager) Start(ctx context.Context) error {
+	applyRuntimeSettings(log.FromContext(ctx))
 	if m.certs != nil {
 		if err := m.certs.EnsureCerts(ctx); err != nil {
 			return fmt.Errorf("preparing the webhook certificate: %w", err)

@@ -1,0 +1,211 @@
+package manager
+
+import (
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+)
+
+// What the caches hold, with every controller on (see docs/operations.md,
+// "Memory"). Cluster-wide informers of built-in kinds and their readers:
+//
+//   - Pods: PodElasticIP (annotations, ownerReferences, nodeName, hostNetwork,
+//     readinessGates, status IPs, phase, conditions), FloatIPPool
+//     (annotations, ownerReferences, nodeName, container resources, phase),
+//     BurstPolicy (labels, annotations, volumes, container ports, probes and
+//     resources, sysctls, tolerations, nodeSelector, schedulingGates, phase,
+//     conditions). Nobody reads a container's command, arguments,
+//     environment, mounts, lifecycle hooks or security context, nor the
+//     container statuses, nor the amounts of CPU, memory, storage or
+//     hugepages a container asks for (extended resources are looked up by
+//     name: GPUs, float IPs): stripPod drops them. Every pod write is a patch
+//     of the fields it changes, never an Update of a cached pod.
+//   - Nodes: AnycastIPBinding (labels, annotations, taints, providerID),
+//     FloatIPPool (labels, addresses), IngressDaemonSet (labels, annotations,
+//     conditions, taints), BurstPolicy (labels). stripNode drops the image
+//     list and the volume and runtime bookkeeping. Node writes are patches.
+//   - Deployments and StatefulSets: the BurstPolicy translator (pod-template
+//     annotations), FloatIPPool (replicas, strategy, pod-template
+//     annotations) and IngressDaemonSet (its own Deployments, in full, which
+//     it Updates). stripWorkload drops the pod template's spec of every
+//     workload an IngressDaemonSet does not control.
+//   - DaemonSets, ServiceAccounts, Roles, RoleBindings: only the
+//     IngressDaemonSet reads them, and only its own, which carry its label:
+//     those informers are label-selected.
+//   - Namespaces (FloatIPPool: labels) are few and small, kept as they are.
+//
+// ConfigMaps are read through a single-object cache (BurstPolicy's
+// eks-config) or uncached, Secrets always uncached.
+
+// cacheOptions returns the manager's cache settings: managedFields dropped
+// from everything, the transforms and label selectors above, and
+// watchNamespace (if set) as the only namespace watched.
+func cacheOptions(watchNamespace string) cache.Options {
+	strip := cache.TransformStripManagedFields()
+	ours := labels.NewSelector().Add(mustRequirement(appsv1alpha1.LabelIngressDaemonSet, selection.Exists))
+	opts := cache.Options{
+		// No controller reads managedFields; dropping them before they reach
+		// the cache cuts its memory by about a third for pods and nodes.
+		DefaultTransform: strip,
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:            {Transform: chain(strip, stripPod)},
+			&corev1.Node{}:           {Transform: chain(strip, stripNode)},
+			&appsv1.Deployment{}:     {Transform: chain(strip, stripWorkload)},
+			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
+			&appsv1.DaemonSet{}:      {Label: ours},
+			&corev1.ServiceAccount{}: {Label: ours},
+			&rbacv1.Role{}:           {Label: ours},
+			&rbacv1.RoleBinding{}:    {Label: ours},
+		},
+	}
+	if watchNamespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
+	}
+	return opts
+}
+
+func mustRequirement(key string, op selection.Operator, vals ...string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, vals)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
+
+// chain applies the transforms in order.
+func chain(fns ...toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		var err error
+		for _, fn := range fns {
+			if obj, err = fn(obj); err != nil {
+				return nil, err
+			}
+		}
+		return obj, nil
+	}
+}
+
+// stripPod drops what no controller reads from a pod: per container the
+// command, arguments, environment, mounts, lifecycle hooks, security context
+// and terminal settings, and the native resources (CPU, memory, storage,
+// hugepages) it requests or is limited to; the ephemeral (debug) containers;
+// and the container statuses. The pod's metadata, volumes, scheduling
+// fields, container names, images, ports, extended resources and probes,
+// and its phase, conditions and IPs stay.
+func stripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	for i := range pod.Spec.InitContainers {
+		stripContainer(&pod.Spec.InitContainers[i])
+	}
+	for i := range pod.Spec.Containers {
+		stripContainer(&pod.Spec.Containers[i])
+	}
+	pod.Spec.EphemeralContainers = nil
+	pod.Status.InitContainerStatuses = nil
+	pod.Status.ContainerStatuses = nil
+	pod.Status.EphemeralContainerStatuses = nil
+	return pod, nil
+}
+
+func stripContainer(c *corev1.Container) {
+	*c = corev1.Container{
+		Name:  c.Name,
+		Image: c.Image,
+		Ports: c.Ports,
+		Resources: corev1.ResourceRequirements{
+			Requests: extendedOnly(c.Resources.Requests),
+			Limits:   extendedOnly(c.Resources.Limits),
+			Claims:   c.Resources.Claims,
+		},
+		LivenessProbe:  c.LivenessProbe,
+		ReadinessProbe: c.ReadinessProbe,
+		StartupProbe:   c.StartupProbe,
+		RestartPolicy:  c.RestartPolicy,
+	}
+}
+
+// extendedOnly returns the extended resources of l (those named with a
+// domain, such as nvidia.com/gpu or tke.cloud.tencent.com/eni-ip), or nil
+// if there are none. Controllers look for extended resources by name; no
+// controller reads a pod's CPU, memory, storage or hugepages amounts, and
+// two small maps of Quantities per container are a sixth of a cached pod.
+func extendedOnly(l corev1.ResourceList) corev1.ResourceList {
+	var out corev1.ResourceList
+	for name, q := range l {
+		if isNativeResource(name) {
+			continue
+		}
+		if out == nil {
+			out = make(corev1.ResourceList, 1)
+		}
+		out[name] = q
+	}
+	return out
+}
+
+// isNativeResource mirrors Kubernetes' helper: a name without a domain, or
+// in kubernetes.io, is a native resource.
+func isNativeResource(name corev1.ResourceName) bool {
+	domain, _, found := strings.Cut(string(name), "/")
+	return !found || domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io")
+}
+
+// stripNode drops a node's image list and its volume, daemon-endpoint,
+// runtime-handler, feature and config bookkeeping. Metadata, spec,
+// capacity, allocatable, conditions, addresses and node info stay.
+func stripNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	node.Status.Images = nil
+	node.Status.VolumesInUse = nil
+	node.Status.VolumesAttached = nil
+	node.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{}
+	node.Status.Config = nil
+	node.Status.RuntimeHandlers = nil
+	node.Status.Features = nil
+	return node, nil
+}
+
+// stripWorkload drops the pod template's spec (and a StatefulSet's volume
+// claim templates) from every Deployment and StatefulSet an
+// IngressDaemonSet does not control: the other readers only need the
+// metadata, replicas, strategy, the template's metadata and the status, and
+// nobody but the IngressDaemonSet controller, on its own objects, updates a
+// cached workload.
+func stripWorkload(obj any) (any, error) {
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		if !controlledByIngressDaemonSet(w) {
+			w.Spec.Template.Spec = corev1.PodSpec{}
+		}
+	case *appsv1.StatefulSet:
+		if !controlledByIngressDaemonSet(w) {
+			w.Spec.Template.Spec = corev1.PodSpec{}
+			w.Spec.VolumeClaimTemplates = nil
+		}
+	}
+	return obj, nil
+}
+
+func controlledByIngressDaemonSet(obj client.Object) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "IngressDaemonSet" && ref.APIVersion == appsv1alpha1.GroupVersion.String() {
+			return true
+		}
+	}
+	return false
+}

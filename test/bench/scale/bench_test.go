@@ -1,0 +1,683 @@
+package scale
+
+// BenchmarkScale1000Nodes10000Pods (run by `make bench`, never a test)
+// measures the manager at the size issue 10 names: a local cluster with 1,000
+// kwok nodes and 10,000 pods of which a tenth are edgeplane's business, the
+// cloud emulator seeded to match, and edgeplane-manager built from this tree
+// and run as a separate process with every controller on. Figures:
+//   - rss-idle-MiB: VmRSS once everything has converged and the manager is idle;
+//   - rss-peak-MiB: VmHWM of a freshly started manager re-listing everything
+//     (the full resync), i.e. its peak;
+//   - cpu-resync-s: CPU time (user+system) of that manager from start until
+//     it is idle again;
+//   - cloud-mutations-resync: successful mutating cloud calls during the
+//     resync, from the emulator's counters (target 0);
+//   - heap-idle-MiB: the Go heap in use while idle (go_memstats from /metrics).
+//
+// The mix of edgeplane-relevant objects (1,000 pods, 225 nodes):
+//   - 250 pods annotated for an auto-allocated Elastic IP (PodElasticIP
+//     translator, one PodElasticIP and one EC2 address each);
+//   - 250 float-IP pods of a Deployment, placed by kube-scheduler through the
+//     manager's scheduler extender (FloatIPPool);
+//   - 250 pods of 5 legacy-annotated burst Deployments (BurstPolicy translator
+//     and controller; the local floor covers every replica, nothing bursts);
+//   - 250 pods of an IngressDaemonSet, 2 per node on 125 labelled nodes;
+//   - 100 nodes labelled for an anycast address (AnycastIPBinding translator,
+//     Tencent Cloud instances in the emulator).
+// The other 9,000 pods are plain, created already bound to a node (kwok runs
+// them); the relevant bound pods are spread the same way.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/localcluster"
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+)
+
+const (
+	numNodes     = 1000
+	numPods      = 10000
+	aiaNodes     = 100 // n0000..n0099
+	idsNodes     = 125 // n0100..n0224
+	idsPerNode   = 2
+	peipPods     = 250
+	floatIPPods  = 250
+	burstDeploys = 5
+	burstPerDep  = 50
+	plainNS      = 20
+	// podCIDR is wide enough for every pod: kwok hands out pod IPs from one
+	// pool shared by the nodes, a /24 by default.
+	podCIDR = "10.0.0.1/18"
+)
+
+var plainPods = numPods - peipPods - floatIPPods - burstDeploys*burstPerDep - idsNodes*idsPerNode
+
+func nodeName(i int) string { return fmt.Sprintf("n%04d", i) }
+
+func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := b.TempDir()
+	bin := filepath.Join(work, "edgeplane-manager")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building the manager: %v\n%s", err, out)
+	}
+
+	sim := cloudsimtest.Start(b, cloudsim.Options{Seed: 1,
+		Settings: core.Settings{EC2AddressQuota: 2 * peipPods, TencentAddressQuota: 2 * aiaNodes, RateLimitsDisabled: true},
+		Fixtures: fixtures()})
+
+	// The scheduler sends float-IP pods to the manager's extender.
+	extender := freeAddr(b)
+	clusterDir := filepath.Join(work, "cluster")
+	schedCfg := filepath.Join(work, "scheduler.yaml")
+	if err := os.WriteFile(schedCfg, []byte(schedulerConfig(clusterDir, "http://"+extender)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	scheme, err := edgescheme.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: clusterDir, Scheme: scheme, StartTimeout: 5 * time.Minute,
+		SchedulerFlags:         []string{"--config=" + schedCfg},
+		KwokFlags:              []string{"--cidr=" + podCIDR},
+		ControllerManagerFlags: []string{"--kube-api-qps=100", "--kube-api-burst=200"},
+	})
+	if err != nil {
+		b.Fatalf("starting the local cluster: %v", err)
+	}
+	defer func() { _ = cluster.Stop() }()
+	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
+		b.Fatalf("installing CRDs: %v", err)
+	}
+	cfg := cluster.RESTConfig()
+	cfg.QPS, cfg.Burst = 1000, 2000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	start := time.Now()
+	createNodes(ctx, b, c)
+	b.Logf("%d nodes Ready after %s", numNodes, time.Since(start).Round(time.Second))
+	namespaces := []string{"scale-peip", "scale-fip", "scale-burst", "scale-ids"}
+	for i := range plainNS {
+		namespaces = append(namespaces, fmt.Sprintf("plain-%02d", i))
+	}
+	for _, ns := range namespaces {
+		if err := cluster.CreateNamespace(ctx, ns); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, obj := range cloudObjects(sim.URL()) {
+		if err := c.Create(ctx, obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	kubeconfig := cluster.KubeconfigPath()
+	mgr := startManager(b, bin, kubeconfig, extender, "first")
+	if err := createWorkloads(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("workloads created after %s", time.Since(start).Round(time.Second))
+	waitConverged(ctx, b, c)
+	b.Logf("converged after %s", time.Since(start).Round(time.Second))
+	waitIdle(ctx, b, mgr.pid(), 0)
+	// Idle: the mean of a few samples, a second apart.
+	var rss, anon, file int64
+	for range 5 {
+		m, err := ReadMemory(mgr.pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss, anon, file = rss+m.RSS/5, anon+m.Anon/5, file+m.File/5
+		time.Sleep(time.Second)
+	}
+	heap := mgr.heapInUse(b)
+	mgr.saveProfile(b, "heap-idle.pprof")
+	first, err := ReadMemory(mgr.pid())
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	b.ResetTimer()
+	var cpu time.Duration
+	var peak int64
+	var mutations map[string]int64
+	for i := range b.N {
+		// The full resync: a new manager process lists everything again and
+		// must find nothing to change in the cloud.
+		before := sim.World().Stats()
+		mgr.stop(b)
+		mgr = startManager(b, bin, kubeconfig, extender, fmt.Sprintf("resync-%d", i))
+		cpu = waitIdle(ctx, b, mgr.pid(), 20*time.Second)
+		m, err := ReadMemory(mgr.pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, m.HWM)
+		mutations = Mutations(before, sim.World().Stats())
+	}
+	b.StopTimer()
+	mgr.stop(b)
+	var total int64
+	for _, n := range mutations {
+		total += n
+	}
+	if total > 0 {
+		b.Logf("cloud mutations during the resync: %v", mutations)
+	}
+	b.ReportMetric(mib(rss), "rss-idle-MiB")
+	b.ReportMetric(mib(anon), "rss-anon-idle-MiB")
+	b.ReportMetric(mib(file), "rss-file-idle-MiB")
+	b.ReportMetric(mib(peak), "rss-peak-MiB")
+	b.ReportMetric(mib(first.HWM), "rss-peak-first-MiB")
+	b.ReportMetric(mib(heap), "heap-idle-MiB")
+	b.ReportMetric(cpu.Seconds(), "cpu-resync-s")
+	b.ReportMetric(float64(total), "cloud-mutations-resync")
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// fixtures seeds the emulator: EC2 instances whose ENIs hold every pod IP
+// kwok can hand out (the PodElasticIP pods' IPs are not known in advance),
+// and a Tencent Cloud instance per anycast node.
+func fixtures() *core.Fixtures {
+	var fx core.Fixtures
+	for x := range 64 { // 10.0.0.0/18, a /24 per ENI
+		eni := core.EC2ENIFixture{NetworkInterfaceID: fmt.Sprintf("eni-5ca1e%011d", x)}
+		for y := range 256 {
+			if x == 0 && y == 0 {
+				continue
+			}
+			eni.PrivateIPAddresses = append(eni.PrivateIPAddresses, fmt.Sprintf("10.0.%d.%d", x, y))
+		}
+		fx.EC2.Instances = append(fx.EC2.Instances, core.EC2InstanceFixture{
+			InstanceID: fmt.Sprintf("i-5ca1e%011d", x), VpcID: "vpc-5ca1e001", SubnetID: "subnet-5ca1e001",
+			NetworkInterfaces: []core.EC2ENIFixture{eni},
+		})
+	}
+	for i := range aiaNodes {
+		fx.Tencent.Instances = append(fx.Tencent.Instances, core.TCInstanceFixture{
+			InstanceID: instanceID(i), InstanceName: nodeName(i), PrivateIPAddresses: []string{fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)},
+		})
+	}
+	return &fx
+}
+
+func instanceID(i int) string { return fmt.Sprintf("ins-sc%06d", i) }
+
+func schedulerConfig(clusterDir, extenderURL string) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 200
+  burst: 400
+leaderElection:
+  leaderElect: false
+extenders:
+- urlPrefix: %s/v1
+  filterVerb: filter
+  bindVerb: bind
+  weight: 1
+  httpTimeout: 30s
+  nodeCacheCapable: true
+  managedResources:
+  - name: %s
+    ignoredByScheduler: true
+`, filepath.Join(clusterDir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), extenderURL, networkingv1alpha1.ResourceENIIP)
+}
+
+// parallel runs fn for 0..n-1 on 32 workers and returns the first error.
+func parallel(n int, fn func(i int) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan int)
+	)
+	for range 32 {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// createRetrying creates obj, retrying while the API server is overloaded.
+func createRetrying(ctx context.Context, c client.Client, obj client.Object) error {
+	return wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second},
+		func(ctx context.Context) (bool, error) {
+			err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
+			switch {
+			case err == nil, apierrors.IsAlreadyExists(err):
+				return true, nil
+			case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsInternalError(err):
+				return false, nil
+			}
+			return false, fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		})
+}
+
+func createNodes(ctx context.Context, b *testing.B, c client.Client) {
+	err := parallel(numNodes, func(i int) error {
+		spec := localcluster.NodeSpec{Name: nodeName(i), Labels: map[string]string{}}
+		switch {
+		case i < aiaNodes:
+			spec.Labels[networkingv1alpha1.LegacyLabelNeedAIAIP] = "true"
+			spec.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID] = instanceID(i)
+		case i < aiaNodes+idsNodes:
+			spec.Labels["scale.edgeplane.io/ingress"] = "true"
+		}
+		return createRetrying(ctx, c, spec.Object())
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	poll(ctx, b, "every node Ready and untainted", 10*time.Minute, func() (bool, string) {
+		var list corev1.NodeList
+		if err := c.List(ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for i := range list.Items {
+			if nodeReady(&list.Items[i]) {
+				ready++
+			}
+		}
+		return ready == numNodes, fmt.Sprintf("%d of %d ready", ready, numNodes)
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady {
+			return false
+		}
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func cloudObjects(endpoint string) []client.Object {
+	aws := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: cloudv1alpha1.DefaultProviderConfigName}}
+	aws.Spec.Provider, aws.Spec.Region, aws.Spec.Endpoint, aws.Spec.ClusterIdentity = cloudv1alpha1.ProviderAWS, "us-east-1", endpoint, "scale"
+	aws.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
+	tc := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "tencentcloud"}}
+	tc.Spec.Provider, tc.Spec.Region, tc.Spec.Endpoint, tc.Spec.ClusterIdentity = cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", endpoint, "scale"
+	tc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
+	pool := &networkingv1alpha1.FloatIPPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "scale"},
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"172.20.0.10~172.20.1.250"}, Subnet: "172.20.0.0/23", Gateway: "172.20.0.1",
+			NodeSubnets: []string{"10.0.0.0/8"}},
+	}
+	return []client.Object{aws, tc, pool}
+}
+
+// container is the shape of every pod's container: what a typical
+// Deployment's pod carries (image, ports, env, resources, probes).
+func container(name string) corev1.Container {
+	return corev1.Container{
+		Name: name, Image: "registry.example.com/team/" + name + ":1.4.2",
+		Args:  []string{"--listen=:8080", "--log-format=json"},
+		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+		Env: []corev1.EnvVar{
+			{Name: "LOG_LEVEL", Value: "info"},
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+			PeriodSeconds: 10},
+	}
+}
+
+func boundPod(ns, name string, node int, labels, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{NodeName: nodeName(node), Containers: []corev1.Container{container("app")},
+			AutomountServiceAccountToken: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](1)},
+	}
+}
+
+func deployment(ns, name string, replicas int32, annotations map[string]string, mutate func(*corev1.PodSpec)) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{container(name)}, AutomountServiceAccountToken: ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](1)}}},
+	}
+	if mutate != nil {
+		mutate(&d.Spec.Template.Spec)
+	}
+	return d
+}
+
+func createWorkloads(ctx context.Context, c client.Client) error {
+	var objs []client.Object
+	// IngressDaemonSet: 2 replicas on each of the 125 labelled nodes.
+	objs = append(objs, &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ingress", Namespace: "scale-ids"},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingress"}},
+			Template:        appsv1alpha1.PodTemplate{Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ingress"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("ingress")}, TerminationGracePeriodSeconds: ptr.To[int64](1)}},
+			ReplicasPerNode: idsPerNode,
+			NodeSelector:    map[string]string{"scale.edgeplane.io/ingress": "true"},
+		},
+	})
+	// Float-IP pods through the scheduler and the extender.
+	objs = append(objs, deployment("scale-fip", "fip", floatIPPods, nil, func(s *corev1.PodSpec) {
+		eni := corev1.ResourceList{networkingv1alpha1.ResourceENIIP: resource.MustParse("1")}
+		maps.Copy(s.Containers[0].Resources.Requests, eni)
+		s.Containers[0].Resources.Limits[networkingv1alpha1.ResourceENIIP] = resource.MustParse("1")
+	}))
+	// Legacy-annotated burst workloads whose local floor covers every replica.
+	for i := range burstDeploys {
+		objs = append(objs, deployment("scale-burst", fmt.Sprintf("burst-%d", i), burstPerDep,
+			map[string]string{"AUTO_SCALE_EKS": "true", "LOCAL_REPLICAS": strconv.Itoa(burstPerDep)}, nil))
+	}
+	for _, o := range objs {
+		if err := createRetrying(ctx, c, o); err != nil {
+			return err
+		}
+	}
+	// Bound pods: the Elastic-IP pods, then the plain ones, spread over
+	// every node.
+	return parallel(peipPods+plainPods, func(i int) error {
+		node := (i * 7) % numNodes
+		if i < peipPods {
+			return createRetrying(ctx, c, boundPod("scale-peip", fmt.Sprintf("eip-%03d", i), node,
+				map[string]string{"app": "eip"}, map[string]string{annotations.Type: "auto"}))
+		}
+		j := i - peipPods
+		ns := fmt.Sprintf("plain-%02d", j%plainNS)
+		return createRetrying(ctx, c, boundPod(ns, fmt.Sprintf("plain-%04d", j), node,
+			map[string]string{"app": fmt.Sprintf("plain-%d", j%50), "tier": "backend"}, nil))
+	})
+}
+
+// waitConverged waits until every pod runs and every edgeplane object the
+// mix creates is Ready.
+func waitConverged(ctx context.Context, b *testing.B, c client.Client) {
+	poll(ctx, b, "every pod Running", 20*time.Minute, func() (bool, string) {
+		var running, all metav1.PartialObjectMetadataList
+		all.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+		running.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+		if err := c.List(ctx, &all); err != nil {
+			return false, err.Error()
+		}
+		if err := c.List(ctx, &running, client.MatchingFieldsSelector{Selector: fieldsRunning}); err != nil {
+			return false, err.Error()
+		}
+		return len(running.Items) >= numPods, fmt.Sprintf("%d of %d pods (%d created) Running", len(running.Items), numPods, len(all.Items))
+	})
+	poll(ctx, b, "every PodElasticIP and AnycastIPBinding Ready", 20*time.Minute, func() (bool, string) {
+		var peips networkingv1alpha1.PodElasticIPList
+		var aias networkingv1alpha1.AnycastIPBindingList
+		if err := c.List(ctx, &peips); err != nil {
+			return false, err.Error()
+		}
+		if err := c.List(ctx, &aias); err != nil {
+			return false, err.Error()
+		}
+		p, a := 0, 0
+		for i := range peips.Items {
+			if peips.Items[i].GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+				p++
+			}
+		}
+		for i := range aias.Items {
+			if aias.Items[i].GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+				a++
+			}
+		}
+		return p == peipPods && a == aiaNodes, fmt.Sprintf("%d of %d PodElasticIPs, %d of %d AnycastIPBindings Ready", p, peipPods, a, aiaNodes)
+	})
+	poll(ctx, b, "the IngressDaemonSet Ready", 10*time.Minute, func() (bool, string) {
+		var ids appsv1alpha1.IngressDaemonSet
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "scale-ids", Name: "ingress"}, &ids); err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(ids.Status.Conditions, appsv1alpha1.TypeReady), fmt.Sprintf("%+v", ids.Status.Conditions)
+	})
+}
+
+func poll(ctx context.Context, b *testing.B, what string, timeout time.Duration, cond func() (bool, string)) {
+	b.Helper()
+	var state string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, state = cond()
+		return ok, nil
+	})
+	if err != nil {
+		b.Fatalf("waiting for %s: %v (last: %s)", what, err, state)
+	}
+}
+
+// waitIdle waits until the process has used less than 2% of a core over the
+// last 10 s (but at least minWait after this call), and returns its CPU time
+// at that moment.
+func waitIdle(ctx context.Context, b *testing.B, pid int, minWait time.Duration) time.Duration {
+	b.Helper()
+	const window = 10
+	began := time.Now()
+	var samples []time.Duration
+	for {
+		cpu, err := ReadCPU(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, cpu)
+		if n := len(samples); n > window && time.Since(began) >= minWait && cpu-samples[n-1-window] < window*time.Second/50 {
+			return cpu
+		}
+		if time.Since(began) > 15*time.Minute {
+			b.Fatalf("the manager never went idle: CPU %v over the last samples", samples[max(0, len(samples)-window):])
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatal(ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+type managerProc struct {
+	cmd     *exec.Cmd
+	metrics string
+	pprof   string
+	log     string
+}
+
+// saveProfile writes the manager's heap profile to
+// $EDGEPLANE_BENCH_PROFILE_DIR/name when that variable is set.
+func (m *managerProc) saveProfile(b *testing.B, name string) {
+	dir := os.Getenv("EDGEPLANE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = out.Close() }()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile in %s", out.Name())
+}
+
+func (m *managerProc) pid() int { return m.cmd.Process.Pid }
+
+func (m *managerProc) stop(b *testing.B) {
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = m.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// heapInUse reads go_memstats_heap_inuse_bytes from the manager's metrics.
+func (m *managerProc) heapInUse(b *testing.B) int64 {
+	resp, err := http.Get("http://" + m.metrics + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int64(f)
+		}
+	}
+	b.Fatal("go_memstats_heap_inuse_bytes missing from the manager's metrics")
+	return 0
+}
+
+func startManager(b *testing.B, bin, kubeconfig, extender, name string) *managerProc {
+	b.Helper()
+	probe, webhook, metrics, pprof := freeAddr(b), freeAddr(b), freeAddr(b), freeAddr(b)
+	_, webhookPort, _ := net.SplitHostPort(webhook)
+	dir := b.TempDir()
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
+		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
+		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
+		"--webhook-service-namespace", "default",
+		"--floatip-extender-address", extender, "--floatip-api-address=",
+		"--aia-provider-config", "tencentcloud")
+	cmd.Env = os.Environ()
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	m := &managerProc{cmd: cmd, metrics: metrics, pprof: pprof, log: log.Name()}
+	b.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		_ = log.Close()
+	})
+	err = wait.PollUntilContextTimeout(b.Context(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if cmd.ProcessState != nil {
+			return false, errors.New("exited")
+		}
+		resp, err := http.Get("http://" + probe + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		tail, _ := os.ReadFile(log.Name())
+		b.Fatalf("manager %s never became ready: %v\n%s", name, err, lastLines(string(tail), 30))
+	}
+	return m
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func freeAddr(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+var fieldsRunning = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))
