@@ -16,11 +16,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -110,6 +114,10 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return err
 	}
+	cleanup := &CleanupReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy")}
+	if err := cleanup.SetupWithManager(mgr); err != nil {
+		return err
+	}
 	d := &DefaultsReconciler{Client: mgr.GetClient()}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("clusterburstpolicy").
 		For(&schedulingv1alpha1.ClusterBurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -147,13 +155,58 @@ type Reconciler struct {
 
 	// fresh remembers pods written until the cache has them.
 	fresh freshPods
+	// writer writes pods in the background; nil writes them within the
+	// reconcile (SetupWithManager sets it).
+	writer *podWriter
+	// statusWritten is when each policy's status was last written while
+	// its pods were being written.
+	statusMu      sync.Mutex
+	statusWritten map[types.NamespacedName]time.Time
+}
+
+// statusInterval bounds how often a policy's status is written while its
+// pods are being written.
+const statusInterval = time.Second
+
+// statusHold says how long to hold the status write of this pass back: zero
+// unless the pass wrote pods (in the background), the status changed only in
+// its counts, and the last such write is less than statusInterval ago.
+func (r *Reconciler) statusHold(key types.NamespacedName, s *scope) time.Duration {
+	if r.writer == nil || s.plan == nil || s.wrote == 0 || s.targetErr != nil {
+		return 0
+	}
+	if s.before.Status.ObservedGeneration != s.policy.Generation {
+		return 0
+	}
+	for _, t := range []string{schedulingv1alpha1.TypeReady, schedulingv1alpha1.TypeBursting, schedulingv1alpha1.TypeLocalCapacityShort} {
+		b, a := status.Get(s.before, t), status.Get(s.policy, t)
+		if b == nil || a == nil || b.Status != a.Status || b.Reason != a.Reason {
+			return 0
+		}
+	}
+	now := r.now()
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	if r.statusWritten == nil {
+		r.statusWritten = map[types.NamespacedName]time.Time{}
+	}
+	if last, ok := r.statusWritten[key]; ok && now.Sub(last) < statusInterval {
+		return statusInterval - now.Sub(last)
+	}
+	r.statusWritten[key] = now
+	return 0
 }
 
 // SetupWithManager registers r and its watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writer = newPodWriter()
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.writer.Start(ctx, r) })); err != nil {
+		return fmt.Errorf("adding the burst pod writer: %w", err)
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
-		For(&schedulingv1alpha1.BurstPolicy{}).
+		For(&schedulingv1alpha1.BurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToPolicies), builder.WithPredicates(podChanged())).
+		WatchesRawSource(source.Channel(r.writer.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Complete(r); err != nil {
@@ -181,6 +234,8 @@ type scope struct {
 	sw decide.Switch
 	// plan is set once the pods were planned.
 	plan *decide.Plan
+	// wrote counts the pod writes the pass made.
+	wrote int
 }
 
 // Reconcile resolves the governed pods, bursts those the plan says, keeps the
@@ -196,6 +251,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	s := &scope{policy: policy, before: policy.DeepCopy()}
 	defer func() {
 		computeStatus(s)
+		if wait := r.statusHold(req.NamespacedName, s); wait > 0 {
+			// Pods are being written: the counts change with every pass, so
+			// the status is written at most once per statusInterval until
+			// they settle (each status write is an API write that the pod
+			// writes wait behind).
+			if res.RequeueAfter == 0 || wait < res.RequeueAfter {
+				res.RequeueAfter = wait
+			}
+			return
+		}
 		pres, err := status.Patch(ctx, r.Client, s.before, s.policy)
 		if err != nil {
 			retErr = errors.Join(retErr, err)
@@ -204,6 +269,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			res.RequeueAfter = pres.RequeueAfter
 		}
 	}()
+
+	if r.writer != nil {
+		// Writes of an earlier pass that failed: reported (and backed off) now.
+		if err := r.writer.takeErrors(req.NamespacedName); err != nil {
+			defer func() { retErr = errors.Join(retErr, err) }()
+		}
+	}
 
 	defaults, err := r.clusterDefaults(ctx)
 	if err != nil {
@@ -257,7 +329,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	plan := decide.Decide(params, states, r.now())
 	s.plan = &plan
 
-	requeue, err := r.applyPlan(ctx, policy, live, plan)
+	requeue, wrote, err := r.applyPlan(ctx, policy, live, plan, !s.sw.Burst)
+	s.wrote = wrote
 	if err != nil {
 		return ctrl.Result{}, err
 	}
