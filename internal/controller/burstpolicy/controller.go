@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +96,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies;clusterburstpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies/status;clusterburstpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
@@ -155,46 +155,22 @@ type Reconciler struct {
 
 	// fresh remembers pods written until the cache has them.
 	fresh freshPods
+	// evicted remembers the evictions of rebalancing in flight.
+	evicted evictions
 	// writer writes pods in the background; nil writes them within the
 	// reconcile (SetupWithManager sets it).
 	writer *podWriter
-	// statusWritten is when each policy's status was last written while
-	// its pods were being written.
-	statusMu      sync.Mutex
-	statusWritten map[types.NamespacedName]time.Time
 }
 
-// statusInterval bounds how often a policy's status is written while its
-// pods are being written.
-const statusInterval = time.Second
-
-// statusHold says how long to hold the status write of this pass back: zero
-// unless the pass wrote pods (in the background), the status changed only in
-// its counts, and the last such write is less than statusInterval ago.
-func (r *Reconciler) statusHold(key types.NamespacedName, s *scope) time.Duration {
-	if r.writer == nil || s.plan == nil || s.wrote == 0 || s.targetErr != nil {
+// statusHold says how long to hold the status write of this pass back: while
+// pod writes of the policy are in flight, so that a status never runs ahead
+// of the pods it describes. The last write to land wakes the policy; the
+// returned requeue is only a backstop.
+func (r *Reconciler) statusHold(key types.NamespacedName) time.Duration {
+	if r.writer == nil || r.writer.inFlight(key) == 0 {
 		return 0
 	}
-	if s.before.Status.ObservedGeneration != s.policy.Generation {
-		return 0
-	}
-	for _, t := range []string{schedulingv1alpha1.TypeReady, schedulingv1alpha1.TypeBursting, schedulingv1alpha1.TypeLocalCapacityShort} {
-		b, a := status.Get(s.before, t), status.Get(s.policy, t)
-		if b == nil || a == nil || b.Status != a.Status || b.Reason != a.Reason {
-			return 0
-		}
-	}
-	now := r.now()
-	r.statusMu.Lock()
-	defer r.statusMu.Unlock()
-	if r.statusWritten == nil {
-		r.statusWritten = map[types.NamespacedName]time.Time{}
-	}
-	if last, ok := r.statusWritten[key]; ok && now.Sub(last) < statusInterval {
-		return statusInterval - now.Sub(last)
-	}
-	r.statusWritten[key] = now
-	return 0
+	return time.Second
 }
 
 // SetupWithManager registers r and its watches.
@@ -234,8 +210,6 @@ type scope struct {
 	sw decide.Switch
 	// plan is set once the pods were planned.
 	plan *decide.Plan
-	// wrote counts the pod writes the pass made.
-	wrote int
 }
 
 // Reconcile resolves the governed pods, bursts those the plan says, keeps the
@@ -251,11 +225,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	s := &scope{policy: policy, before: policy.DeepCopy()}
 	defer func() {
 		computeStatus(s)
-		if wait := r.statusHold(req.NamespacedName, s); wait > 0 {
-			// Pods are being written: the counts change with every pass, so
-			// the status is written at most once per statusInterval until
-			// they settle (each status write is an API write that the pod
-			// writes wait behind).
+		if wait := r.statusHold(req.NamespacedName); wait > 0 {
+			// Pods are being written: the status waits for them (it would
+			// run ahead of the pods otherwise, and each status write is an
+			// API write that the pod writes would wait behind).
 			if res.RequeueAfter == 0 || wait < res.RequeueAfter {
 				res.RequeueAfter = wait
 			}
@@ -329,15 +302,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	plan := decide.Decide(params, states, r.now())
 	s.plan = &plan
 
-	requeue, wrote, err := r.applyPlan(ctx, policy, live, plan, !s.sw.Burst)
-	s.wrote = wrote
+	requeue, err := r.applyPlan(ctx, policy, live, plan, !s.sw.Burst)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if requeue {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+	after := plan.RequeueAfter
+	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods.Items, states, live)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if rbAfter > 0 && (after == 0 || rbAfter < after) {
+		after = rbAfter
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one

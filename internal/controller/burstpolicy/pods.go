@@ -166,8 +166,8 @@ type podWrite struct {
 // pods the virtual-node selector and the gate's removal), ungating,
 // not-burstable marks and deletion costs. A switched-off policy reverts the
 // deletion costs and burst marks it wrote. It reports whether a write
-// conflicted (requeue soon) and how many pods it wrote.
-func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan, switchedOff bool) (conflict bool, wrote int, err error) {
+// conflicted (requeue soon).
+func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan, switchedOff bool) (bool, error) {
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	writes := map[string]*podWrite{}
@@ -270,11 +270,11 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 	for _, w := range writes {
 		list = append(list, w)
 	}
-	conflict, err = r.writePods(ctx, client.ObjectKeyFromObject(p), list)
+	conflict, err := r.writePods(ctx, client.ObjectKeyFromObject(p), list)
 	if len(plan.Burst) > 0 && r.Recorder != nil {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, EventReasonBurst, actionBurst, "Burst %d pods to virtual nodes: %s", len(plan.Burst), strings.Join(plan.Burst, ", "))
 	}
-	return conflict, len(list), err
+	return conflict, err
 }
 
 // hasGate reports whether the pod carries the burst-decision gate.
@@ -323,10 +323,12 @@ func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName,
 		jobs = append(jobs, writeJob{policy: policy, w: w, want: q, exp: r.fresh.expect(w.pod, q)})
 	}
 	if r.writer != nil {
+		r.writer.queued(policy, len(jobs))
 		for i, j := range jobs {
 			select {
 			case r.writer.jobs <- j:
 			case <-ctx.Done():
+				r.writer.queued(policy, -len(jobs[i:]))
 				for _, rest := range jobs[i:] {
 					r.fresh.failed(rest.w.pod.UID, rest.exp)
 				}

@@ -45,6 +45,54 @@ type podWriter struct {
 
 	mu   sync.Mutex
 	errs map[types.NamespacedName][]error
+	// pending counts the writes in flight per policy.
+	pending map[types.NamespacedName]int
+}
+
+// queued counts n more writes of policy in flight.
+func (pw *podWriter) queued(policy types.NamespacedName, n int) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.pending == nil {
+		pw.pending = map[types.NamespacedName]int{}
+	}
+	pw.pending[policy] += n
+}
+
+// landed counts one write of policy done and reports whether it was the
+// last one in flight.
+func (pw *podWriter) landed(policy types.NamespacedName) bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.pending[policy]--
+	if pw.pending[policy] > 0 {
+		return false
+	}
+	delete(pw.pending, policy)
+	return true
+}
+
+// inFlight counts the writes of policy in flight.
+func (pw *podWriter) inFlight(policy types.NamespacedName) int {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.pending[policy]
+}
+
+// wakeAfter reconciles policy again after d.
+func (pw *podWriter) wakeAfter(ctx context.Context, policy types.NamespacedName, d time.Duration) {
+	send := func() {
+		ev := event.GenericEvent{Object: &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: policy.Namespace, Name: policy.Name}}}
+		select {
+		case pw.wake <- ev:
+		case <-ctx.Done():
+		}
+	}
+	if d <= 0 {
+		go send()
+		return
+	}
+	time.AfterFunc(d, send)
 }
 
 func newPodWriter() *podWriter {
@@ -72,13 +120,20 @@ func (pw *podWriter) Start(ctx context.Context, r *Reconciler) error {
 
 func (pw *podWriter) write(ctx context.Context, r *Reconciler, j writeJob) {
 	err := r.patchPod(ctx, j)
+	last := pw.landed(j.policy)
 	switch {
 	case err == nil:
+		if last {
+			pw.wakeAfter(ctx, j.policy, 0) // the held-back status can be written
+		}
 		return
 	case apierrors.IsConflict(err):
 		log.FromContext(ctx).V(1).Info("Pod changed while being patched; will retry", "pod", client.ObjectKeyFromObject(j.w.pod))
 	case apierrors.IsNotFound(err):
-		return // gone: its deletion brings the policy back
+		if last {
+			pw.wakeAfter(ctx, j.policy, 0)
+		}
+		return // gone: its deletion brings the policy back too
 	default:
 		pw.mu.Lock()
 		if pw.errs == nil {
@@ -87,13 +142,7 @@ func (pw *podWriter) write(ctx context.Context, r *Reconciler, j writeJob) {
 		pw.errs[j.policy] = append(pw.errs[j.policy], err)
 		pw.mu.Unlock()
 	}
-	time.AfterFunc(retryAfter, func() {
-		ev := event.GenericEvent{Object: &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: j.policy.Namespace, Name: j.policy.Name}}}
-		select {
-		case pw.wake <- ev:
-		case <-ctx.Done():
-		}
-	})
+	pw.wakeAfter(ctx, j.policy, retryAfter)
 }
 
 // takeErrors returns and forgets the failed writes of a policy.
