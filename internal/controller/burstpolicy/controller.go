@@ -266,8 +266,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	s.target = target
 
+	// The pods are the cache's own objects (no copy: a pass runs for every
+	// burst of pod events and would copy every governed pod each time); they
+	// are read only, and every write starts from a deep copy.
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
 	}
 	r.fresh.resolve(pods.Items)
@@ -336,6 +339,9 @@ func (r *Reconciler) clusterDefaults(ctx context.Context) (*schedulingv1alpha1.C
 
 // podToPolicies maps a pod to the policies of its namespace that may govern it.
 func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []reconcile.Request {
+	if r.fresh.isEcho(obj.GetUID(), obj.GetResourceVersion()) {
+		return nil // our own write landing: the pass that wrote it planned with it
+	}
 	list := &schedulingv1alpha1.BurstPolicyList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
 		log.FromContext(ctx).Error(err, "Listing BurstPolicies for a pod failed", "pod", client.ObjectKeyFromObject(obj))

@@ -95,3 +95,12 @@ func (f *freshPods) resolve(pods []corev1.Pod) {
 		}
 	}
 }
+
+// isEcho reports whether pod is exactly what a write of ours produced: the
+// pass that wrote it already planned with it, so its event needs no pass.
+func (f *freshPods) isEcho(uid types.UID, resourceVersion string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.m[uid]
+	return ok && !e.inFlight && e.pod.ResourceVersion == resourceVersion
+}

@@ -19,6 +19,9 @@ func TestFreshPods(t *testing.T) {
 	before, after := pod("1", 0), pod("2", 1)
 	f.remember(&before, &after)
 
+	if !f.isEcho("u1", "2") || f.isEcho("u1", "1") || f.isEcho("u2", "2") {
+		t.Errorf("isEcho does not recognise exactly the written version")
+	}
 	stale := []corev1.Pod{pod("1", 0)}
 	f.resolve(stale)
 	if stale[0].ResourceVersion != "2" || len(stale[0].Spec.Tolerations) != 1 {
