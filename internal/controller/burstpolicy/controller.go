@@ -6,9 +6,12 @@
 // kube-scheduler. See docs/burstpolicy.md for the mechanism and its limits.
 //
 // Files: controller.go (Setup, Reconcile), target.go (resolving the governed
-// pods), pods.go (per-pod state and writes), status.go (pure status),
-// defaults.go (the ClusterBurstPolicy). The pure decisions live in decide/,
-// the legacy translators in translate/.
+// pods), pods.go (per-pod state and the plan's writes), writer.go (the
+// background pod writer), fresh.go (write expectations), rebalance.go
+// (moving burst pods home), cleanup.go (reverting the marks of pods no
+// policy governs), status.go (pure status), defaults.go (the
+// ClusterBurstPolicy). The pure decisions live in decide/, the legacy
+// translators in translate/.
 package burstpolicy
 
 import (
