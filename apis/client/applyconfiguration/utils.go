@@ -120,6 +120,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationschedulingv1alpha1.ClusterBurstPolicyStatusApplyConfiguration{}
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("NonBurstablePod"):
 		return &applyconfigurationschedulingv1alpha1.NonBurstablePodApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("Rebalance"):
+		return &applyconfigurationschedulingv1alpha1.RebalanceApplyConfiguration{}
+	case schedulingv1alpha1.SchemeGroupVersion.WithKind("RebalanceStatus"):
+		return &applyconfigurationschedulingv1alpha1.RebalanceStatusApplyConfiguration{}
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("TargetReference"):
 		return &applyconfigurationschedulingv1alpha1.TargetReferenceApplyConfiguration{}
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("VirtualNodes"):

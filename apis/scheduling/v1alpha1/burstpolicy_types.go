@@ -88,8 +88,31 @@ type VirtualNodes struct {
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
+// Rebalance moves burst pods back home: when fewer than localReplicas
+// replicas of the workload's current revision run locally (a local node
+// failed, for example, and recovered), no rollout is under way, and a local
+// node has room for a burst pod, edgeplane evicts one burst pod through the
+// Eviction API (PodDisruptionBudgets apply) so that its replacement is
+// planned local. One pod at a time: the next only once the replacement is
+// placed.
+// +kubebuilder:validation:XValidation:rule="!has(self.after) || (has(self.enabled) && self.enabled)",message="after is only allowed with enabled: true"
+type Rebalance struct {
+	// Enabled turns rebalancing on. Default false.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// After is how long the local floor must have been short, with a burst
+	// pod running, before a burst pod is evicted. Default 1m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="after must be between 0s and 24h"
+	// +optional
+	After *metav1.Duration `json:"after,omitempty"`
+}
+
 // BurstPolicySpec is the desired state of a BurstPolicy.
 // +kubebuilder:validation:XValidation:rule="has(self.targetRef) != has(self.selector)",message="exactly one of targetRef and selector must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.rebalance) || !has(self.rebalance.enabled) || !self.rebalance.enabled || (has(self.localReplicas) && self.localReplicas > 0)",message="rebalance needs localReplicas > 0"
 type BurstPolicySpec struct {
 	// TargetRef names the workload (Deployment, StatefulSet, ReplicaSet or
 	// any kind with a scale subresource) whose pods this policy governs.
@@ -142,6 +165,29 @@ type BurstPolicySpec struct {
 	// +kubebuilder:default=BurstFirst
 	// +optional
 	ScaleIn ScaleInPolicy `json:"scaleIn,omitempty"`
+
+	// Rebalance moves burst pods back to local nodes, one at a time, when
+	// the local floor is short and local room is free. Default off.
+	// +optional
+	Rebalance *Rebalance `json:"rebalance,omitempty"`
+}
+
+// RebalanceStatus is the state of moving burst pods home.
+type RebalanceStatus struct {
+	// FloorShortSince is when edgeplane first saw fewer than localReplicas
+	// replicas of the current revision local while a burst pod ran; unset
+	// when the floor is kept.
+	// +optional
+	FloorShortSince *metav1.Time `json:"floorShortSince,omitempty"`
+	// LastEvictedPod is the burst pod last evicted to move home.
+	// +optional
+	LastEvictedPod string `json:"lastEvictedPod,omitempty"`
+	// LastEvictionTime is when it was evicted.
+	// +optional
+	LastEvictionTime *metav1.Time `json:"lastEvictionTime,omitempty"`
+	// Message says what rebalancing waits for, if anything.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // NonBurstablePod is a governed pod that may not burst, and why.
@@ -185,6 +231,10 @@ type BurstPolicyStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=100
 	NonBurstablePods []NonBurstablePod `json:"nonBurstablePods,omitempty"`
+
+	// Rebalance is the state of spec.rebalance; unset when it is off.
+	// +optional
+	Rebalance *RebalanceStatus `json:"rebalance,omitempty"`
 
 	// Conditions: Ready, Bursting, LocalCapacityShort.
 	// +optional

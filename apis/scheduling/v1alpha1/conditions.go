@@ -43,6 +43,16 @@ const (
 	ReasonMaxBurstReached = "MaxBurstReached"
 )
 
+// Event reasons of rebalancing (spec.rebalance), on the policy and the pod.
+const (
+	// EventReasonRebalanceEvicted: a burst pod was evicted so that its
+	// replacement runs locally.
+	EventReasonRebalanceEvicted = "RebalanceEvicted"
+	// EventReasonRebalanceBlocked: the eviction was refused (a
+	// PodDisruptionBudget, for example); it is retried later.
+	EventReasonRebalanceBlocked = "RebalanceBlocked"
+)
+
 // Reasons of the LocalCapacityShort condition.
 const (
 	// ReasonLocalReplicasWaiting: replicas of the local floor are pending.

@@ -95,6 +95,26 @@ func TestCreateValidation(t *testing.T) {
 		"target without kind": {obj: mutate("no-kind", func(p *schedulingv1alpha1.BurstPolicy) {
 			p.Spec.TargetRef.Kind = ""
 		}), wantErr: "spec.targetRef.kind"},
+		"valid rebalance": {obj: mutate("ok-rebalance", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{Enabled: true, After: &metav1.Duration{Duration: 5 * time.Minute}}
+		})},
+		"rebalance off without after": {obj: mutate("ok-rebalance-off", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.LocalReplicas = 0
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{}
+		})},
+		"rebalance without a floor": {obj: mutate("rebalance-nofloor", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.LocalReplicas = 0
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{Enabled: true}
+		}), wantErr: "rebalance needs localReplicas > 0"},
+		"rebalance after while off": {obj: mutate("rebalance-after-off", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{After: &metav1.Duration{Duration: time.Minute}}
+		}), wantErr: "after is only allowed with enabled: true"},
+		"negative rebalance after": {obj: mutate("rebalance-neg", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{Enabled: true, After: &metav1.Duration{Duration: -time.Second}}
+		}), wantErr: "after must be between 0s and 24h"},
+		"rebalance after over a day": {obj: mutate("rebalance-long", func(p *schedulingv1alpha1.BurstPolicy) {
+			p.Spec.Rebalance = &schedulingv1alpha1.Rebalance{Enabled: true, After: &metav1.Duration{Duration: 25 * time.Hour}}
+		}), wantErr: "after must be between 0s and 24h"},
 		"cluster default named default": {obj: &schedulingv1alpha1.ClusterBurstPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "default"},
 			Spec:       schedulingv1alpha1.ClusterBurstPolicySpec{Enabled: ptr.To(false)},

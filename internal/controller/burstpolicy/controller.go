@@ -6,9 +6,12 @@
 // kube-scheduler. See docs/burstpolicy.md for the mechanism and its limits.
 //
 // Files: controller.go (Setup, Reconcile), target.go (resolving the governed
-// pods), pods.go (per-pod state and writes), status.go (pure status),
-// defaults.go (the ClusterBurstPolicy). The pure decisions live in decide/,
-// the legacy translators in translate/.
+// pods), pods.go (per-pod state and the plan's writes), writer.go (the
+// background pod writer), fresh.go (write expectations), rebalance.go
+// (moving burst pods home), cleanup.go (reverting the marks of pods no
+// policy governs), status.go (pure status), defaults.go (the
+// ClusterBurstPolicy). The pure decisions live in decide/, the legacy
+// translators in translate/.
 package burstpolicy
 
 import (
@@ -21,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,8 +33,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -93,6 +99,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies;clusterburstpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies/status;clusterburstpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
@@ -108,6 +115,10 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		FloorHandoff: o.FloorHandoff,
 	}
 	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
+		return err
+	}
+	cleanup := &CleanupReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy")}
+	if err := cleanup.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	d := &DefaultsReconciler{Client: mgr.GetClient()}
@@ -147,13 +158,34 @@ type Reconciler struct {
 
 	// fresh remembers pods written until the cache has them.
 	fresh freshPods
+	// evicted remembers the evictions of rebalancing in flight.
+	evicted evictions
+	// writer writes pods in the background; nil writes them within the
+	// reconcile (SetupWithManager sets it).
+	writer *podWriter
+}
+
+// statusHold says how long to hold the status write of this pass back: while
+// pod writes of the policy are in flight, so that a status never runs ahead
+// of the pods it describes. The last write to land wakes the policy; the
+// returned requeue is only a backstop.
+func (r *Reconciler) statusHold(key types.NamespacedName) time.Duration {
+	if r.writer == nil || r.writer.inFlight(key) == 0 {
+		return 0
+	}
+	return time.Second
 }
 
 // SetupWithManager registers r and its watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writer = newPodWriter()
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.writer.Start(ctx, r) })); err != nil {
+		return fmt.Errorf("adding the burst pod writer: %w", err)
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
-		For(&schedulingv1alpha1.BurstPolicy{}).
+		For(&schedulingv1alpha1.BurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToPolicies), builder.WithPredicates(podChanged())).
+		WatchesRawSource(source.Channel(r.writer.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Complete(r); err != nil {
@@ -196,6 +228,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	s := &scope{policy: policy, before: policy.DeepCopy()}
 	defer func() {
 		computeStatus(s)
+		if wait := r.statusHold(req.NamespacedName); wait > 0 {
+			// Pods are being written: the status waits for them (it would
+			// run ahead of the pods otherwise, and each status write is an
+			// API write that the pod writes would wait behind).
+			if res.RequeueAfter == 0 || wait < res.RequeueAfter {
+				res.RequeueAfter = wait
+			}
+			return
+		}
 		pres, err := status.Patch(ctx, r.Client, s.before, s.policy)
 		if err != nil {
 			retErr = errors.Join(retErr, err)
@@ -204,6 +245,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			res.RequeueAfter = pres.RequeueAfter
 		}
 	}()
+
+	if r.writer != nil {
+		// Writes of an earlier pass that failed: reported (and backed off) now.
+		if err := r.writer.takeErrors(req.NamespacedName); err != nil {
+			defer func() { retErr = errors.Join(retErr, err) }()
+		}
+	}
 
 	defaults, err := r.clusterDefaults(ctx)
 	if err != nil {
@@ -221,8 +269,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	s.target = target
 
+	// The pods are the cache's own objects (no copy: a pass runs for every
+	// burst of pod events and would copy every governed pod each time); they
+	// are read only, and every write starts from a deep copy.
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
 	}
 	r.fresh.resolve(pods.Items)
@@ -257,14 +308,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	plan := decide.Decide(params, states, r.now())
 	s.plan = &plan
 
-	requeue, err := r.applyPlan(ctx, policy, live, plan)
+	requeue, err := r.applyPlan(ctx, policy, live, plan, !s.sw.Burst)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if requeue {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+	after := plan.RequeueAfter
+	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods.Items, states, live)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if rbAfter > 0 && (after == 0 || rbAfter < after) {
+		after = rbAfter
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one
@@ -283,6 +342,9 @@ func (r *Reconciler) clusterDefaults(ctx context.Context) (*schedulingv1alpha1.C
 
 // podToPolicies maps a pod to the policies of its namespace that may govern it.
 func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []reconcile.Request {
+	if r.fresh.isEcho(obj.GetUID(), obj.GetResourceVersion()) {
+		return nil // our own write landing: the pass that wrote it planned with it
+	}
 	list := &schedulingv1alpha1.BurstPolicyList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
 		log.FromContext(ctx).Error(err, "Listing BurstPolicies for a pod failed", "pod", client.ObjectKeyFromObject(obj))

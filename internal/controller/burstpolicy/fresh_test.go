@@ -19,6 +19,9 @@ func TestFreshPods(t *testing.T) {
 	before, after := pod("1", 0), pod("2", 1)
 	f.remember(&before, &after)
 
+	if !f.isEcho("u1", "2") || f.isEcho("u1", "1") || f.isEcho("u2", "2") {
+		t.Errorf("isEcho does not recognise exactly the written version")
+	}
 	stale := []corev1.Pod{pod("1", 0)}
 	f.resolve(stale)
 	if stale[0].ResourceVersion != "2" || len(stale[0].Spec.Tolerations) != 1 {
@@ -36,5 +39,27 @@ func TestFreshPods(t *testing.T) {
 	f.resolve(again)
 	if again[0].ResourceVersion != "1" {
 		t.Errorf("a forgotten write was applied: %+v", again[0])
+	}
+
+	// An expectation stands for a write in flight, whatever the cache holds;
+	// a failed write is forgotten at once.
+	e := f.expect(&before, &after)
+	inFlight := []corev1.Pod{pod("7", 0)}
+	f.resolve(inFlight)
+	if len(inFlight[0].Spec.Tolerations) != 1 {
+		t.Errorf("a pod with a write in flight was not replaced by the expected one: %+v", inFlight[0])
+	}
+	f.failed(before.UID, e)
+	failed := []corev1.Pod{pod("1", 0)}
+	f.resolve(failed)
+	if len(failed[0].Spec.Tolerations) != 0 || len(f.m) != 0 {
+		t.Errorf("a failed write is still expected: %+v, %v", failed[0], f.m)
+	}
+	// Settling an expectation that a newer write replaced changes nothing.
+	old := f.expect(&before, &after)
+	newer := f.expect(&before, &after)
+	f.failed(before.UID, old)
+	if f.m[before.UID] != newer {
+		t.Errorf("settling a replaced expectation forgot the newer one")
 	}
 }

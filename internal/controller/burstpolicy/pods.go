@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -163,9 +164,10 @@ type podWrite struct {
 
 // applyPlan writes the plan to the pods: bursts (tolerations, and for gated
 // pods the virtual-node selector and the gate's removal), ungating,
-// not-burstable marks and deletion costs. It reports whether a write
+// not-burstable marks and deletion costs. A switched-off policy reverts the
+// deletion costs and burst marks it wrote. It reports whether a write
 // conflicted (requeue soon).
-func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan) (bool, error) {
+func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan, switchedOff bool) (bool, error) {
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	writes := map[string]*podWrite{}
@@ -232,6 +234,14 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 		case !isRefused && marked:
 			add(pod, func(q *corev1.Pod) { delete(q.Annotations, schedulingv1alpha1.AnnotationNotBurstable) }, nil)
 		}
+		if switchedOff {
+			// Back to plain behaviour: no deletion cost, no burst marks; the
+			// not-burstable reason of a pending pod stays (it says why).
+			if m := decide.RevertMarks(pod.Labels, pod.Annotations, true); !m.Empty() {
+				add(pod, func(q *corev1.Pod) { removeMarks(q, m) }, nil)
+			}
+			continue
+		}
 		if pod.Spec.NodeName == "" {
 			continue
 		}
@@ -260,7 +270,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 	for _, w := range writes {
 		list = append(list, w)
 	}
-	conflict, err := r.writePods(ctx, list)
+	conflict, err := r.writePods(ctx, client.ObjectKeyFromObject(p), list)
 	if len(plan.Burst) > 0 && r.Recorder != nil {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, EventReasonBurst, actionBurst, "Burst %d pods to virtual nodes: %s", len(plan.Burst), strings.Join(plan.Burst, ", "))
 	}
@@ -286,11 +296,45 @@ func (r *Reconciler) nodeIsVirtual(ctx context.Context, name string, sel map[str
 	return decide.IsVirtualNode(node.Labels, sel)
 }
 
-// writePods applies the writes in parallel (bounded), each as a merge patch
-// with optimistic locking. A conflict or a vanished pod is not an error: the
-// pod's own update event brings the policy back.
-func (r *Reconciler) writePods(ctx context.Context, writes []*podWrite) (bool, error) {
+// writePods applies the writes, each as a merge patch with optimistic
+// locking, oldest unschedulable pod first. Each write is an expectation from
+// the moment it is planned (see freshPods). With a background writer (a
+// manager runs the reconciler) the writes are handed over and writePods
+// returns at once; the writer reconciles the policy again when one fails.
+// Without one (a test calls Reconcile) it writes them here, in parallel
+// (bounded), and reports whether one conflicted. A conflict or a vanished
+// pod is not an error.
+func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName, writes []*podWrite) (bool, error) {
 	if len(writes) == 0 {
+		return false, nil
+	}
+	slices.SortFunc(writes, func(a, b *podWrite) int {
+		if c := unschedulableSince(a.pod).Compare(unschedulableSince(b.pod)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.pod.Name, b.pod.Name)
+	})
+	jobs := make([]writeJob, 0, len(writes))
+	for _, w := range writes {
+		q := w.pod.DeepCopy()
+		for _, step := range w.steps {
+			step(q)
+		}
+		jobs = append(jobs, writeJob{policy: policy, w: w, want: q, exp: r.fresh.expect(w.pod, q)})
+	}
+	if r.writer != nil {
+		r.writer.queued(policy, len(jobs))
+		for i, j := range jobs {
+			select {
+			case r.writer.jobs <- j:
+			case <-ctx.Done():
+				r.writer.queued(policy, -len(jobs[i:]))
+				for _, rest := range jobs[i:] {
+					r.fresh.failed(rest.w.pod.UID, rest.exp)
+				}
+				return false, fmt.Errorf("queueing pod writes: %w", ctx.Err())
+			}
+		}
 		return false, nil
 	}
 	var (
@@ -300,36 +344,21 @@ func (r *Reconciler) writePods(ctx context.Context, writes []*podWrite) (bool, e
 		wg       sync.WaitGroup
 		sem      = make(chan struct{}, writeWorkers)
 	)
-	for _, w := range writes {
-		wg.Add(1)
+	for _, j := range jobs {
 		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
-			q := w.pod.DeepCopy()
-			for _, step := range w.steps {
-				step(q)
-			}
-			err := r.Client.Patch(ctx, q, client.MergeFromWithOptions(w.pod, client.MergeFromWithOptimisticLock{}))
+			err := r.patchPod(ctx, j)
+			mu.Lock()
+			defer mu.Unlock()
 			switch {
-			case err == nil:
-				r.fresh.remember(w.pod, q)
-				if r.Recorder != nil {
-					for _, ev := range w.events {
-						r.Recorder.Eventf(q, nil, ev.eventType, ev.reason, actionBurst, "%s", ev.note)
-					}
-				}
+			case err == nil, apierrors.IsNotFound(err):
 			case apierrors.IsConflict(err):
-				mu.Lock()
 				conflict = true
-				mu.Unlock()
-			case apierrors.IsNotFound(err):
 			default:
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("patching pod %s: %w", w.pod.Name, err))
-				mu.Unlock()
+				errs = append(errs, err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if conflict {

@@ -161,6 +161,7 @@ func TestBurstPolicy(t *testing.T) {
 		{"restricted pods are refused with their reason", testRestrictions},
 		{"a rolling update keeps the local floor", testRollingUpdate},
 		{"with spare local room, the gated replicas beyond the floor are pinned to the virtual node", testPinned},
+		{"rebalancing moves one burst pod home once local room frees; deleting the policy reverts the pods", testRebalanceAndRevert},
 		{"the examples apply and become Ready", testExamples},
 	}
 	for _, s := range steps {
@@ -662,6 +663,180 @@ func testPinned(t *testing.T, e *e2e) {
 		}
 	}
 	t.Logf("placement with spare local room: %s", describe(pods))
+}
+
+// testRebalanceAndRevert: a tainted local node of its own, mostly taken by a
+// filler pod; a Deployment of 3 with localReplicas 1 ends 1 local and 2
+// burst. Once the filler is gone the floor is raised to 2: rebalancing
+// evicts exactly one burst pod (never two at a time), its replacement runs
+// locally, and the floor holds. Deleting the policy then removes the
+// deletion costs and marks edgeplane wrote; the burst pod keeps running
+// where it is.
+func testRebalanceAndRevert(t *testing.T, e *e2e) {
+	ctx := waitCtx(t)
+	const (
+		ns   = "rebalance"
+		node = "local-rb"
+		pool = "pool"
+	)
+	taint := corev1.Taint{Key: pool, Value: "rb", Effect: corev1.TaintEffectNoSchedule}
+	if err := e.cluster.AddNode(ctx, localcluster.NodeSpec{Name: node, CPU: resource.MustParse("2"), Memory: resource.MustParse("8Gi"),
+		Labels: map[string]string{pool: "rb"}, Taints: []corev1.Taint{taint}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cluster.WaitNodeReady(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cluster.CreateNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.dumpPods(t, ns)
+		}
+	})
+	tolerateRB := corev1.Toleration{Key: pool, Operator: corev1.TolerationOpEqual, Value: "rb", Effect: corev1.TaintEffectNoSchedule}
+	filler := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "filler", Namespace: ns}, Spec: podSpec()}
+	filler.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1200m")
+	filler.Spec.NodeSelector = map[string]string{pool: "rb"}
+	filler.Spec.Tolerations = []corev1.Toleration{tolerateRB}
+	if err := e.c.Create(ctx, filler); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods(ctx, t, ns, nil, "the filler to run on "+node, func(pods []corev1.Pod) bool {
+		return len(pods) == 1 && pods[0].Spec.NodeName == node && pods[0].Status.Phase == corev1.PodRunning
+	})
+
+	labels := map[string]string{"app": "rb"}
+	spec := podSpec()
+	spec.Tolerations = []corev1.Toleration{tolerateRB}
+	// The local pool or a virtual node.
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: pool, Operator: corev1.NodeSelectorOpIn, Values: []string{"rb"}}}},
+		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"eklet"}}}},
+	}}}}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+	bp := &schedulingv1alpha1.BurstPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: ns},
+		Spec: schedulingv1alpha1.BurstPolicySpec{
+			TargetRef:     &schedulingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "rb"},
+			Enabled:       ptr.To(true),
+			LocalReplicas: 1,
+			Rebalance:     &schedulingv1alpha1.Rebalance{Enabled: true, After: &metav1.Duration{Duration: 2 * time.Second}},
+		},
+	}
+	for _, o := range []client.Object{bp, deploy} {
+		if err := e.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onNode := func(pods []corev1.Pod) (local, virtual, other int) {
+		for _, p := range pods {
+			switch {
+			case p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning:
+				other++
+			case p.Spec.NodeName == node:
+				local++
+			case p.Spec.NodeName == virtualNode:
+				virtual++
+			default:
+				other++
+			}
+		}
+		return local, virtual, other
+	}
+	pods := e.waitPods(ctx, t, ns, labels, "1 local and 2 burst replicas, the burst ones with the deletion cost", func(pods []corev1.Pod) bool {
+		local, virtual, other := onNode(pods)
+		if local != 1 || virtual != 2 || other != 0 {
+			return false
+		}
+		for _, p := range pods {
+			if p.Spec.NodeName == virtualNode && p.Annotations[schedulingv1alpha1.AnnotationPodDeletionCost] != decide.BurstDeletionCost {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("before: %s", describe(pods))
+
+	// Room frees and the floor is raised: one burst pod moves home.
+	if err := e.c.Delete(ctx, filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(bp), bp); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(bp.DeepCopy())
+	bp.Spec.LocalReplicas = 2
+	if err := e.c.Patch(ctx, bp, patch); err != nil {
+		t.Fatal(err)
+	}
+	evicted := map[string]bool{}
+	pods = e.waitPods(ctx, t, ns, labels, "2 local and 1 burst replicas after one eviction", func(pods []corev1.Pod) bool {
+		terminating := 0
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil {
+				terminating++
+				evicted[p.Name] = true
+			}
+		}
+		if terminating > 1 {
+			t.Errorf("%d evictions in flight at once: %s", terminating, describe(pods))
+		}
+		local, virtual, other := onNode(pods)
+		return local == 2 && virtual == 1 && other == 0 && len(pods) == 3
+	})
+	t.Logf("after: %s", describe(pods))
+	e.waitFor(ctx, t, "the policy to report the eviction and a kept floor", func() (bool, string) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(bp), bp); err != nil {
+			return false, err.Error()
+		}
+		st := bp.Status.Rebalance
+		return st != nil && st.LastEvictedPod != "" && st.FloorShortSince == nil && bp.Status.LocalReplicas == 2 && bp.Status.BurstReplicas == 1,
+			fmt.Sprintf("%+v", bp.Status)
+	})
+	if len(evicted) > 1 {
+		t.Errorf("evicted %v; one burst pod had to move", evicted)
+	}
+	evs := &eventsv1.EventList{}
+	if err := e.c.List(ctx, evs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	for _, ev := range evs.Items {
+		if ev.Reason == schedulingv1alpha1.EventReasonRebalanceEvicted && ev.Regarding.Kind == "BurstPolicy" {
+			moved = append(moved, ev.Note)
+		}
+	}
+	if len(moved) != 1 {
+		t.Errorf("RebalanceEvicted events on the policy: %q, want one", moved)
+	}
+
+	// Deleting the policy returns the pods to plain behaviour.
+	if err := e.c.Delete(ctx, bp); err != nil {
+		t.Fatal(err)
+	}
+	pods = e.waitPods(ctx, t, ns, labels, "no pod to carry edgeplane's deletion cost or marks", func(pods []corev1.Pod) bool {
+		for _, p := range pods {
+			if !decide.RevertMarks(p.Labels, p.Annotations, false).Empty() {
+				return false
+			}
+		}
+		return len(pods) == 3
+	})
+	for _, p := range pods {
+		if p.Spec.NodeName == virtualNode && (p.Status.Phase != corev1.PodRunning || !slices.ContainsFunc(p.Spec.Tolerations, func(tol corev1.Toleration) bool { return tol.Key == decide.TencentEKSTaint })) {
+			t.Errorf("the burst pod %s was disturbed by the revert: %s", p.Name, describe([]corev1.Pod{p}))
+		}
+	}
+	t.Logf("after the policy was deleted: %s", describe(pods))
 }
 
 func testExamples(t *testing.T, e *e2e) {

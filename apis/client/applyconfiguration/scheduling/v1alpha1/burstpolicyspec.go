@@ -43,6 +43,9 @@ type BurstPolicySpecApplyConfiguration struct {
 	// ScaleIn says which replicas go first when the workload scales in.
 	// Default BurstFirst.
 	ScaleIn *schedulingv1alpha1.ScaleInPolicy `json:"scaleIn,omitempty"`
+	// Rebalance moves burst pods back to local nodes, one at a time, when
+	// the local floor is short and local room is free. Default off.
+	Rebalance *RebalanceApplyConfiguration `json:"rebalance,omitempty"`
 }
 
 // BurstPolicySpecApplyConfiguration constructs a declarative configuration of the BurstPolicySpec type for use with
@@ -120,5 +123,13 @@ func (b *BurstPolicySpecApplyConfiguration) WithVirtualNodes(value *VirtualNodes
 // If called multiple times, the ScaleIn field is set to the value of the last call.
 func (b *BurstPolicySpecApplyConfiguration) WithScaleIn(value schedulingv1alpha1.ScaleInPolicy) *BurstPolicySpecApplyConfiguration {
 	b.ScaleIn = &value
+	return b
+}
+
+// WithRebalance sets the Rebalance field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Rebalance field is set to the value of the last call.
+func (b *BurstPolicySpecApplyConfiguration) WithRebalance(value *RebalanceApplyConfiguration) *BurstPolicySpecApplyConfiguration {
+	b.Rebalance = value
 	return b
 }

@@ -29,6 +29,8 @@ type BurstPolicyStatusApplyConfiguration struct {
 	PendingReplicas *int32 `json:"pendingReplicas,omitempty"`
 	// NonBurstablePods lists pending pods that may not burst, with the reason.
 	NonBurstablePods []NonBurstablePodApplyConfiguration `json:"nonBurstablePods,omitempty"`
+	// Rebalance is the state of spec.rebalance; unset when it is off.
+	Rebalance *RebalanceStatusApplyConfiguration `json:"rebalance,omitempty"`
 	// Conditions: Ready, Bursting, LocalCapacityShort.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -97,6 +99,14 @@ func (b *BurstPolicyStatusApplyConfiguration) WithNonBurstablePods(values ...*No
 		}
 		b.NonBurstablePods = append(b.NonBurstablePods, *values[i])
 	}
+	return b
+}
+
+// WithRebalance sets the Rebalance field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Rebalance field is set to the value of the last call.
+func (b *BurstPolicyStatusApplyConfiguration) WithRebalance(value *RebalanceStatusApplyConfiguration) *BurstPolicyStatusApplyConfiguration {
+	b.Rebalance = value
 	return b
 }
 

@@ -1,0 +1,221 @@
+package burstpolicy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
+)
+
+const (
+	actionRebalance = "Rebalance"
+	// rebalanceRetry is how often a short floor is looked at again while
+	// nothing else brings the policy back (local room frees up elsewhere in
+	// the cluster, or a PodDisruptionBudget refused the eviction).
+	rebalanceRetry = 30 * time.Second
+	// evictionTTL bounds how long an eviction counts as in flight without
+	// the cache showing it.
+	evictionTTL = time.Minute
+	// evictionTimeout bounds one eviction request.
+	evictionTimeout = 10 * time.Second
+)
+
+// evictions remembers, per policy, the pod last evicted until the cache
+// shows it terminating or gone (one eviction at a time).
+type evictions struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]eviction
+}
+
+type eviction struct {
+	uid types.UID
+	at  time.Time
+}
+
+func (e *evictions) record(policy types.NamespacedName, uid types.UID, at time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[types.NamespacedName]eviction{}
+	}
+	e.m[policy] = eviction{uid: uid, at: at}
+}
+
+// inFlight reports whether the last eviction of policy is not visible in
+// pods (the cache) yet, and forgets it once it is.
+func (e *evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ev, ok := e.m[policy]
+	if !ok {
+		return false
+	}
+	if now.Sub(ev.at) < evictionTTL {
+		for i := range pods {
+			if pods[i].UID == ev.uid && pods[i].DeletionTimestamp.IsZero() {
+				return true
+			}
+		}
+	}
+	delete(e.m, policy)
+	return false
+}
+
+// rebalance moves one burst pod home when spec.rebalance says so and the
+// floor is short (decide.RebalanceStep), evicting it through the Eviction
+// API once a local node has room for its replacement (decide.FitsLocally).
+// It records the state in status.rebalance and returns when to look again.
+func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, localReplicas int32, pods []corev1.Pod, states []decide.PodState, live map[string]*corev1.Pod) (time.Duration, error) {
+	rb := p.Spec.Rebalance
+	if rb == nil || !rb.Enabled {
+		p.Status.Rebalance = nil
+		return 0, nil
+	}
+	key := client.ObjectKeyFromObject(p)
+	now := r.now()
+	st := p.Status.Rebalance.DeepCopy()
+	if st == nil {
+		st = &schedulingv1alpha1.RebalanceStatus{}
+	}
+	p.Status.Rebalance = st
+	in := decide.RebalanceInput{
+		LocalReplicas:    localReplicas,
+		After:            decide.DefaultRebalanceAfter,
+		Pods:             states,
+		EvictionInFlight: r.evicted.inFlight(key, pods, now),
+	}
+	if rb.After != nil {
+		in.After = rb.After.Duration
+	}
+	for i := range pods {
+		if !pods[i].DeletionTimestamp.IsZero() {
+			in.Terminating++
+		}
+	}
+	if st.FloorShortSince != nil {
+		in.ShortSince = st.FloorShortSince.Time
+	}
+	res := decide.RebalanceStep(in, now)
+	st.FloorShortSince = nil
+	if !res.ShortSince.IsZero() {
+		st.FloorShortSince = &metav1.Time{Time: res.ShortSince}
+	}
+	st.Message = res.Waiting
+	switch {
+	case res.ShortSince.IsZero():
+		return 0, nil
+	case len(res.Candidates) == 0 && res.RequeueAfter > 0:
+		return res.RequeueAfter, nil
+	case len(res.Candidates) == 0:
+		return rebalanceRetry, nil
+	}
+
+	rooms, err := r.nodeRooms(ctx)
+	if err != nil {
+		return 0, err
+	}
+	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
+	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
+	why := ""
+	for _, name := range res.Candidates {
+		pod := live[name]
+		if pod == nil {
+			continue
+		}
+		node, no := decide.FitsLocally(pod, rooms, virtualSel, tolerations)
+
+		if node == "" {
+			why = no
+			continue
+		}
+		return r.evict(ctx, p, pod, node, st, now)
+	}
+	st.Message = fmt.Sprintf("the local floor is short, but no burst pod fits locally: %s", why)
+	return rebalanceRetry, nil
+}
+
+// evict evicts the burst pod so that its replacement runs on a local node.
+func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pod *corev1.Pod, node string, st *schedulingv1alpha1.RebalanceStatus, now time.Time) (time.Duration, error) {
+	ev := &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+	}
+	// The API server retries an eviction for a while when a budget is not
+	// processed yet; the reconcile does not wait that long.
+	evCtx, cancel := context.WithTimeout(ctx, evictionTimeout)
+	err := r.Client.SubResource("eviction").Create(evCtx, pod, ev)
+	cancel()
+	switch {
+	case err == nil:
+	case apierrors.IsTooManyRequests(err), errors.Is(err, context.DeadlineExceeded), apierrors.IsTimeout(err):
+		st.Message = fmt.Sprintf("the eviction of burst pod %s was refused: %v", pod.Name, err)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(p, pod, corev1.EventTypeWarning, schedulingv1alpha1.EventReasonRebalanceBlocked, actionRebalance,
+				"Could not evict burst pod %s to move it home: %v", pod.Name, err)
+		}
+		return rebalanceRetry, nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return time.Second, nil
+	default:
+		return 0, fmt.Errorf("evicting burst pod %s: %w", pod.Name, err)
+	}
+	r.evicted.record(client.ObjectKeyFromObject(p), pod.UID, now)
+	st.LastEvictedPod = pod.Name
+	st.LastEvictionTime = &metav1.Time{Time: now}
+	st.Message = fmt.Sprintf("evicted burst pod %s; waiting for its replacement to be placed", pod.Name)
+	log.FromContext(ctx).Info("Evicted a burst pod to move it home", "pod", pod.Name, "from", pod.Spec.NodeName, "room on", node)
+	if r.Recorder != nil {
+		note := fmt.Sprintf("Evicted burst pod %s from %s: BurstPolicy %s keeps %d replicas local and node %s has room; its replacement is planned local",
+			pod.Name, pod.Spec.NodeName, p.Name, p.Spec.LocalReplicas, node)
+		r.Recorder.Eventf(p, pod, corev1.EventTypeNormal, schedulingv1alpha1.EventReasonRebalanceEvicted, actionRebalance, "%s", note)
+		r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, schedulingv1alpha1.EventReasonRebalanceEvicted, actionRebalance, "%s", note)
+	}
+	return 0, nil
+}
+
+// nodeRooms reads the nodes and what the pods bound to them request, from
+// the cache. It runs only when a burst pod is about to move home.
+func (r *Reconciler) nodeRooms(ctx context.Context) ([]decide.NodeRoom, error) {
+	nodes := &corev1.NodeList{}
+	if err := r.Client.List(ctx, nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	rooms := make([]decide.NodeRoom, 0, len(nodes.Items))
+	index := map[string]int{}
+	for i := range nodes.Items {
+		index[nodes.Items[i].Name] = len(rooms)
+		rooms = append(rooms, decide.NodeRoom{Node: &nodes.Items[i], Requested: corev1.ResourceList{}, HostPorts: map[int32]bool{}})
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		j, ok := index[pod.Spec.NodeName]
+		if !ok || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		room := &rooms[j]
+		room.Pods++
+		for name, q := range decide.PodRequests(pod) {
+			cur := room.Requested[name]
+			cur.Add(q)
+			room.Requested[name] = cur
+		}
+		decide.HostPortsOf(pod, room.HostPorts)
+	}
+	return rooms, nil
+}
