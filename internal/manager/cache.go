@@ -21,14 +21,15 @@ import (
 //   - Pods: PodElasticIP (annotations, ownerReferences, nodeName, hostNetwork,
 //     readinessGates, status IPs, phase, conditions), FloatIPPool
 //     (annotations, ownerReferences, nodeName, container resources, phase),
-//     BurstPolicy (labels, annotations, volumes, container ports, probes and
-//     resources, sysctls, tolerations, nodeSelector, schedulingGates, phase,
-//     conditions). Nobody reads a container's command, arguments,
-//     environment, mounts, lifecycle hooks or security context, nor the
-//     container statuses, nor the amounts of CPU, memory, storage or
-//     hugepages a container asks for (extended resources are looked up by
-//     name: GPUs, float IPs): stripPod drops them. Every pod write is a patch
-//     of the fields it changes, never an Update of a cached pod.
+//     BurstPolicy (labels, annotations, volumes, container ports, probes,
+//     resource requests — rebalancing's fit check adds them up like the
+//     scheduler — sysctls, tolerations, affinity, topology spread,
+//     nodeSelector, overhead, schedulingGates, phase, conditions). Nobody
+//     reads a container's command, arguments, environment, mounts, lifecycle
+//     hooks or security context, nor the container statuses, nor the native
+//     limits (CPU, memory, storage, hugepages; extended limits are looked up
+//     by name: GPUs, float IPs): stripPod drops them. Every pod write is a
+//     patch of the fields it changes, never an Update of a cached pod.
 //   - Nodes: AnycastIPBinding (labels, annotations, taints, providerID),
 //     FloatIPPool (labels, addresses), IngressDaemonSet (labels, annotations,
 //     conditions, taints), BurstPolicy (labels). stripNode drops the image
@@ -96,11 +97,11 @@ func chain(fns ...toolscache.TransformFunc) toolscache.TransformFunc {
 
 // stripPod drops what no controller reads from a pod: per container the
 // command, arguments, environment, mounts, lifecycle hooks, security context
-// and terminal settings, and the native resources (CPU, memory, storage,
-// hugepages) it requests or is limited to; the ephemeral (debug) containers;
-// and the container statuses. The pod's metadata, volumes, scheduling
-// fields, container names, images, ports, extended resources and probes,
-// and its phase, conditions and IPs stay.
+// and terminal settings, and its native limits (CPU, memory, storage,
+// hugepages); the ephemeral (debug) containers; and the container statuses.
+// The pod's metadata, volumes, scheduling fields, container names, images,
+// ports, requests, extended limits and probes, and its phase, conditions and
+// IPs stay.
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -125,7 +126,7 @@ func stripContainer(c *corev1.Container) {
 		Image: c.Image,
 		Ports: c.Ports,
 		Resources: corev1.ResourceRequirements{
-			Requests: extendedOnly(c.Resources.Requests),
+			Requests: c.Resources.Requests,
 			Limits:   extendedOnly(c.Resources.Limits),
 			Claims:   c.Resources.Claims,
 		},
@@ -138,9 +139,8 @@ func stripContainer(c *corev1.Container) {
 
 // extendedOnly returns the extended resources of l (those named with a
 // domain, such as nvidia.com/gpu or tke.cloud.tencent.com/eni-ip), or nil
-// if there are none. Controllers look for extended resources by name; no
-// controller reads a pod's CPU, memory, storage or hugepages amounts, and
-// two small maps of Quantities per container are a sixth of a cached pod.
+// if there are none. Controllers look for extended limits by name; no
+// controller reads a pod's native limits.
 func extendedOnly(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range l {

@@ -57,7 +57,7 @@ func fullContainer(name string) corev1.Container {
 func keptContainer(name string) corev1.Container {
 	c := fullContainer(name)
 	resources := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{"tke.cloud.tencent.com/eni-ip": resource.MustParse("1")},
+		Requests: c.Resources.Requests,
 		Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
 		Claims:   []corev1.ResourceClaim{{Name: "gpu"}},
 	}
@@ -312,8 +312,8 @@ func testManagerCache(t *testing.T, watchNamespace string) {
 	if c.Env != nil || c.EnvFrom != nil || c.Command != nil || c.Args != nil || c.Lifecycle != nil || c.SecurityContext != nil {
 		t.Errorf("the cached pod's container kept fields nobody reads: %+v", c)
 	}
-	if c.Image != "nginx:1.27" || len(c.Ports) != 1 || c.ReadinessProbe == nil || c.Resources.Requests != nil {
-		t.Errorf("the cached pod's container: got %+v, want its image, port and probe, and no CPU request", c)
+	if c.Image != "nginx:1.27" || len(c.Ports) != 1 || c.ReadinessProbe == nil || !c.Resources.Requests.Cpu().Equal(resource.MustParse("100m")) {
+		t.Errorf("the cached pod's container: got %+v, want its image, port, probe and CPU request", c)
 	}
 	if gotPod.ManagedFields != nil {
 		t.Errorf("the cached pod kept managedFields")

@@ -26,7 +26,9 @@ type Options struct {
 
 	// KubeAPIQPS and KubeAPIBurst bound the manager's own API requests;
 	// client-go's 5/10 would throttle the scheduler extender's binds and
-	// every translator at scale.
+	// every translator at scale. The defaults are Karpenter's (200/300): a
+	// wave of 1,000 pods to burst is 1,000 patches, and the API server's
+	// priority and fairness, not this client limit, is what protects it.
 	KubeAPIQPS   float64
 	KubeAPIBurst int
 
@@ -58,8 +60,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Controllers:             []string{"*"},
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
+		KubeAPIQPS:              200,
+		KubeAPIBurst:            300,
 		LeaderElect:             true,
 		LeaderElectionID:        "edgeplane-manager.edgeplane.io",
 		LeaseDuration:           15 * time.Second,

@@ -2,9 +2,9 @@ package anycastipbinding
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,10 +47,15 @@ func (w *NodeTainter) Handle(_ context.Context, req admission.Request) admission
 	if !decide.NeedsTaintAtAdmission(node, w.Selector) {
 		return admission.Allowed("no taint needed")
 	}
-	node.Spec.Taints = append(node.Spec.Taints, decide.Taint())
-	raw, err := json.Marshal(node)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
+	return admission.Patched("tainted until its anycast address is bound", addTaint(node.Spec.Taints == nil, decide.Taint()))
+}
+
+// addTaint is the one JSON-patch operation that appends the taint: built
+// directly rather than by re-marshalling the node and diffing it against
+// the request, which cost most of the webhook's time.
+func addTaint(noTaints bool, taint corev1.Taint) jsonpatch.JsonPatchOperation {
+	if noTaints {
+		return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/taints", Value: []corev1.Taint{taint}}
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/taints/-", Value: taint}
 }

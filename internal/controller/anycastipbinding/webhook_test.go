@@ -3,8 +3,10 @@ package anycastipbinding
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,9 +49,24 @@ func TestNodeTainter(t *testing.T) {
 				t.Fatalf("patched = %v, want %v (%+v)", got, tc.patch, resp.Patches)
 			}
 			if tc.patch {
+				// Apply the patch as the API server would: the node keeps its
+				// own taints and gains exactly ours.
 				b, _ := json.Marshal(resp.Patches)
-				if !strings.Contains(string(b), `"key":"`+networkingv1alpha1.LegacyTaintNoAIAIP+`"`) || !strings.Contains(string(b), `"effect":"NoSchedule"`) {
-					t.Errorf("patch %s does not add the taint", b)
+				p, err := jsonpatch.DecodePatch(b)
+				if err != nil {
+					t.Fatalf("patch %s: %v", b, err)
+				}
+				patched, err := p.Apply(raw)
+				if err != nil {
+					t.Fatalf("applying %s: %v", b, err)
+				}
+				var got corev1.Node
+				if err := json.Unmarshal(patched, &got); err != nil {
+					t.Fatal(err)
+				}
+				want := append(append([]corev1.Taint{}, tc.node.Spec.Taints...), decide.Taint())
+				if diff := cmp.Diff(want, got.Spec.Taints); diff != "" {
+					t.Errorf("taints after the patch (-want +got):\n%s", diff)
 				}
 			}
 		})

@@ -2,9 +2,12 @@ package burstpolicy_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,10 +116,12 @@ func TestPodGaterHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &burstpolicy.PodGater{Reader: env.Client, Decoder: admission.NewDecoder(env.Scheme)}
-	request := func(l map[string]string) admission.Request {
-		raw, err := json.Marshal(&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+	var raw []byte
+	request := func(l map[string]string, gates ...corev1.PodSchedulingGate) admission.Request {
+		var err error
+		raw, err = json.Marshal(&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "gated-", Labels: l},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}})
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}, SchedulingGates: gates}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,11 +130,33 @@ func TestPodGaterHandle(t *testing.T) {
 			Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw},
 		}}
 	}
-	resp := g.Handle(ctx, request(labels))
-	if !resp.Allowed || len(resp.Patches) != 1 || !strings.Contains(resp.Patches[0].Path, "schedulingGates") {
-		t.Fatalf("response = %+v, want allowed with a schedulingGates patch", resp)
+	ours := corev1.PodSchedulingGate{Name: schedulingv1alpha1.SchedulingGateBurst}
+	other := corev1.PodSchedulingGate{Name: "example.com/other"}
+	for name, gates := range map[string][]corev1.PodSchedulingGate{"no gates yet": nil, "another gate": {other}} {
+		resp := g.Handle(ctx, request(labels, gates...))
+		if !resp.Allowed || len(resp.Patches) != 1 || !strings.Contains(resp.Patches[0].Path, "schedulingGates") {
+			t.Fatalf("%s: response = %+v, want allowed with a schedulingGates patch", name, resp)
+		}
+		// Apply the patch as the API server would: the pod keeps its gates
+		// and gains exactly ours.
+		b, _ := json.Marshal(resp.Patches)
+		p, err := jsonpatch.DecodePatch(b)
+		if err != nil {
+			t.Fatalf("%s: patch %s: %v", name, b, err)
+		}
+		patched, err := p.Apply(raw)
+		if err != nil {
+			t.Fatalf("%s: applying %s: %v", name, b, err)
+		}
+		var got corev1.Pod
+		if err := json.Unmarshal(patched, &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := append(append([]corev1.PodSchedulingGate{}, gates...), ours); !slices.Equal(want, got.Spec.SchedulingGates) {
+			t.Errorf("%s: gates after the patch = %v, want %v", name, got.Spec.SchedulingGates, want)
+		}
 	}
-	resp = g.Handle(ctx, request(map[string]string{"app": "other"}))
+	resp := g.Handle(ctx, request(map[string]string{"app": "other"}))
 	if !resp.Allowed || len(resp.Patches) != 0 {
 		t.Fatalf("response for an ungoverned pod = %+v, want allowed without patches", resp)
 	}

@@ -2,10 +2,10 @@ package burstpolicy
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 
+	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,29 +41,29 @@ func (g *PodGater) Handle(ctx context.Context, req admission.Request) admission.
 	if err := g.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	// The namespace of a new pod may be only in the request; it is set on a
-	// copy, so the patch carries nothing but the gate.
-	view := pod.DeepCopy()
-	if view.Namespace == "" {
-		view.Namespace = req.Namespace
+	// The namespace of a new pod may be only in the request. The patch is
+	// built directly, so setting it here does not leak into the patch.
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace
 	}
+	// Read-only views of the cache: no deep copies on the admission path.
 	policies := &schedulingv1alpha1.BurstPolicyList{}
-	if err := g.Reader.List(ctx, policies, client.InNamespace(view.Namespace)); err != nil {
+	if err := g.Reader.List(ctx, policies, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return admission.Allowed("cannot list BurstPolicies; not gated")
 	}
 	defaults := &schedulingv1alpha1.ClusterBurstPolicy{}
-	if err := g.Reader.Get(ctx, client.ObjectKey{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName}, defaults); client.IgnoreNotFound(err) != nil {
+	if err := g.Reader.Get(ctx, client.ObjectKey{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName}, defaults, client.UnsafeDisableDeepCopy); client.IgnoreNotFound(err) != nil {
 		return admission.Allowed("cannot read the cluster default; not gated")
 	}
-	if !ShouldGate(view, policies.Items, &defaults.Spec) {
+	if !ShouldGate(pod, policies.Items, &defaults.Spec) {
 		return admission.Allowed("no BurstPolicy with trigger Pending governs the pod")
 	}
-	pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: schedulingv1alpha1.SchedulingGateBurst})
-	raw, err := json.Marshal(pod)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
+	gate := corev1.PodSchedulingGate{Name: schedulingv1alpha1.SchedulingGateBurst}
+	op := jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates/-", Value: gate}
+	if pod.Spec.SchedulingGates == nil {
+		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates", Value: []corev1.PodSchedulingGate{gate}}
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	return admission.Patched("gated for the burst decision", op)
 }
 
 // ShouldGate decides whether a new pod gets the burst-decision gate: it is
