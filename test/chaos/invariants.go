@@ -78,28 +78,39 @@ func tagMap(tags []core.Tag) map[string]string {
 }
 
 // OrphanAddresses: AWS Elastic IPs and Tencent addresses tagged with the
-// cluster's identity whose owner (the PodElasticIP or AnycastIPBinding whose
-// UID the owner tag names) does not exist.
+// cluster's identity that no CR holds: their owner (the PodElasticIP or
+// AnycastIPBinding whose UID the owner tag names) does not exist, or holds
+// another address (a second allocation after a lost response).
 func OrphanAddresses(s State) []string {
-	peips := map[string]bool{}
+	peips := map[string]string{} // UID → the allocation ID in its status
 	for _, p := range s.PodElasticIPs {
-		peips[string(p.UID)] = true
+		peips[string(p.UID)] = p.Status.AllocationID
 	}
-	bindings := map[string]bool{}
+	bindings := map[string]string{} // UID → the address ID in its status
 	for _, b := range s.Bindings {
-		bindings[string(b.UID)] = true
+		bindings[string(b.UID)] = b.Status.AddressID
 	}
 	var out []string
 	for _, a := range s.Cloud.EC2.Addresses {
 		t := tagMap(a.Tags)
-		if t[orphan.TagCluster] == s.Cluster && !peips[t[orphan.TagOwnerUID]] {
+		if t[orphan.TagCluster] != s.Cluster {
+			continue
+		}
+		if held, ok := peips[t[orphan.TagOwnerUID]]; !ok {
 			out = append(out, fmt.Sprintf("EC2 %s (%s) owner %q", a.AllocationID, a.PublicIP, t[orphan.TagOwnerUID]))
+		} else if held != a.AllocationID {
+			out = append(out, fmt.Sprintf("EC2 %s (%s) owner %q holds %q", a.AllocationID, a.PublicIP, t[orphan.TagOwnerUID], held))
 		}
 	}
 	for _, a := range s.Cloud.Tencent.Addresses {
 		t := tagMap(a.Tags)
-		if t[orphan.TagCluster] == s.Cluster && !bindings[t[orphan.TagOwnerUID]] {
+		if t[orphan.TagCluster] != s.Cluster {
+			continue
+		}
+		if held, ok := bindings[t[orphan.TagOwnerUID]]; !ok {
 			out = append(out, fmt.Sprintf("Tencent %s (%s, %s) owner %q", a.AddressID, a.AddressIP, a.AddressStatus, t[orphan.TagOwnerUID]))
+		} else if held != a.AddressID {
+			out = append(out, fmt.Sprintf("Tencent %s (%s, %s) owner %q holds %q", a.AddressID, a.AddressIP, a.AddressStatus, t[orphan.TagOwnerUID], held))
 		}
 	}
 	return out

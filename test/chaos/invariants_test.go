@@ -97,7 +97,7 @@ func TestCheck(t *testing.T) {
 		}},
 		"leaked and disagreeing": {state: State{
 			Cloud: core.Snapshot{
-				EC2: core.EC2Snapshot{Addresses: []core.EC2Address{ec2("eipalloc-1", "eni-1", "10.0.0.9", "u1"), ec2("eipalloc-2", "", "", "gone")}},
+				EC2: core.EC2Snapshot{Addresses: []core.EC2Address{ec2("eipalloc-1", "eni-1", "10.0.0.9", "u1"), ec2("eipalloc-2", "", "", "gone"), ec2("eipalloc-3", "", "", "u2")}},
 				Tencent: core.TencentSnapshot{Addresses: []core.TCAddress{tc("eip-1", "UNBIND", "", "b1"), tc("eip-2", "BIND", "ins-2", "b2"),
 					tc("eip-3", "BIND", "ins-2", "old")}},
 			},
@@ -115,7 +115,7 @@ func TestCheck(t *testing.T) {
 	want := map[string]Violations{
 		"consistent": {},
 		"leaked and disagreeing": {
-			OrphanAddresses: []string{`EC2 eipalloc-2 () owner "gone"`, `Tencent eip-3 (, BIND) owner "old"`},
+			OrphanAddresses: []string{`EC2 eipalloc-2 () owner "gone"`, `EC2 eipalloc-3 () owner "u2" holds "eipalloc-9"`, `Tencent eip-3 (, BIND) owner "old"`},
 			DoubleBound:     []string{"instance ins-2 holds addresses [eip-2 eip-3]"},
 			ReadyDisagreeing: []string{
 				"PodElasticIP ns/p1: address eipalloc-1 is on eni-1/10.0.0.9, status says eni-1/10.0.0.5",
