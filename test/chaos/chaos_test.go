@@ -167,6 +167,7 @@ func TestChaos(t *testing.T) {
 	stopSupervising()
 	<-supervised
 	figures.DegradedBeyondBudget, figures.DegradedSample = sampler.stop()
+	sampler.counts(r)
 	r.mu.Lock()
 	figures.FailoversSurvived = r.counts["failovers"]
 	r.mu.Unlock()

@@ -198,6 +198,9 @@ type ingressSampler struct {
 	worst   int
 	sample  string
 	samples int
+	// mostDegraded is the most established nodes degraded at once, within
+	// the budget or not: it shows the watcher saw the rollouts.
+	mostDegraded int
 }
 
 func (r *run) startIngressSampler() *ingressSampler {
@@ -224,6 +227,7 @@ func (r *run) startIngressSampler() *ingressSampler {
 					counted = append(counted, n)
 				}
 			}
+			s.mostDegraded = max(s.mostDegraded, len(counted))
 			if excess := len(counted) - idsBudget; excess > s.worst {
 				s.worst = excess
 				s.sample = fmt.Sprintf("degraded %s (budget %d)", strings.Join(counted, ", "), idsBudget)
@@ -239,4 +243,12 @@ func (s *ingressSampler) stop() (int, string) {
 	s.cancel()
 	<-s.done
 	return s.worst, fmt.Sprintf("%s; %d samples", s.sample, s.samples)
+}
+
+// counts reports the sampling for the end-of-run block.
+func (s *ingressSampler) counts(r *run) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.counts["IngressDaemonSet samples"] = s.samples
+	r.counts["IngressDaemonSet most nodes degraded at once (budget 1)"] = s.mostDegraded
 }

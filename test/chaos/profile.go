@@ -47,7 +47,7 @@ type Profile struct {
 // (make chaos) takes about half an hour.
 var Profiles = map[string]Profile{
 	"ci": {
-		Name: "ci", Duration: 4 * time.Minute,
+		Name: "ci", Duration: 6 * time.Minute,
 		LeaderKill: Span{40 * time.Second, 60 * time.Second}, LeaderDown: Span{2 * time.Second, 8 * time.Second},
 		FaultOn: Span{15 * time.Second, 30 * time.Second}, FaultOff: Span{5 * time.Second, 15 * time.Second},
 		EtcdPause: 4 * time.Second,
