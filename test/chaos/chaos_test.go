@@ -4,9 +4,11 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -203,6 +205,14 @@ func (r *run) report(f Figures, setUp, total time.Duration) {
 		info = append(info, fmt.Sprintf("%s: %d", n, r.counts[n]))
 	}
 	r.mu.Unlock()
+	if raw, err := r.emulatorCall(http.MethodGet, "/admin/state", ""); err == nil {
+		var snap struct {
+			Stats map[string]int64 `json:"stats"`
+		}
+		if json.Unmarshal(raw, &snap) == nil {
+			info = append(info, CallSummary(snap.Stats)...)
+		}
+	}
 	info = append(info,
 		fmt.Sprintf("webhook connections served by a replica: %d", r.webhookProxy.Served()),
 		fmt.Sprintf("webhook connections no replica accepted: %d", r.webhookProxy.Refused()),

@@ -421,3 +421,19 @@ func (f Figures) Failures() []string {
 	}
 	return out
 }
+
+// CallSummary sums the emulator's request counters (keyed
+// provider/action/code) by result code, as `cloud calls <code>: N` lines,
+// so a run shows that its faults reached the managers.
+func CallSummary(stats map[string]int64) []string {
+	byCode := map[string]int64{}
+	for k, n := range stats {
+		code := k[strings.LastIndexByte(k, '/')+1:]
+		byCode[code] += n
+	}
+	var out []string
+	for _, code := range slices.Sorted(maps.Keys(byCode)) {
+		out = append(out, fmt.Sprintf("cloud calls %s: %d", code, byCode[code]))
+	}
+	return out
+}

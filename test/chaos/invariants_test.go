@@ -228,3 +228,11 @@ func TestFiguresLines(t *testing.T) {
 		t.Errorf("a run that never converged has %d failures, want 1", n)
 	}
 }
+
+func TestCallSummary(t *testing.T) {
+	got := CallSummary(map[string]int64{"ec2/AllocateAddress/OK": 3, "tencent/DescribeAddresses/OK": 4, "ec2/DescribeAddresses/RequestLimitExceeded": 2})
+	want := []string{"cloud calls OK: 7", "cloud calls RequestLimitExceeded: 2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
