@@ -44,7 +44,7 @@ type Profile struct {
 
 // Profiles are the named run sizes. "ci" (make chaos-ci) must finish in
 // under 15 minutes on a 2-core machine including cluster start-up; "full"
-// (make chaos) takes about half an hour.
+// (make chaos) takes about 21 minutes.
 var Profiles = map[string]Profile{
 	"ci": {
 		Name: "ci", Duration: 6 * time.Minute,
