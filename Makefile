@@ -96,6 +96,19 @@ bench: k8s-bin ## Run every benchmark once and write bench/report.md and bench/r
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count=1 -p 1 -timeout 60m ./... 2>&1 | tee bench/raw.txt
 	$(GO) run ./hack/benchreport -in bench/raw.txt -targets bench/targets.yaml -md bench/report.md -json bench/report.json
 
+##@ Chaos (issue 10)
+
+# --- chaos: make chaos / make chaos-ci (test/chaos, docs/chaos.md) ---
+CHAOS_PROFILE ?= full
+.PHONY: chaos
+chaos: k8s-bin ## Chaos run: two manager replicas with leader election, churn, leader kills, emulator faults and an etcd pause, then the invariants (CHAOS_SEED=N reproduces a run; docs/chaos.md).
+	CHAOS_PROFILE=$(CHAOS_PROFILE) $(GO) test -tags chaos -run '^TestChaos$$' -count=1 -timeout 60m -v $(GO_TEST_FLAGS) ./test/chaos/
+
+.PHONY: chaos-ci
+chaos-ci: k8s-bin ## The chaos run's short profile, under 15 minutes including cluster start-up (.ci/run runs it).
+	CHAOS_PROFILE=ci $(GO) test -tags chaos -run '^TestChaos$$' -count=1 -timeout 30m -v $(GO_TEST_FLAGS) ./test/chaos/
+# --- end chaos ---
+
 ##@ Demo
 
 .PHONY: demo

@@ -65,6 +65,9 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("taint keeps pods without toleration off the node", func(t *testing.T) {
 		testTaintRespected(t, c)
 	})
+	t.Run("etcd paused with SIGSTOP and resumed", func(t *testing.T) {
+		testEtcdPause(t, c)
+	})
 	t.Run("stop leaves no process behind", func(t *testing.T) {
 		testStopKillsAll(t, c)
 	})
