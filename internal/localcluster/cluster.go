@@ -218,8 +218,13 @@ func (c *Cluster) withLogTail(err error, names ...string) error {
 }
 
 // componentKubeconfig is the kubeconfig a component connects with.
-func (c *Cluster) componentKubeconfig(name string) string {
-	return filepath.Join(c.dir, "kubeconfigs", name+".kubeconfig")
+func (c *Cluster) componentKubeconfig(name string) string { return ComponentKubeconfig(c.dir, name) }
+
+// ComponentKubeconfig is where the cluster in dir (Options.Dir) keeps the
+// kubeconfig of a component (Scheduler, ControllerManager, ...): known
+// before the cluster starts, for configuration files handed to Start.
+func ComponentKubeconfig(dir, component string) string {
+	return filepath.Join(dir, "kubeconfigs", component+".kubeconfig")
 }
 
 func (c *Cluster) logDir() string { return filepath.Join(c.dir, "logs") }

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,9 +31,11 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
 // setUpTimeout only keeps a broken set-up from hanging the run.
@@ -95,20 +96,15 @@ func (r *run) setUp() {
 	}
 
 	// The binaries under test, built from this tree.
-	bins := filepath.Join(r.art, "bin")
-	build := exec.Command("go", "build", "-o", bins+"/", "./cmd/edgeplane-manager", "./cmd/edgeplane-cloudsim")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the manager and the emulator: %v\n%s", err, out)
-	}
-	r.startEmulator(filepath.Join(bins, "edgeplane-cloudsim"))
+	bins := testbin.Build(t, filepath.Join(r.art, "bin"), "edgeplane-manager", "edgeplane-cloudsim")
+	r.startEmulator(bins[1])
 
 	// Every replica serves the webhooks and the float-IP extender; the API
 	// server and the scheduler reach whichever is alive through a proxy.
 	slots := []string{"a", "b"}
 	var webhookAddrs, extenderAddrs []string
 	for _, s := range slots {
-		rep := &replica{run: r, slot: s, bin: filepath.Join(bins, "edgeplane-manager"),
+		rep := &replica{run: r, slot: s, bin: bins[0],
 			probe: freeAddr(t), metrics: freeAddr(t), webhook: freeAddr(t), extender: freeAddr(t)}
 		r.replicas = append(r.replicas, rep)
 		webhookAddrs, extenderAddrs = append(webhookAddrs, rep.webhook), append(extenderAddrs, rep.extender)
@@ -272,23 +268,10 @@ func (r *run) emulatorCall(method, path, body string) ([]byte, error) {
 // writeSchedulerConfig sends float-IP pods to the extender (the shape of
 // examples/floatippool/kube-scheduler-config.yaml).
 func (r *run) writeSchedulerConfig(clusterDir, extenderURL string) string {
-	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-leaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: %s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  nodeCacheCapable: false
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(clusterDir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), extenderURL, networkingv1alpha1.ResourceENIIP)
+	cfg := wire.SchedulerConfig{
+		Kubeconfig: localcluster.ComponentKubeconfig(clusterDir, localcluster.Scheduler), URLPrefix: extenderURL,
+		Resource: networkingv1alpha1.ResourceENIIP,
+	}.YAML()
 	path := filepath.Join(r.art, "kube-scheduler-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		r.t.Fatal(err)

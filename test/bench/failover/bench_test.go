@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -82,16 +81,8 @@ func startManager(t testing.TB, bin, kubeconfig, name string) *exec.Cmd {
 		_ = cmd.Wait()
 		_ = log.Close()
 	})
-	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get("http://" + probe + "/healthz")
-		if err != nil {
-			return false, nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		t.Fatalf("manager %s never became healthy; log in %s", name, log.Name())
+	if err := testbin.WaitHTTPOK(context.Background(), "http://"+probe+"/healthz", 2*time.Minute, nil); err != nil {
+		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, log.Name())
 	}
 	return cmd
 }
@@ -105,16 +96,7 @@ func holder(ctx context.Context) string {
 }
 
 func BenchmarkLeaderFailover(b *testing.B) {
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin := filepath.Join(b.TempDir(), "edgeplane-manager")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the manager: %v\n%s", err, out)
-	}
+	bin := testbin.Build(b, b.TempDir(), "edgeplane-manager")[0]
 	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		b.Fatal(err)

@@ -68,10 +68,12 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
 const (
@@ -103,12 +105,7 @@ func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
 		b.Fatal(err)
 	}
 	work := b.TempDir()
-	bin := filepath.Join(work, "edgeplane-manager")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the manager: %v\n%s", err, out)
-	}
+	bin := testbin.Build(b, work, "edgeplane-manager")[0]
 
 	sim := cloudsimtest.Start(b, cloudsim.Options{Seed: 1,
 		Settings: core.Settings{EC2AddressQuota: 2 * peipPods, TencentAddressQuota: 2 * aiaNodes, RateLimitsDisabled: true},
@@ -257,25 +254,10 @@ func fixtures() *core.Fixtures {
 func instanceID(i int) string { return fmt.Sprintf("ins-sc%06d", i) }
 
 func schedulerConfig(clusterDir, extenderURL string) string {
-	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-  qps: 200
-  burst: 400
-leaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: %s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  nodeCacheCapable: true
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(clusterDir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), extenderURL, networkingv1alpha1.ResourceENIIP)
+	return wire.SchedulerConfig{
+		Kubeconfig: localcluster.ComponentKubeconfig(clusterDir, localcluster.Scheduler), URLPrefix: extenderURL,
+		Resource: networkingv1alpha1.ResourceENIIP, NodeCacheCapable: true, QPS: 200,
+	}.YAML()
 }
 
 // parallel runs fn for 0..n-1 on 32 workers and returns the first error.
@@ -647,18 +629,7 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 		}
 		_ = log.Close()
 	})
-	err = wait.PollUntilContextTimeout(b.Context(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if cmd.ProcessState != nil {
-			return false, errors.New("exited")
-		}
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
+	if err := testbin.WaitHTTPOK(b.Context(), "http://"+probe+"/readyz", 2*time.Minute, nil); err != nil {
 		tail, _ := os.ReadFile(log.Name())
 		b.Fatalf("manager %s never became ready: %v\n%s", name, err, lastLines(string(tail), 30))
 	}

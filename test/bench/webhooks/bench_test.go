@@ -211,23 +211,9 @@ func newFixture() (_ *fixture, err error) {
 
 func BenchmarkWebhooks200ConcurrentPods(b *testing.B) {
 	f := setUp(b)
-	env, rec := f.env, f.rec
-	ctx := b.Context()
-	rec.reset()
-	b.ResetTimer()
-	var all200 map[string][]time.Duration
-	for range b.N {
-		round++
-		createConcurrently(ctx, b, env, fmt.Sprintf("r%d", round))
-		for path, d := range rec.reset() {
-			if all200 == nil {
-				all200 = map[string][]time.Duration{}
-			}
-			all200[path] = append(all200[path], d...)
-		}
-	}
-	b.StopTimer()
-	report(b, f, all200)
+	rounds(b, f, func(round int) {
+		createConcurrently(b.Context(), b, f.env, fmt.Sprintf("r%d", round))
+	}, nil)
 }
 
 // report prints p50, p99 and requests per round for every webhook path
@@ -256,20 +242,12 @@ func collect(into map[string][]time.Duration, rec *recorder) {
 // request), then updates all 200 at once, then deletes them (untimed).
 func BenchmarkWebhooks200ConcurrentNodes(b *testing.B) {
 	f := setUp(b)
-	env, rec := f.env, f.rec
 	ctx := b.Context()
-	rec.reset()
-	b.ResetTimer()
-	all := map[string][]time.Duration{}
-	for range b.N {
-		round++
-		names := make([]string, concurrentNodes)
-		for i := range names {
-			names[i] = fmt.Sprintf("wh-r%d-%03d", round, i)
-		}
-		inParallel(b, len(names), func(i int) error {
-			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: names[i], Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}}}
-			if err := env.Client.Create(ctx, node); err != nil {
+	name := func(round, i int) string { return fmt.Sprintf("wh-r%d-%03d", round, i) }
+	rounds(b, f, func(round int) {
+		inParallel(b, concurrentNodes, func(i int) error {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name(round, i), Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}}}
+			if err := f.env.Client.Create(ctx, node); err != nil {
 				return err
 			}
 			if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == networkingv1alpha1.LegacyTaintNoAIAIP }) {
@@ -277,20 +255,15 @@ func BenchmarkWebhooks200ConcurrentNodes(b *testing.B) {
 			}
 			return nil
 		})
-		inParallel(b, len(names), func(i int) error {
-			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}
-			return env.Client.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"bench.edgeplane.io/updated":"true"}}}`)))
+		inParallel(b, concurrentNodes, func(i int) error {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name(round, i)}}
+			return f.env.Client.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"bench.edgeplane.io/updated":"true"}}}`)))
 		})
-		b.StopTimer()
-		collect(all, rec)
-		inParallel(b, len(names), func(i int) error {
-			return client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}))
+	}, func(round int) {
+		inParallel(b, concurrentNodes, func(i int) error {
+			return client.IgnoreNotFound(f.env.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name(round, i)}}))
 		})
-		rec.reset()
-		b.StartTimer()
-	}
-	b.StopTimer()
-	report(b, f, all)
+	})
 }
 
 // BenchmarkWebhooks200ConcurrentFloatIPPools creates 200 FloatIPPools with
@@ -301,27 +274,38 @@ func BenchmarkWebhooks200ConcurrentNodes(b *testing.B) {
 // (untimed).
 func BenchmarkWebhooks200ConcurrentFloatIPPools(b *testing.B) {
 	f := setUp(b)
-	env, rec := f.env, f.rec
 	ctx := b.Context()
-	rec.reset()
+	name := func(round, i int) string { return fmt.Sprintf("wh-r%d-%03d", round, i) }
+	rounds(b, f, func(round int) {
+		inParallel(b, concurrentPools, func(i int) error {
+			pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: name(round, i)},
+				Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{fmt.Sprintf("10.%d.%d.10~10.%d.%d.20", 100+round%100, i, 100+round%100, i)},
+					Subnet: fmt.Sprintf("10.%d.%d.0/24", 100+round%100, i), NodeSubnets: []string{"192.168.0.0/16"}}}
+			return f.env.Client.Create(ctx, pool)
+		})
+	}, func(round int) {
+		inParallel(b, concurrentPools, func(i int) error {
+			return client.IgnoreNotFound(f.env.Client.Delete(ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: name(round, i)}}))
+		})
+	})
+}
+
+// rounds runs b.N timed rounds of work, each followed by an untimed clean-up,
+// and reports the webhook latencies the work caused (the clean-up's
+// admission requests are not counted).
+func rounds(b *testing.B, f *fixture, work, cleanup func(round int)) {
+	f.rec.reset()
 	b.ResetTimer()
 	all := map[string][]time.Duration{}
 	for range b.N {
 		round++
-		names := make([]string, concurrentPools)
-		inParallel(b, len(names), func(i int) error {
-			names[i] = fmt.Sprintf("wh-r%d-%03d", round, i)
-			pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: names[i]},
-				Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{fmt.Sprintf("10.%d.%d.10~10.%d.%d.20", 100+round%100, i, 100+round%100, i)},
-					Subnet: fmt.Sprintf("10.%d.%d.0/24", 100+round%100, i), NodeSubnets: []string{"192.168.0.0/16"}}}
-			return env.Client.Create(ctx, pool)
-		})
+		work(round)
 		b.StopTimer()
-		collect(all, rec)
-		inParallel(b, len(names), func(i int) error {
-			return client.IgnoreNotFound(env.Client.Delete(ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}))
-		})
-		rec.reset()
+		collect(all, f.rec)
+		if cleanup != nil {
+			cleanup(round)
+		}
+		f.rec.reset()
 		b.StartTimer()
 	}
 	b.StopTimer()

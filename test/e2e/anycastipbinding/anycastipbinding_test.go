@@ -11,7 +11,6 @@ package anycastipbinding_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +40,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -69,26 +67,10 @@ func TestAnycastIPBinding(t *testing.T) {
 	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{TaskDuration: core.Duration(5 * time.Second)},
 		Fixtures: &core.Fixtures{Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{InstanceID: instance, PrivateIPAddresses: []string{"10.1.0.5"}}}}}})
 
-	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t),
-		Nodes: []localcluster.NodeSpec{{Name: plainNode, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")}},
+	cluster := startCluster(ctx, t, localcluster.Options{
+		Scheme: scheme,
+		Nodes:  []localcluster.NodeSpec{{Name: plainNode, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")}},
 	})
-	if err != nil {
-		t.Fatalf("starting the local cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing CRDs: %v", err)
-	}
 	whOpts := &envtest.WebhookInstallOptions{
 		LocalServingHost:    "127.0.0.1",
 		LocalServingCertDir: t.TempDir(),

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,14 +19,12 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -35,9 +32,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
 const (
@@ -65,28 +62,12 @@ func TestFaults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	t.Logf("kill moments seeded with %d", seed)
 
-	bin := buildManager(t)
+	bin := testbin.Build(t, t.TempDir(), "edgeplane-manager")[0]
 	scheme, err := edgescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t), DisableScheduler: true})
-	if err != nil {
-		t.Fatalf("starting the local cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing CRDs: %v", err)
-	}
+	cluster := startCluster(ctx, t, localcluster.Options{Scheme: scheme, DisableScheduler: true})
 
 	fx := &core.Fixtures{}
 	for i := range faultNodes {
@@ -296,23 +277,6 @@ func check(ctx context.Context, t *testing.T, c client.Client, emu *cloudsimtest
 	return r
 }
 
-// buildManager builds cmd/edgeplane-manager from this tree, so the test
-// kills the current code.
-func buildManager(t *testing.T) string {
-	t.Helper()
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "edgeplane-manager")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/edgeplane-manager")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the manager: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // managerProcess is one edgeplane-manager process.
 type managerProcess struct {
 	name    string
@@ -365,18 +329,8 @@ func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, nam
 		close(m.done)
 	}()
 	t.Cleanup(func() { m.kill(t) })
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		if exited, err := m.exited(); exited {
-			return false, fmt.Errorf("exited: %w", err)
-		}
-		resp, err := http.Get("http://" + probe + "/healthz")
-		if err != nil {
-			return false, nil
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
+	exited := func() bool { done, _ := m.exited(); return done }
+	if err := testbin.WaitHTTPOK(ctx, "http://"+probe+"/healthz", 2*time.Minute, exited); err != nil {
 		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, logPath)
 	}
 	return m

@@ -1,7 +1,6 @@
 package floatippool_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 )
@@ -21,27 +21,10 @@ import (
 // client limits (burst twice that).
 func writeSchedulerConfig(t testing.TB, clusterDir, extenderURL string, nodeCacheCapable bool, clientQPS int) string {
 	t.Helper()
-	limits := ""
-	if clientQPS > 0 {
-		limits = fmt.Sprintf("  qps: %d\n  burst: %d\n", clientQPS, 2*clientQPS)
-	}
-	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-%sleaderElection:
-  leaderElect: false
-extenders:
-- urlPrefix: %s/v1
-  filterVerb: filter
-  bindVerb: bind
-  weight: 1
-  httpTimeout: 30s
-  nodeCacheCapable: %t
-  managedResources:
-  - name: %s
-    ignoredByScheduler: true
-`, filepath.Join(clusterDir, "kubeconfigs", localcluster.Scheduler+".kubeconfig"), limits, extenderURL, nodeCacheCapable, networkingv1alpha1.ResourceENIIP)
+	cfg := wire.SchedulerConfig{
+		Kubeconfig: localcluster.ComponentKubeconfig(clusterDir, localcluster.Scheduler), URLPrefix: extenderURL,
+		Resource: networkingv1alpha1.ResourceENIIP, NodeCacheCapable: nodeCacheCapable, QPS: clientQPS,
+	}.YAML()
 	path := filepath.Join(t.TempDir(), "scheduler.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
 func TestKubectlEdgeplane(t *testing.T) {
@@ -41,11 +42,7 @@ func TestKubectlEdgeplane(t *testing.T) {
 
 	// The plugin, built as `make build` builds it, on a PATH of its own.
 	binDir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, "kubectl-edgeplane"), "./cmd/kubectl-edgeplane")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugin: %v\n%s", err, out)
-	}
+	testbin.Build(t, binDir, "kubectl-edgeplane")
 
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Nodes: []localcluster.NodeSpec{{Name: "w1"}}})
 	if err != nil {

@@ -252,3 +252,44 @@ func PoolNameFromPath(path string) (string, error) {
 	}
 	return name, nil
 }
+
+// SchedulerConfig is a KubeSchedulerConfiguration that sends the pods
+// requesting the float-IP resource to the extender (galaxy-ipam's filter +
+// bind contract), the shape of examples/floatippool/kube-scheduler-config.yaml.
+type SchedulerConfig struct {
+	// Kubeconfig is kube-scheduler's own kubeconfig.
+	Kubeconfig string
+	// URLPrefix is where the extender serves, without /v1.
+	URLPrefix string
+	// Resource is the extended resource float-IP pods request.
+	Resource string
+	// NodeCacheCapable makes the scheduler send node names, not nodes.
+	NodeCacheCapable bool
+	// QPS, when positive, raises the scheduler's client limits (burst twice that).
+	QPS int
+}
+
+// YAML renders the configuration.
+func (c SchedulerConfig) YAML() string {
+	limits := ""
+	if c.QPS > 0 {
+		limits = fmt.Sprintf("  qps: %d\n  burst: %d\n", c.QPS, 2*c.QPS)
+	}
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+%sleaderElection:
+  leaderElect: false
+extenders:
+- urlPrefix: %q
+  filterVerb: filter
+  bindVerb: bind
+  weight: 1
+  httpTimeout: 30s
+  nodeCacheCapable: %t
+  managedResources:
+  - name: %q
+    ignoredByScheduler: true
+`, c.Kubeconfig, limits, strings.TrimSuffix(c.URLPrefix, "/")+"/v1", c.NodeCacheCapable, c.Resource)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 )
@@ -154,5 +155,43 @@ func checkErr(t *testing.T, err error, want string) {
 		t.Fatalf("no error, want one containing %q", want)
 	case want != "" && !strings.Contains(err.Error(), want):
 		t.Fatalf("error %q does not contain %q", err, want)
+	}
+}
+
+func TestSchedulerConfigYAML(t *testing.T) {
+	for _, c := range []SchedulerConfig{
+		{Kubeconfig: "/k/scheduler.kubeconfig", URLPrefix: "http://127.0.0.1:9040/", Resource: "tke.cloud.tencent.com/eni-ip"},
+		{Kubeconfig: "/k", URLPrefix: "https://e:1", Resource: "r", NodeCacheCapable: true, QPS: 200},
+	} {
+		var got struct {
+			Kind             string `json:"kind"`
+			ClientConnection struct {
+				Kubeconfig string  `json:"kubeconfig"`
+				QPS        float64 `json:"qps"`
+				Burst      int     `json:"burst"`
+			} `json:"clientConnection"`
+			Extenders []struct {
+				URLPrefix        string `json:"urlPrefix"`
+				FilterVerb       string `json:"filterVerb"`
+				BindVerb         string `json:"bindVerb"`
+				NodeCacheCapable bool   `json:"nodeCacheCapable"`
+				ManagedResources []struct {
+					Name               string `json:"name"`
+					IgnoredByScheduler bool   `json:"ignoredByScheduler"`
+				} `json:"managedResources"`
+			} `json:"extenders"`
+		}
+		if err := yaml.Unmarshal([]byte(c.YAML()), &got); err != nil {
+			t.Fatalf("%+v: %v\n%s", c, err, c.YAML())
+		}
+		if got.Kind != "KubeSchedulerConfiguration" || got.ClientConnection.Kubeconfig != c.Kubeconfig ||
+			got.ClientConnection.QPS != float64(c.QPS) || got.ClientConnection.Burst != 2*c.QPS || len(got.Extenders) != 1 {
+			t.Fatalf("%+v rendered %+v", c, got)
+		}
+		e := got.Extenders[0]
+		if e.URLPrefix != strings.TrimSuffix(c.URLPrefix, "/")+"/v1" || e.FilterVerb != "filter" || e.BindVerb != "bind" ||
+			e.NodeCacheCapable != c.NodeCacheCapable || len(e.ManagedResources) != 1 || e.ManagedResources[0].Name != c.Resource || !e.ManagedResources[0].IgnoredByScheduler {
+			t.Fatalf("%+v rendered extender %+v", c, e)
+		}
 	}
 }

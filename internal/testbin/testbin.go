@@ -1,0 +1,65 @@
+// Package testbin builds this repository's commands for tests that run them
+// as separate processes (end-to-end suites, the chaos run, benchmarks), so
+// those tests always exercise the current tree, never a stale bin/.
+package testbin
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+)
+
+// Build builds ./cmd/<name> for each name into dir with one `go build` and
+// returns the binaries' paths in the order of names.
+func Build(tb testing.TB, dir string, names ...string) []string {
+	tb.Helper()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	paths := make([]string, 0, len(names))
+	for _, n := range names {
+		args = append(args, "./cmd/"+n)
+		paths = append(paths, filepath.Join(dir, n))
+	}
+	build := exec.Command("go", args...)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("building %v: %v\n%s", names, err, out)
+	}
+	return paths
+}
+
+// WaitHTTPOK polls url until it answers 200, for at most timeout. exited, if
+// not nil, ends the wait early when the process serving url has died.
+func WaitHTTPOK(ctx context.Context, url string, timeout time.Duration, exited func() bool) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if exited != nil && exited() {
+			return false, fmt.Errorf("the process serving %s exited", url)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", url, err)
+	}
+	return nil
+}
