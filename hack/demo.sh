@@ -82,10 +82,9 @@ up() {
 		# --- AnycastIPBinding: seed the example nodes' CVM instances ---
 		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
 		curl -fsS -X POST --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml \
-			"http://$cloudsim_addr/admin/fixtures" > /dev/null || true
+			"http://$cloudsim_addr/admin/fixtures" > /dev/null
 		# --- end AnycastIPBinding ---
 		# --- PodElasticIP (issue 4): the ENI holding the kwok pod IPs, and room for addresses.
-		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
 		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
 			"http://$cloudsim_addr/admin/fixtures" > /dev/null
 		curl -fsS -X PATCH -H 'Content-Type: application/json' --data '{"ec2AddressQuota": 100}' \

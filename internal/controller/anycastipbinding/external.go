@@ -1,6 +1,7 @@
 package anycastipbinding
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -328,7 +329,7 @@ func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.Any
 			Diff: fmt.Sprintf("address %s is UNBIND; want it bound to %s", a.ID, e.instance)}, nil
 	default:
 		return e.blocked(ctx, b, networkingv1alpha1.AnycastReasonAddressInUse,
-			fmt.Sprintf("address %s is bound to %s, not to the node's instance %s", a.ID, cmpOr(a.InstanceID, a.NetworkInterfaceID), e.instance))
+			fmt.Sprintf("address %s is bound to %s, not to the node's instance %s", a.ID, cmp.Or(a.InstanceID, a.NetworkInterfaceID), e.instance))
 	}
 }
 
@@ -359,7 +360,7 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 		b.Status.PendingTask = nil
 		return nil //nolint:nilerr // a malformed task ID in status is dropped, not retried
 	}
-	transitional := isTransitional(a.Status)
+	transitional := decide.Transitional(a.Status)
 	switch {
 	case !transitional && (task.Action != "AssociateAddress" || decide.IsBound(&a, e.instance)):
 		// Ended the way the task meant it to.
@@ -390,10 +391,6 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 	return nil
 }
 
-func isTransitional(s string) bool {
-	return decide.BindStep(tencentcloud.Address{Status: s}, "") == decide.StepWait
-}
-
 // observeDeleting finds the address of a binding being deleted; a binding
 // whose address is gone (or was rebound elsewhere by someone) lets go after
 // cleaning the node.
@@ -420,7 +417,7 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 		e.instance, _, _ = decide.InstanceID(e.node)
 	}
 	if e.instance == "" && a != nil {
-		e.instance = cmpOr(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
+		e.instance = cmp.Or(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
 	}
 	e.address = a
 	if a != nil {
@@ -432,7 +429,7 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	case decide.StepForget:
 		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.AnycastEventReleased, actionRelease,
-			"Left address %s alone: it is bound to %s, not to instance %s", a.ID, cmpOr(a.InstanceID, a.NetworkInterfaceID), e.instance)
+			"Left address %s alone: it is bound to %s, not to instance %s", a.ID, cmp.Or(a.InstanceID, a.NetworkInterfaceID), e.instance)
 		e.cleanNode(ctx, b)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -663,11 +660,4 @@ func (e *external) readNode(ctx context.Context, b *networkingv1alpha1.AnycastIP
 	}
 	e.node = n
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package anycastipbinding
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -51,7 +52,7 @@ func (e *external) cleanNode(ctx context.Context, b *networkingv1alpha1.AnycastI
 	if e.node == nil {
 		return
 	}
-	id := cmpOr(b.Status.AddressID, meta.GetExternalName(b))
+	id := cmp.Or(b.Status.AddressID, meta.GetExternalName(b))
 	changed, err := e.patchNode(ctx, decide.NodeWant{ClearAnnotations: true, ClearAddressID: id})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Failed to clean node", "node", e.node.Name)

@@ -1,6 +1,7 @@
 package anycastipbinding
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,7 +199,7 @@ func (s *Sweep) delete(ctx context.Context, obj orphan.CloudObject) error {
 		if fresh := decide.SweepObject(a, l.acct.identity, l.acct.legacy); fresh.ReportOnly != "" {
 			return fmt.Errorf("address %s is no longer deletable: %s", a.ID, fresh.ReportOnly)
 		}
-		instance := cmpOr(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
+		instance := cmp.Or(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
 		switch decide.DeleteStep(&a, instance) {
 		case decide.StepNone:
 			return nil

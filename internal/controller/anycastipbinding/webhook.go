@@ -47,15 +47,11 @@ func (w *NodeTainter) Handle(_ context.Context, req admission.Request) admission
 	if !decide.NeedsTaintAtAdmission(node, w.Selector) {
 		return admission.Allowed("no taint needed")
 	}
-	return admission.Patched("tainted until its anycast address is bound", addTaint(node.Spec.Taints == nil, decide.Taint()))
-}
-
-// addTaint is the one JSON-patch operation that appends the taint: built
-// directly rather than by re-marshalling the node and diffing it against
-// the request, which cost most of the webhook's time.
-func addTaint(noTaints bool, taint corev1.Taint) jsonpatch.JsonPatchOperation {
-	if noTaints {
-		return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/taints", Value: []corev1.Taint{taint}}
+	// decide.NodePatch is the controller's own node patch: here only the
+	// taint (NeedsTaintAtAdmission ruled out one already present).
+	var ops []jsonpatch.JsonPatchOperation
+	for _, op := range decide.NodePatch(node, decide.NodeWant{Tainted: true}) {
+		ops = append(ops, jsonpatch.JsonPatchOperation{Operation: op.Op, Path: op.Path, Value: op.Value})
 	}
-	return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/taints/-", Value: taint}
+	return admission.Patched("tainted until its anycast address is bound", ops...)
 }

@@ -89,16 +89,12 @@ func (r *CleanupReconciler) Reconcile(ctx context.Context, req reconcile.Request
 // governed reports whether a live policy of the pod's namespace selects it
 // (or may: a policy whose selector is not known yet counts).
 func (r *CleanupReconciler) governed(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	list := &schedulingv1alpha1.BurstPolicyList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
-		return false, fmt.Errorf("listing BurstPolicies: %w", err)
+	policies, err := policiesFor(ctx, r.Client, pod.Namespace, labels.Set(pod.Labels))
+	if err != nil {
+		return false, err
 	}
-	for i := range list.Items {
-		p := &list.Items[i]
-		if !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if sel := policySelectorHint(p); sel == nil || sel.Matches(labels.Set(pod.Labels)) {
+	for _, p := range policies {
+		if p.DeletionTimestamp.IsZero() {
 			return true, nil
 		}
 	}

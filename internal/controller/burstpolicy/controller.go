@@ -345,21 +345,35 @@ func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []rec
 	if r.fresh.isEcho(obj.GetUID(), obj.GetResourceVersion()) {
 		return nil // our own write landing: the pass that wrote it planned with it
 	}
-	list := &schedulingv1alpha1.BurstPolicyList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+	policies, err := policiesFor(ctx, r.Client, obj.GetNamespace(), labels.Set(obj.GetLabels()))
+	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing BurstPolicies for a pod failed", "pod", client.ObjectKeyFromObject(obj))
 		return nil
 	}
-	var out []reconcile.Request
-	podLabels := labels.Set(obj.GetLabels())
-	for i := range list.Items {
-		p := &list.Items[i]
-		if sel := policySelectorHint(p); sel != nil && !sel.Matches(podLabels) {
-			continue
-		}
+	out := make([]reconcile.Request, 0, len(policies))
+	for _, p := range policies {
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
 	}
 	return out
+}
+
+// policiesFor lists the policies of namespace that may govern a pod with
+// podLabels: those whose selector matches, and those whose selector is not
+// known yet (target not resolved). Policies being deleted are included; the
+// callers decide what deletion means to them.
+func policiesFor(ctx context.Context, c client.Reader, namespace string, podLabels labels.Set) ([]*schedulingv1alpha1.BurstPolicy, error) {
+	list := &schedulingv1alpha1.BurstPolicyList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing BurstPolicies: %w", err)
+	}
+	var out []*schedulingv1alpha1.BurstPolicy
+	for i := range list.Items {
+		p := &list.Items[i]
+		if sel := policySelectorHint(p); sel == nil || sel.Matches(podLabels) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // allPolicies enqueues every policy (the cluster default changed).

@@ -63,11 +63,6 @@ func (f *freshPods) failed(uid types.UID, e *freshPod) {
 	}
 }
 
-// remember records that before (as cached) was replaced by after.
-func (f *freshPods) remember(before, after *corev1.Pod) {
-	f.written(before.UID, f.expect(before, after), after)
-}
-
 // resolve replaces the cached pods that predate a write of ours (or whose
 // write is still in flight) by what the write produced or will produce, in
 // place, and forgets writes the cache has caught up with.

@@ -17,7 +17,7 @@ func TestFreshPods(t *testing.T) {
 	}
 	var f freshPods
 	before, after := pod("1", 0), pod("2", 1)
-	f.remember(&before, &after)
+	f.written(before.UID, f.expect(&before, &after), &after)
 
 	if !f.isEcho("u1", "2") || f.isEcho("u1", "1") || f.isEcho("u2", "2") {
 		t.Errorf("isEcho does not recognise exactly the written version")

@@ -344,9 +344,6 @@ func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElast
 		}
 	}
 	maps.Copy(a.Tags, tags)
-	if a.Tags == nil {
-		a.Tags = tags
-	}
 	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = assoc, eni.ID, ip
 	e.acct.look.Remember(a)
 	meta.SetExternalName(cr, a.AllocationID)
@@ -464,17 +461,7 @@ func (e *external) giveUp(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		return nil
 	}
 	e.acct.look.Forget(d.AllocationID)
-	return e.acct.aws.DeleteTags(ctx, d.AllocationID, presentKeys(d, decide.ReleaseTags())...)
-}
-
-func presentKeys(a aws.Address, keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if _, ok := a.Tags[k]; ok {
-			out = append(out, k)
-		}
-	}
-	return out
+	return e.acct.aws.DeleteTags(ctx, d.AllocationID, decide.ReleaseKeys(d)...)
 }
 
 // Delete applies the release policy. The managed reconciler calls Observe

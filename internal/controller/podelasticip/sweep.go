@@ -171,7 +171,7 @@ func (s sweptAddr) remove(ctx context.Context) error {
 	a := s.addr
 	s.acct.look.Forget(a.AllocationID)
 	if !s.release {
-		return s.acct.aws.DeleteTags(ctx, a.AllocationID, presentKeys(a, decide.ReleaseTags())...)
+		return s.acct.aws.DeleteTags(ctx, a.AllocationID, decide.ReleaseKeys(a)...)
 	}
 	if a.Associated() {
 		if err := s.acct.aws.DisassociateAddress(ctx, a.AssociationID); aws.IgnoreNotFound(err) != nil {

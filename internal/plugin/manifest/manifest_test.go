@@ -27,7 +27,7 @@ func TestRead(t *testing.T) {
 		{name: "json stream", in: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}
 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"}}`, want: []string{"Pod/a@1.0", "Pod/b@1.0"}},
 		{name: "yaml flow mapping", in: "{apiVersion: v1, kind: Pod, metadata: {name: a}}\n", want: []string{"Pod/a@1.0"}},
-		{name: "bad json stream", in: `{"apiVersion":"v1","kind":"Pod"} {"kind":`, wantErr: "document 1"},
+		{name: "bad json stream", in: `{"apiVersion":"v1","kind":"Pod"} {"kind":`, wantErr: "JSON object 2"},
 		{name: "list", in: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n",
 			want: []string{"Pod/a@1.1", "Pod/b@1.2"}},
 		{name: "typed list", in: "apiVersion: v1\nkind: PodList\nitems: []\n", want: nil},

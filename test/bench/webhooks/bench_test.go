@@ -333,28 +333,19 @@ func inParallel(b *testing.B, n int, fn func(i int) error) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func createConcurrently(ctx context.Context, b *testing.B, env *testenv.Env, prefix string) {
-	var wg sync.WaitGroup
-	errs := make(chan error, concurrentPods)
-	for i := range concurrentPods {
-		wg.Go(func() {
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%03d", prefix, i), Namespace: "bench", Labels: map[string]string{"app": "bench"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
-			}
-			if err := env.Client.Create(ctx, pod); err != nil {
-				errs <- err
-				return
-			}
-			if len(pod.Spec.SchedulingGates) == 0 {
-				errs <- fmt.Errorf("pod %s was not gated: the webhook did not run", pod.Name)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	inParallel(b, concurrentPods, func(i int) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%03d", prefix, i), Namespace: "bench", Labels: map[string]string{"app": "bench"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}
+		if err := env.Client.Create(ctx, pod); err != nil {
+			return err
+		}
+		if len(pod.Spec.SchedulingGates) == 0 {
+			return fmt.Errorf("pod %s was not gated: the webhook did not run", pod.Name)
+		}
+		return nil
+	})
 }
 
 func waitGated(ctx context.Context, env *testenv.Env, rec *recorder) error {

@@ -171,10 +171,7 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("did not converge (%v): %s", err, last)
 	}
-	if len(kills) != 3 {
-		t.Errorf("the manager was killed %d times, want 3", len(kills))
-	}
-	if r.liveNodes != faultNodes-faultLeaving || r.boundOK != r.liveNodes || r.tainted != 0 || r.wrongAddresses != 0 ||
+	if r.boundOK != r.liveNodes || r.tainted != 0 || r.wrongAddresses != 0 ||
 		r.missingBinding != 0 || r.bindings != r.liveNodes || r.orphanAddresses != 0 || r.clusterAddresses != r.liveNodes {
 		t.Errorf("invariants broken: %s", r)
 	}

@@ -191,8 +191,8 @@ const (
 	StepForget Step = "Forget"
 )
 
-// transitional states end by themselves when their task does.
-func transitional(status string) bool {
+// Transitional states end by themselves when their task does.
+func Transitional(status string) bool {
 	switch status {
 	case tencentcloud.StatusCreating, tencentcloud.StatusBinding, tencentcloud.StatusUnbinding, tencentcloud.StatusOffline:
 		return true
@@ -203,7 +203,7 @@ func transitional(status string) bool {
 // BindStep is the next step toward a bound to instanceID.
 func BindStep(a tencentcloud.Address, instanceID string) Step {
 	switch {
-	case transitional(a.Status):
+	case Transitional(a.Status):
 		return StepWait
 	case IsBound(&a, instanceID):
 		return StepNone
@@ -221,7 +221,7 @@ func DeleteStep(a *tencentcloud.Address, instanceID string) Step {
 	switch {
 	case a == nil:
 		return StepNone
-	case transitional(a.Status):
+	case Transitional(a.Status):
 		return StepWait
 	case a.Status == tencentcloud.StatusUnbind:
 		return StepRelease

@@ -230,18 +230,20 @@ func PlanDelete(policy networkingv1alpha1.PodElasticIPReleasePolicy, mode networ
 		}
 		// The API refuses Delete for Pool and Static; never release an
 		// address edgeplane did not allocate.
-		p.UntagKeys = present(addr, ReleaseTags())
+		p.UntagKeys = ReleaseKeys(addr)
 	case networkingv1alpha1.PodElasticIPReleaseAfterDelay:
 		p.Tags = map[string]string{TagReleaseAfter: now.Add(delay).UTC().Format(time.RFC3339)}
 	default:
-		p.UntagKeys = present(addr, ReleaseTags())
+		p.UntagKeys = ReleaseKeys(addr)
 	}
 	return p
 }
 
-func present(addr aws.Address, keys []string) []string {
+// ReleaseKeys are the ReleaseTags the address carries: what untagging it
+// (instead of releasing it) removes.
+func ReleaseKeys(addr aws.Address) []string {
 	var out []string
-	for _, k := range keys {
+	for _, k := range ReleaseTags() {
 		if _, ok := addr.Tags[k]; ok {
 			out = append(out, k)
 		}

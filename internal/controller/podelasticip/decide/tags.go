@@ -8,7 +8,6 @@ package decide
 import (
 	"cmp"
 	"hash/fnv"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -367,6 +366,3 @@ func ReleaseTags() []string {
 	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim, TagReleaseAfter, TagDeletionPolicy,
 		LegacyTagType, LegacyTagCluster, LegacyTagPod}
 }
-
-// SortedKeys returns m's keys in order.
-func SortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
