@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,20 +21,29 @@ import (
 //
 //   - Pods: PodElasticIP (annotations, ownerReferences, nodeName, hostNetwork,
 //     readinessGates, status IPs, phase, conditions), FloatIPPool
-//     (annotations, ownerReferences, nodeName, container resources, phase),
-//     BurstPolicy (labels, annotations, volumes, container ports, probes,
-//     resource requests — rebalancing's fit check adds them up like the
-//     scheduler — sysctls, tolerations, affinity, topology spread,
-//     nodeSelector, overhead, schedulingGates, phase, conditions). Nobody
-//     reads a container's command, arguments, environment, mounts, lifecycle
-//     hooks or security context, nor the container statuses, nor the native
-//     limits (CPU, memory, storage, hugepages; extended limits are looked up
-//     by name: GPUs, float IPs): stripPod drops them. Every pod write is a
-//     patch of the fields it changes, never an Update of a cached pod.
+//     (annotations, ownerReferences, nodeName, extended resources of the
+//     containers, phase), BurstPolicy (labels, annotations, tolerations,
+//     nodeName, phase, conditions; and of a pod not yet bound to a node:
+//     volumes, container ports, probes, sysctls, affinity, topology spread,
+//     nodeSelector, schedulingGates). Nobody reads a container's command,
+//     arguments, environment, mounts, lifecycle hooks or security context,
+//     nor the container statuses, nor the native limits (CPU, memory,
+//     storage, hugepages; extended limits are looked up by name: GPUs, float
+//     IPs): stripPod drops them. Once a pod is bound to a node (most pods,
+//     most of the time) the controllers read only its metadata, node name,
+//     hostNetwork, readiness gates, tolerations, phase, IPs and Ready and
+//     readiness-gate conditions, and its containers only when they use an
+//     extended resource (float IPs): slimBoundPod keeps only those. (BurstPolicy's rebalancing, which adds up
+//     the requests of the pods on each node like the scheduler, reads those
+//     pods uncached, page by page, when a burst pod is about to move home.)
+//     Every pod write is a patch of the fields it changes, never an Update
+//     of a cached pod.
 //   - Nodes: AnycastIPBinding (labels, annotations, taints, providerID),
 //     FloatIPPool (labels, addresses), IngressDaemonSet (labels, annotations,
-//     conditions, taints), BurstPolicy (labels). stripNode drops the image
-//     list and the volume and runtime bookkeeping. Node writes are patches.
+//     taints, unschedulable), BurstPolicy (labels, taints, unschedulable,
+//     allocatable, the Ready condition). stripNode drops the rest of the
+//     status: images, capacity, system info, the other conditions, volume
+//     and runtime bookkeeping. Node writes are patches.
 //   - Deployments and StatefulSets: the BurstPolicy translator (pod-template
 //     annotations), FloatIPPool (replicas, strategy, pod-template
 //     annotations) and IngressDaemonSet (its own Deployments, in full, which
@@ -47,10 +57,10 @@ import (
 // ConfigMaps are read through a single-object cache (BurstPolicy's
 // eks-config) or uncached, Secrets always uncached.
 
-// cacheOptions returns the manager's cache settings: managedFields dropped
+// CacheOptions returns the manager's cache settings: managedFields dropped
 // from everything, the transforms and label selectors above, and
 // watchNamespace (if set) as the only namespace watched.
-func cacheOptions(watchNamespace string) cache.Options {
+func CacheOptions(watchNamespace string) cache.Options {
 	strip := cache.TransformStripManagedFields()
 	ours := labels.NewSelector().Add(mustRequirement(appsv1alpha1.LabelIngressDaemonSet, selection.Exists))
 	opts := cache.Options{
@@ -107,6 +117,9 @@ func stripPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	if pod.Spec.NodeName != "" {
+		slimBoundPod(pod)
+	}
 	for i := range pod.Spec.InitContainers {
 		stripContainer(&pod.Spec.InitContainers[i])
 	}
@@ -118,6 +131,99 @@ func stripPod(obj any) (any, error) {
 	pod.Status.ContainerStatuses = nil
 	pod.Status.EphemeralContainerStatuses = nil
 	return pod, nil
+}
+
+// slimBoundPod keeps of a pod bound to a node only what controllers read of
+// bound pods: of the spec the node name, hostNetwork and readiness gates
+// (PodElasticIP), the tolerations but the two every pod gets at admission
+// (BurstPolicy: is it a burst pod?), scheduling gates, and the containers
+// (with the pod overhead) only when one uses an extended resource (a float
+// IP's tke.cloud.tencent.com/eni-ip, a GPU); of the status the phase, the
+// IPs, and the Ready and readiness-gate conditions. A pending pod's volumes,
+// probes, affinity and the rest matter only to its burst decision, before
+// it is bound; on a cluster of mostly running pods this is most of what the
+// pod cache would hold.
+func slimBoundPod(pod *corev1.Pod) {
+	spec := corev1.PodSpec{
+		NodeName:        pod.Spec.NodeName,
+		HostNetwork:     pod.Spec.HostNetwork,
+		ReadinessGates:  pod.Spec.ReadinessGates,
+		Tolerations:     pod.Spec.Tolerations,
+		SchedulingGates: pod.Spec.SchedulingGates,
+	}
+	if slices.ContainsFunc(spec.Tolerations, admissionToleration) {
+		spec.Tolerations = without(spec.Tolerations, admissionToleration)
+	}
+	if usesExtendedResources(pod) {
+		spec.InitContainers, spec.Containers, spec.Overhead = pod.Spec.InitContainers, pod.Spec.Containers, pod.Spec.Overhead
+	}
+	pod.Spec = spec
+	pod.Status = corev1.PodStatus{
+		Phase:      pod.Status.Phase,
+		Conditions: pod.Status.Conditions,
+		Reason:     pod.Status.Reason,
+		HostIP:     pod.Status.HostIP,
+		HostIPs:    pod.Status.HostIPs,
+		PodIP:      pod.Status.PodIP,
+		PodIPs:     pod.Status.PodIPs,
+	}
+	if slices.ContainsFunc(pod.Status.Conditions, unreadCondition) {
+		pod.Status.Conditions = without(pod.Status.Conditions, unreadCondition)
+	}
+}
+
+// without returns a new slice of the elements of s that drop does not
+// match, or nil: a new array, because shrinking in place would keep the old
+// one alive.
+func without[T any](s []T, drop func(T) bool) []T {
+	var kept []T
+	for _, e := range s {
+		if !drop(e) {
+			kept = append(kept, e)
+		}
+	}
+	return slices.Clip(kept)
+}
+
+// unreadCondition reports the conditions of a bound pod that no controller
+// reads: the kubelet's progress conditions and PodScheduled (read only while
+// a pod is pending). Ready and readiness-gate conditions stay.
+func unreadCondition(c corev1.PodCondition) bool {
+	switch c.Type {
+	case corev1.PodInitialized, corev1.ContainersReady, corev1.PodReadyToStartContainers, corev1.PodScheduled:
+		return true
+	}
+	return false
+}
+
+// unreadNodeCondition reports the node conditions no controller reads: all
+// but Ready (the pressure conditions show up as taints, which are read).
+func unreadNodeCondition(c corev1.NodeCondition) bool { return c.Type != corev1.NodeReady }
+
+// admissionToleration reports the two tolerations the DefaultTolerationSeconds
+// admission plugin adds to every pod (node.kubernetes.io/not-ready and
+// unreachable, NoExecute): of a bound pod, controllers read only the
+// tolerations of virtual nodes (is it a burst pod?).
+func admissionToleration(t corev1.Toleration) bool {
+	return (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable) &&
+		t.Operator == corev1.TolerationOpExists && t.Effect == corev1.TaintEffectNoExecute
+}
+
+// usesExtendedResources reports whether a container of the pod requests or
+// limits an extended resource.
+func usesExtendedResources(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+				for name := range l {
+					if !isNativeResource(name) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 func stripContainer(c *corev1.Container) {
@@ -162,15 +268,21 @@ func isNativeResource(name corev1.ResourceName) bool {
 	return !found || domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io")
 }
 
-// stripNode drops a node's image list and its volume, daemon-endpoint,
-// runtime-handler, feature and config bookkeeping. Metadata, spec,
-// capacity, allocatable, conditions, addresses and node info stay.
+// stripNode drops a node's image list, capacity (allocatable is what the
+// fit check reads), system info, conditions other than Ready, and its
+// volume, daemon-endpoint, runtime-handler, feature and config bookkeeping.
+// Metadata, spec, allocatable, the Ready condition and addresses stay.
 func stripNode(obj any) (any, error) {
 	node, ok := obj.(*corev1.Node)
 	if !ok {
 		return obj, nil
 	}
 	node.Status.Images = nil
+	node.Status.Capacity = nil
+	node.Status.NodeInfo = corev1.NodeSystemInfo{}
+	if slices.ContainsFunc(node.Status.Conditions, unreadNodeCondition) {
+		node.Status.Conditions = without(node.Status.Conditions, unreadNodeCondition)
+	}
 	node.Status.VolumesInUse = nil
 	node.Status.VolumesAttached = nil
 	node.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{}

@@ -69,40 +69,108 @@ func TestStripPod(t *testing.T) {
 	meta := metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: map[string]string{"app": "a"},
 		Annotations:     map[string]string{"aws-samples.github.com/aws-pod-eip-controller-type": "auto"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u"}}}
-	spec := func(containers ...corev1.Container) corev1.PodSpec {
-		return corev1.PodSpec{
-			NodeName: "n1", NodeSelector: map[string]string{"zone": "a"}, HostNetwork: true,
-			Volumes:         []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}},
-			InitContainers:  []corev1.Container{containers[0]},
-			Containers:      containers[1:],
-			Tolerations:     []corev1.Toleration{{Key: "virtual-kubelet.io/provider", Operator: corev1.TolerationOpExists}},
+	volumes := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
+	virtual := corev1.Toleration{Key: "virtual-kubelet.io/provider", Operator: corev1.TolerationOpExists}
+	admission := []corev1.Toleration{
+		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	// A toleration of the same key that is not the admission plugin's stays.
+	custom := corev1.Toleration{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	tolerations := []corev1.Toleration{admission[0], virtual, admission[1], custom}
+	spec := func(node string, volumes []corev1.Volume, containers ...corev1.Container) corev1.PodSpec {
+		s := corev1.PodSpec{
+			NodeName: node, NodeSelector: map[string]string{"zone": "a"}, HostNetwork: true,
+			Volumes:         volumes,
+			Tolerations:     tolerations,
 			SchedulingGates: []corev1.PodSchedulingGate{{Name: "scheduling.edgeplane.io/burst"}},
 			ReadinessGates:  []corev1.PodReadinessGate{{ConditionType: "networking.edgeplane.io/ElasticIPReady"}},
 			SecurityContext: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}}},
 			Affinity:        &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}},
 		}
+		if len(containers) > 0 {
+			s.InitContainers, s.Containers = containers[:1], containers[1:]
+			s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
+		}
+		return s
 	}
-	status := corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1", PodIP: "10.0.0.7", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}},
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-
-	in := &corev1.Pod{ObjectMeta: meta, Spec: spec(fullContainer("init"), fullContainer("a"), fullContainer("b")), Status: status}
-	in.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}}
-	in.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "a", Ready: true, Image: "nginx:1.27"}}
-	in.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init"}}
-	in.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug"}}
-
-	want := &corev1.Pod{ObjectMeta: meta, Spec: spec(keptContainer("init"), keptContainer("a"), keptContainer("b")), Status: status}
-	got, err := stripPod(in)
-	if err != nil {
-		t.Fatal(err)
+	conditions := []corev1.PodCondition{
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: "networking.edgeplane.io/ElasticIPReady", Status: corev1.ConditionTrue},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("stripPod (-want +got):\n%s", diff)
+	status := func(conds []corev1.PodCondition) corev1.PodStatus {
+		return corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.0.1", PodIP: "10.0.0.7", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}}, Conditions: conds}
 	}
-	// Idempotent: a second pass changes nothing.
-	again, _ := stripPod(got.(*corev1.Pod).DeepCopy())
-	if diff := cmp.Diff(want, again); diff != "" {
-		t.Errorf("stripPod twice (-want +got):\n%s", diff)
+	// plain drops the extended resources fullContainer sets.
+	plain := func(c corev1.Container) corev1.Container {
+		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+		return c
+	}
+	full := func(node string, containers ...corev1.Container) *corev1.Pod {
+		in := &corev1.Pod{ObjectMeta: meta, Spec: spec(node, volumes, containers...), Status: status(conditions)}
+		in.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}}
+		in.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "a", Ready: true, Image: "nginx:1.27"}}
+		in.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init"}}
+		in.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug"}}
+		if node != "" {
+			// Read of no bound pod: dropped.
+			in.Status.StartTime, in.Status.QOSClass = &metav1.Time{Time: time.Unix(1700000000, 0)}, corev1.PodQOSBurstable
+			in.Spec.ServiceAccountName, in.Spec.PriorityClassName = "default", "high"
+		}
+		return in
+	}
+	withTolerations := func(s corev1.PodSpec, t []corev1.Toleration) corev1.PodSpec {
+		s.Tolerations = t
+		return s
+	}
+	read := []corev1.PodCondition{conditions[2], conditions[5]}
+	// bound is what stays of a bound pod's spec.
+	bound := func(s corev1.PodSpec) corev1.PodSpec {
+		return corev1.PodSpec{NodeName: s.NodeName, HostNetwork: s.HostNetwork, ReadinessGates: s.ReadinessGates, SchedulingGates: s.SchedulingGates,
+			Tolerations:    []corev1.Toleration{virtual, custom},
+			InitContainers: s.InitContainers, Containers: s.Containers, Overhead: s.Overhead}
+	}
+	for _, tc := range []struct {
+		name string
+		in   *corev1.Pod
+		want *corev1.Pod
+	}{{
+		name: "pending: everything a burst decision reads stays",
+		in:   full("", fullContainer("init"), fullContainer("a"), fullContainer("b")),
+		want: &corev1.Pod{ObjectMeta: meta, Spec: spec("", volumes, keptContainer("init"), keptContainer("a"), keptContainer("b")), Status: status(conditions)},
+	}, {
+		name: "bound, with extended resources: the containers stay, the volumes and the kubelet's progress conditions go",
+		in:   full("n1", fullContainer("init"), fullContainer("a"), fullContainer("b")),
+		want: &corev1.Pod{ObjectMeta: meta, Spec: bound(spec("n1", nil, keptContainer("init"), keptContainer("a"), keptContainer("b"))), Status: status(read)},
+	}, {
+		name: "bound, native resources only: the containers and the overhead go too",
+		in:   full("n1", plain(fullContainer("init")), plain(fullContainer("a"))),
+		want: &corev1.Pod{ObjectMeta: meta, Spec: bound(spec("n1", nil)), Status: status(read)},
+	}, {
+		name: "bound, only unread conditions and tolerations",
+		in: &corev1.Pod{ObjectMeta: meta, Spec: withTolerations(spec("n1", nil, plain(fullContainer("init")), plain(fullContainer("a"))), admission),
+			Status: status([]corev1.PodCondition{conditions[0], conditions[1], conditions[4]})},
+		want: &corev1.Pod{ObjectMeta: meta, Spec: withTolerations(bound(spec("n1", nil)), nil), Status: status(nil)},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := stripPod(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("stripPod (-want +got):\n%s", diff)
+			}
+			// Idempotent: a second pass changes nothing.
+			again, _ := stripPod(got.(*corev1.Pod).DeepCopy())
+			if diff := cmp.Diff(tc.want, again); diff != "" {
+				t.Errorf("stripPod twice (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -112,15 +180,20 @@ func TestStripNode(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"tke.cloud.tencent.com/need-aia-ip": "true"}, Annotations: map[string]string{"a": "b"}},
 			Spec:       corev1.NodeSpec{ProviderID: "qcloud:///ins-1", Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}, Unschedulable: true},
 			Status: corev1.NodeStatus{
-				Capacity:    corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
 				Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
 				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 				Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
-				NodeInfo:    corev1.NodeSystemInfo{KubeletVersion: "v1.37.0"},
 			},
 		}
 	}
 	in := kept()
+	in.Status.Capacity = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}
+	in.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.0"}
+	in.Status.Conditions = []corev1.NodeCondition{
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue},
+		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse},
+	}
 	in.Status.Images = []corev1.ContainerImage{{Names: []string{"nginx:1.27"}, SizeBytes: 1 << 20}}
 	in.Status.VolumesInUse = []corev1.UniqueVolumeName{"v"}
 	in.Status.VolumesAttached = []corev1.AttachedVolume{{Name: "v", DevicePath: "/dev/x"}}
@@ -190,11 +263,11 @@ func TestStripWorkload(t *testing.T) {
 }
 
 func TestCacheOptions(t *testing.T) {
-	opts := cacheOptions("team-a")
+	opts := CacheOptions("team-a")
 	if diff := cmp.Diff([]string{"team-a"}, mapsKeys(opts.DefaultNamespaces)); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
 	}
-	if len(cacheOptions("").DefaultNamespaces) != 0 {
+	if len(CacheOptions("").DefaultNamespaces) != 0 {
 		t.Error("no --watch-namespace must watch every namespace")
 	}
 	mine := labels.Set{appsv1alpha1.LabelIngressDaemonSet: "ing"}

@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/metricsauth"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -47,11 +47,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 
 	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
 	if o.MetricsSecure {
-		// Only clients allowed to GET /metrics (a SubjectAccessReview) may scrape.
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// Only clients allowed to GET /metrics (a SubjectAccessReview) may
+		// scrape; see internal/metricsauth for why not controller-runtime's
+		// filters package.
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 	// The caches hold only what the controllers read (cache.go).
-	cacheOpts := cacheOptions(o.WatchNamespace)
+	cacheOpts := CacheOptions(o.WatchNamespace)
 	leaseDuration, renewDeadline, retryPeriod := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,

@@ -130,8 +130,20 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	why := ""
 	for _, name := range res.Candidates {
-		pod := live[name]
-		if pod == nil {
+		cached := live[name]
+		if cached == nil {
+			continue
+		}
+		// The cache keeps no containers of bound pods (see
+		// internal/manager/cache.go); the fit check needs the whole pod.
+		pod := &corev1.Pod{}
+		if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cached), pod); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return 0, fmt.Errorf("reading burst pod %s: %w", name, err)
+		}
+		if pod.UID != cached.UID || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		node, no := decide.FitsLocally(pod, rooms, virtualSel, tolerations)
@@ -185,16 +197,15 @@ func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolic
 	return 0, nil
 }
 
-// nodeRooms reads the nodes and what the pods bound to them request, from
-// the cache. It runs only when a burst pod is about to move home.
+// nodeRooms reads the nodes (cached) and what the pods bound to them
+// request. It runs only when a burst pod is about to move home. The pods
+// are read uncached, a page at a time, because the manager's cache keeps no
+// containers of bound pods (internal/manager/cache.go): rebalancing is rare
+// and opt-in, while a copy of every pod's requests would be held always.
 func (r *Reconciler) nodeRooms(ctx context.Context) ([]decide.NodeRoom, error) {
 	nodes := &corev1.NodeList{}
 	if err := r.Client.List(ctx, nodes); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	rooms := make([]decide.NodeRoom, 0, len(nodes.Items))
 	index := map[string]int{}
@@ -202,20 +213,33 @@ func (r *Reconciler) nodeRooms(ctx context.Context) ([]decide.NodeRoom, error) {
 		index[nodes.Items[i].Name] = len(rooms)
 		rooms = append(rooms, decide.NodeRoom{Node: &nodes.Items[i], Requested: corev1.ResourceList{}, HostPorts: map[int32]bool{}})
 	}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		j, ok := index[pod.Spec.NodeName]
-		if !ok || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
+	opts := []client.ListOption{client.Limit(nodeRoomsPageSize)}
+	for {
+		pods := &corev1.PodList{}
+		if err := r.Reader.List(ctx, pods, opts...); err != nil {
+			return nil, fmt.Errorf("listing pods: %w", err)
 		}
-		room := &rooms[j]
-		room.Pods++
-		for name, q := range decide.PodRequests(pod) {
-			cur := room.Requested[name]
-			cur.Add(q)
-			room.Requested[name] = cur
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			j, ok := index[pod.Spec.NodeName]
+			if !ok || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			room := &rooms[j]
+			room.Pods++
+			for name, q := range decide.PodRequests(pod) {
+				cur := room.Requested[name]
+				cur.Add(q)
+				room.Requested[name] = cur
+			}
+			decide.HostPortsOf(pod, room.HostPorts)
 		}
-		decide.HostPortsOf(pod, room.HostPorts)
+		if pods.Continue == "" {
+			return rooms, nil
+		}
+		opts = []client.ListOption{client.Limit(nodeRoomsPageSize), client.Continue(pods.Continue)}
 	}
-	return rooms, nil
 }
+
+// nodeRoomsPageSize bounds the pods nodeRooms holds at once.
+const nodeRoomsPageSize = 500

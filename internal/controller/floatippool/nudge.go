@@ -22,7 +22,8 @@ const AnnotationRetry = "networking.edgeplane.io/floatip-retry"
 // maxNudges bounds the pods touched per freed IP.
 const maxNudges = 50
 
-// fieldPodNodeName is the pod field (and cache index) of unscheduled pods.
+// fieldPodNodeName is the pod field (and cache index) of unscheduled pods;
+// the cache indexes only those, so look up "" only.
 const fieldPodNodeName = "spec.nodeName"
 
 // waitingPods are the unscheduled pods that ask for float IPs, in the order

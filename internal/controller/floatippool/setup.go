@@ -92,9 +92,14 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 		}
 	}
 	// The API server's own pod field, so the same selector works on the
-	// cache and on a direct client: nudges list only unscheduled pods.
+	// cache and on a direct client: nudges list only unscheduled pods. Only
+	// those are indexed (under ""): an index entry for every bound pod would
+	// cost memory on large clusters and nobody looks pods up by node.
 	if err := idx.IndexField(ctx, &corev1.Pod{}, fieldPodNodeName, func(o client.Object) []string {
-		return []string{o.(*corev1.Pod).Spec.NodeName}
+		if node := o.(*corev1.Pod).Spec.NodeName; node != "" {
+			return nil
+		}
+		return []string{""}
 	}); err != nil {
 		return fmt.Errorf("indexing pods by %s: %w", fieldPodNodeName, err)
 	}

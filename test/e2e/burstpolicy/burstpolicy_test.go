@@ -41,6 +41,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -117,7 +118,10 @@ func TestBurstPolicy(t *testing.T) {
 
 	ctrl.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
 	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{
-		Scheme:                 scheme,
+		Scheme: scheme,
+		// The manager's own cache, transforms included: the controllers must
+		// work from what it keeps of each pod.
+		Cache:                  manager.CacheOptions(""),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		WebhookServer: webhook.NewServer(webhook.Options{

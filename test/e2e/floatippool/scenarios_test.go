@@ -38,6 +38,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -100,6 +101,8 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 		restCfg.QPS, restCfg.Burst = 500, 1000 // galaxy-ipam runs with 1000/2000
 		mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 			Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+			// The manager's own cache, transforms included.
+			Cache: manager.CacheOptions(""),
 			// Two managers in one process register the same controller names.
 			Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 		})

@@ -40,6 +40,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
@@ -98,7 +99,8 @@ func TestPodElasticIPExamples(t *testing.T) {
 	}
 
 	ctrl.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
-	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: manager.CacheOptions("")}) // the manager's own cache, transforms included
 	if err != nil {
 		t.Fatal(err)
 	}
