@@ -13,10 +13,10 @@ import (
 // DefaultGCPercent is the manager's GOGC unless the environment sets one.
 // Almost all of the manager's heap is its informer caches, long-lived and
 // growing only with the cluster; with Go's default (100) the heap may reach
-// twice the caches before a collection. 50 bounds it at 1.5 times for a
+// twice the caches before a collection. 40 bounds it at 1.4 times for a
 // little more collector CPU during a full resync, and next to none when
-// idle (see docs/operations.md, "Memory").
-const DefaultGCPercent = 50
+// idle (see docs/operations.md, "Figures at scale").
+const DefaultGCPercent = 40
 
 // memoryLimitShare is the part of the container's memory limit the Go
 // runtime aims to stay under (GOMEMLIMIT), leaving room for non-heap memory.
