@@ -64,8 +64,12 @@ type noopStatusClient struct {
 	// latest is, per binding UID, the newest copy this process wrote or
 	// read, and the versions of the binding it has seen before.
 	latest map[string]*knownBinding
-	// creates holds the UIDs whose next Update is the create-pending one.
+	// creates holds the UIDs whose next Update is the create-pending one,
+	// with the read of the stored binding started for it (or nil).
 	creates sync.Map
+	// prefetched holds, per UID, the read started at the beginning of a
+	// pass that will likely allocate (prefetch).
+	prefetched sync.Map
 	// progressWindow is how long transitional progress may go unwritten
 	// (0: always written); unwritten holds, per UID, the status of the
 	// last pass whose write was deferred.
@@ -104,9 +108,51 @@ func (c *noopStatusClient) withReader(r client.Reader) *noopStatusClient {
 
 // expectCreate records that the managed reconciler's next Update of uid
 // is its create-pending one (Observe found nothing and asks for an
-// allocation); forgetCreate withdraws it.
-func (c *noopStatusClient) expectCreate(uid types.UID) { c.creates.Store(uid, struct{}{}) }
-func (c *noopStatusClient) forgetCreate(uid types.UID) { c.creates.Delete(uid) }
+// allocation), with the read prefetch started in this pass, if any;
+// forgetCreate withdraws both.
+func (c *noopStatusClient) expectCreate(uid types.UID) {
+	var r *liveRead
+	if v, ok := c.prefetched.LoadAndDelete(uid); ok {
+		r = v.(*liveRead)
+	}
+	c.creates.Store(uid, r)
+}
+
+func (c *noopStatusClient) forgetCreate(uid types.UID) {
+	c.creates.Delete(uid)
+	c.prefetched.Delete(uid)
+}
+
+// liveRead is a read of a binding from the API server.
+type liveRead struct {
+	done chan struct{}
+	obj  *networkingv1alpha1.AnycastIPBinding
+	err  error
+}
+
+// prefetch starts the read of the stored binding that the create-pending
+// check of this pass compares b with, so that it runs while the pass
+// records the provider config usage and Observe looks at the cloud rather
+// than after them. It is started after b was read, so b's
+// resourceVersion matching it still proves b was the stored version at a
+// moment after the pass began and before the allocation. A pass starts by
+// dropping any read left by an earlier one (dropPrefetch).
+func (c *noopStatusClient) prefetch(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) {
+	if c.reader == nil {
+		return
+	}
+	r := &liveRead{done: make(chan struct{})}
+	c.prefetched.Store(b.UID, r)
+	key := client.ObjectKeyFromObject(b)
+	go func() {
+		defer close(r.done)
+		live := &networkingv1alpha1.AnycastIPBinding{}
+		r.err = c.reader.Get(ctx, key, live)
+		r.obj = live
+	}()
+}
+
+func (c *noopStatusClient) dropPrefetch(uid types.UID) { c.prefetched.Delete(uid) }
 
 // knownBinding is the newest copy of a binding this process has, and the
 // resourceVersions of the binding it has seen (newest last).
@@ -223,7 +269,8 @@ func (c *noopStatusClient) Update(ctx context.Context, obj client.Object, opts .
 	if !ok || len(opts) > 0 || c.reader == nil {
 		return c.Client.Update(ctx, obj, opts...)
 	}
-	if _, pending := c.creates.LoadAndDelete(b.UID); !pending {
+	v, pending := c.creates.LoadAndDelete(b.UID)
+	if !pending {
 		if err := c.Client.Update(ctx, obj, opts...); err != nil {
 			return err
 		}
@@ -231,7 +278,17 @@ func (c *noopStatusClient) Update(ctx context.Context, obj client.Object, opts .
 		return nil
 	}
 	live := &networkingv1alpha1.AnycastIPBinding{}
-	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+	if r, _ := v.(*liveRead); r != nil {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, ctx.Err())
+		}
+		if r.err != nil {
+			return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, r.err)
+		}
+		live = r.obj
+	} else if err := c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
 		return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, err)
 	}
 	if live.ResourceVersion != b.ResourceVersion || live.UID != b.UID {

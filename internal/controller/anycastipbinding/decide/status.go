@@ -88,3 +88,17 @@ func otherConditions(s networkingv1alpha1.AnycastIPBindingStatus) map[string]con
 	}
 	return out
 }
+
+// LikelyAllocation reports whether a pass of a binding will likely ask for
+// an allocation: nothing is recorded, it is not being deleted, and it is
+// new or was last seen allocating (not blocked, which waits for a change).
+func LikelyAllocation(externalName string, deleting bool, readyReason string) bool {
+	if externalName != "" || deleting {
+		return false
+	}
+	switch readyReason {
+	case "", string(xpv2.ReasonCreating), networkingv1alpha1.AnycastReasonTaskFailed:
+		return true
+	}
+	return false
+}

@@ -100,3 +100,27 @@ type testError string
 func (e testError) Error() string { return string(e) }
 
 const errTest = testError("boom")
+
+func TestLikelyAllocation(t *testing.T) {
+	cases := []struct {
+		name         string
+		externalName string
+		deleting     bool
+		reason       string
+		want         bool
+	}{
+		{name: "new binding", want: true},
+		{name: "allocating", reason: string(xpv2.ReasonCreating), want: true},
+		{name: "after a failed allocation", reason: networkingv1alpha1.AnycastReasonTaskFailed, want: true},
+		{name: "address recorded", externalName: "eip-00000001", reason: string(xpv2.ReasonCreating)},
+		{name: "being deleted", deleting: true},
+		{name: "blocked (quota)", reason: networkingv1alpha1.AnycastReasonQuotaExceeded},
+		{name: "blocked (node)", reason: networkingv1alpha1.AnycastReasonNodeNotFound},
+		{name: "bound", externalName: "eip-00000001", reason: string(xpv2.ReasonAvailable)},
+	}
+	for _, tc := range cases {
+		if got := LikelyAllocation(tc.externalName, tc.deleting, tc.reason); got != tc.want {
+			t.Errorf("%s: LikelyAllocation = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
