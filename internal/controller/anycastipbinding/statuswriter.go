@@ -70,6 +70,9 @@ type noopStatusClient struct {
 	// prefetched holds, per UID, the read started at the beginning of a
 	// pass that will likely allocate (prefetch).
 	prefetched sync.Map
+	// handed holds, by name, bindings the translator has just created
+	// (handedOver).
+	handed map[string]*networkingv1alpha1.AnycastIPBinding
 	// progressWindow is how long transitional progress may go unwritten
 	// (0: always written); unwritten holds, per UID, the status of the
 	// last pass whose write was deferred.
@@ -154,6 +157,40 @@ func (c *noopStatusClient) prefetch(ctx context.Context, b *networkingv1alpha1.A
 
 func (c *noopStatusClient) dropPrefetch(uid types.UID) { c.prefetched.Delete(uid) }
 
+// maxHandedOver bounds noopStatusClient.handed.
+const maxHandedOver = 4096
+
+// handedOver keeps the copy of a binding the translator has just created,
+// as the API server returned it, for the binding's first pass (Get), which
+// usually comes before the watch delivers the binding to the cache. It is
+// the newest version there is unless someone changed the binding in the
+// milliseconds since; even then nothing is allocated from it, as the
+// create-pending check compares it with the stored version first.
+func (c *noopStatusClient) handedOver(b *networkingv1alpha1.AnycastIPBinding) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handed == nil || len(c.handed) >= maxHandedOver {
+		c.handed = map[string]*networkingv1alpha1.AnycastIPBinding{}
+	}
+	c.handed[b.Name] = b.DeepCopy()
+}
+
+// takeHandedOver copies the handed-over binding name into b (when b is not
+// nil) and forgets it; it reports whether there was one.
+func (c *noopStatusClient) takeHandedOver(name string, b *networkingv1alpha1.AnycastIPBinding) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.handed[name]
+	if !ok {
+		return false
+	}
+	delete(c.handed, name)
+	if b != nil {
+		h.DeepCopyInto(b)
+	}
+	return true
+}
+
 // knownBinding is the newest copy of a binding this process has, and the
 // resourceVersions of the binding it has seen (newest last).
 type knownBinding struct {
@@ -164,7 +201,10 @@ type knownBinding struct {
 // maxKnownVersions bounds knownBinding.rvs.
 const maxKnownVersions = 16
 
-// Get implements client.Reader with read-your-writes: when the cache serves
+// Get implements client.Reader with read-your-writes: a binding missing
+// from the cache is the copy the translator was given when it created it
+// (handedOver; used once), else read from the API server; when the cache
+// serves
 // a version of a binding older than one this process has written (a
 // version it has seen before the newest it knows), the newest copy is
 // returned instead, so a pass never starts from a copy older than this
@@ -173,10 +213,23 @@ const maxKnownVersions = 16
 // someone else's newer write and is returned as the cache has it.
 // (resourceVersions are only compared for equality.)
 func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
-		return err
-	}
 	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
+	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
+		if !ok || c.reader == nil || !apierrors.IsNotFound(err) {
+			return err
+		}
+		// Not in the cache (yet): a binding the translator has just
+		// created is handed to the binding controller before its watch
+		// delivers it, with the copy the API server returned; otherwise
+		// the API server has the answer.
+		if !c.takeHandedOver(key.Name, b) {
+			if err := c.reader.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+		}
+	} else if ok {
+		c.takeHandedOver(key.Name, nil)
+	}
 	if !ok {
 		return nil
 	}
