@@ -72,7 +72,7 @@ type noopStatusClient struct {
 	prefetched sync.Map
 	// handed holds, by name, bindings the translator has just created
 	// (handedOver).
-	handed map[string]*networkingv1alpha1.AnycastIPBinding
+	handed map[string]handed
 	// progressWindow is how long transitional progress may go unwritten
 	// (0: always written); unwritten holds, per UID, the status of the
 	// last pass whose write was deferred.
@@ -160,35 +160,58 @@ func (c *noopStatusClient) dropPrefetch(uid types.UID) { c.prefetched.Delete(uid
 // maxHandedOver bounds noopStatusClient.handed.
 const maxHandedOver = 4096
 
-// handedOver keeps the copy of a binding the translator has just created,
-// as the API server returned it, for the binding's first pass (Get), which
-// usually comes before the watch delivers the binding to the cache. It is
-// the newest version there is unless someone changed the binding in the
-// milliseconds since; even then nothing is allocated from it, as the
-// create-pending check compares it with the stored version first.
+// handOffTTL is how long a handed-over binding may stand in for one the
+// cache has not seen; after it the API server is asked (a binding deleted
+// before the watch delivered it is then NotFound).
+const handOffTTL = 10 * time.Second
+
+// handed is a binding the translator has just created.
+type handed struct {
+	uid types.UID
+	at  time.Time
+}
+
+// handedOver records a binding the translator has just created, as the
+// API server returned it, for the passes that come before the watch
+// delivers it to the cache (Get): they start from the newest copy this
+// process has of it (this one, or what its own writes returned since).
+// Unless someone else changed the binding in the meantime that is the
+// stored version; and even then nothing is allocated from it, as the
+// create-pending check compares it with the stored version first, and
+// status writes on it conflict.
 func (c *noopStatusClient) handedOver(b *networkingv1alpha1.AnycastIPBinding) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.handed == nil || len(c.handed) >= maxHandedOver {
-		c.handed = map[string]*networkingv1alpha1.AnycastIPBinding{}
+		c.handed = map[string]handed{}
 	}
-	c.handed[b.Name] = b.DeepCopy()
+	c.handed[b.Name] = handed{uid: b.UID, at: c.now()}
+	c.sawLocked(b)
 }
 
-// takeHandedOver copies the handed-over binding name into b (when b is not
-// nil) and forgets it; it reports whether there was one.
-func (c *noopStatusClient) takeHandedOver(name string, b *networkingv1alpha1.AnycastIPBinding) bool {
+// newestHandedOver copies into b the newest copy of the handed-over
+// binding name, and reports whether there is one.
+func (c *noopStatusClient) newestHandedOver(name string, b *networkingv1alpha1.AnycastIPBinding) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.handed[name]
 	if !ok {
 		return false
 	}
-	delete(c.handed, name)
-	if b != nil {
-		h.DeepCopyInto(b)
+	k := c.latest[string(h.uid)]
+	if k == nil || k.obj == nil || c.now().Sub(h.at) > handOffTTL {
+		delete(c.handed, name)
+		return false
 	}
+	k.obj.DeepCopyInto(b)
 	return true
+}
+
+// cached forgets the hand-over of name once the cache has the binding.
+func (c *noopStatusClient) cached(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.handed, name)
 }
 
 // knownBinding is the newest copy of a binding this process has, and the
@@ -202,9 +225,9 @@ type knownBinding struct {
 const maxKnownVersions = 16
 
 // Get implements client.Reader with read-your-writes: a binding missing
-// from the cache is the copy the translator was given when it created it
-// (handedOver; used once), else read from the API server; when the cache
-// serves
+// from the cache is, for a short while after the translator created it,
+// the newest copy this process has (handedOver), else read from the API
+// server; when the cache serves
 // a version of a binding older than one this process has written (a
 // version it has seen before the newest it knows), the newest copy is
 // returned instead, so a pass never starts from a copy older than this
@@ -222,13 +245,13 @@ func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj cl
 		// created is handed to the binding controller before its watch
 		// delivers it, with the copy the API server returned; otherwise
 		// the API server has the answer.
-		if !c.takeHandedOver(key.Name, b) {
+		if !c.newestHandedOver(key.Name, b) {
 			if err := c.reader.Get(ctx, key, obj, opts...); err != nil {
 				return err
 			}
 		}
 	} else if ok {
-		c.takeHandedOver(key.Name, nil)
+		c.cached(key.Name)
 	}
 	if !ok {
 		return nil
