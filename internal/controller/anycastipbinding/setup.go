@@ -40,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -266,13 +265,12 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		return fmt.Errorf("watching ClusterProviderConfigUsages: %w", err)
 	}
 	conn := NewConnector(mgr, cfg.ClusterName, o)
-	created := make(chan event.TypedGenericEvent[client.Object], createdBuffer)
-	if err := o.setupBindingController(mgr, conn, created); err != nil {
+	if err := o.setupBindingController(mgr, conn); err != nil {
 		return err
 	}
 	if o.Translate {
 		t := &Translator{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName + "-translator"), Selector: ts.selector, Spec: ts.spec,
-			MaxConcurrentReconciles: o.MaxConcurrentReconciles, Created: handOff(conn.writes, created)}
+			MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 		if err := t.SetupWithManager(mgr); err != nil {
 			return err
 		}
@@ -329,29 +327,7 @@ func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
 	)
 }
 
-// createdBuffer is how many translator hand-offs may wait for the binding
-// controller; beyond it they are dropped (the watch delivers them anyway).
-const createdBuffer = 1024
-
-// handOff gives the binding controller a binding the translator has just
-// created, without blocking: its copy (see noopStatusClient.handedOver) and
-// a reconcile request.
-func handOff(writes *noopStatusClient, ch chan<- event.TypedGenericEvent[client.Object]) func(b *networkingv1alpha1.AnycastIPBinding) {
-	return func(b *networkingv1alpha1.AnycastIPBinding) {
-		writes.handedOver(b)
-		select {
-		case ch <- event.TypedGenericEvent[client.Object]{Object: b.DeepCopy()}:
-		default:
-		}
-	}
-}
-
-// setupBindingController registers the binding controller; created carries
-// the bindings the translator creates, which it starts on at once (the
-// watch of bindings lags behind the API server under load, by up to a
-// second in BenchmarkConverge200; the first pass then starts from the copy
-// the translator was given by the API server, see noopStatusClient.Get).
-func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector, created <-chan event.TypedGenericEvent[client.Object]) error {
+func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error {
 	r := NewReconciler(mgr, conn)
 	c := mgr.GetClient()
 	nodeToBindings := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -368,7 +344,6 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector, creat
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted))).
 		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodeChanged)).
-		WatchesRawSource(source.Channel(created, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(o.MaxConcurrentReconciles, 1),
 			// crossplane's reconciler asks for rate-limited requeues while a

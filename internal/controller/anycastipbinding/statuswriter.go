@@ -70,9 +70,6 @@ type noopStatusClient struct {
 	// prefetched holds, per UID, the read started at the beginning of a
 	// pass that will likely allocate (prefetch).
 	prefetched sync.Map
-	// handed holds, by name, bindings the translator has just created
-	// (handedOver).
-	handed map[string]handed
 	// progressWindow is how long transitional progress may go unwritten
 	// (0: always written); unwritten holds, per UID, the status of the
 	// last pass whose write was deferred.
@@ -157,63 +154,6 @@ func (c *noopStatusClient) prefetch(ctx context.Context, b *networkingv1alpha1.A
 
 func (c *noopStatusClient) dropPrefetch(uid types.UID) { c.prefetched.Delete(uid) }
 
-// maxHandedOver bounds noopStatusClient.handed.
-const maxHandedOver = 4096
-
-// handOffTTL is how long a handed-over binding may stand in for one the
-// cache has not seen; after it the API server is asked (a binding deleted
-// before the watch delivered it is then NotFound).
-const handOffTTL = 10 * time.Second
-
-// handed is a binding the translator has just created.
-type handed struct {
-	uid types.UID
-	at  time.Time
-}
-
-// handedOver records a binding the translator has just created, as the
-// API server returned it, for the passes that come before the watch
-// delivers it to the cache (Get): they start from the newest copy this
-// process has of it (this one, or what its own writes returned since).
-// Unless someone else changed the binding in the meantime that is the
-// stored version; and even then nothing is allocated from it, as the
-// create-pending check compares it with the stored version first, and
-// status writes on it conflict.
-func (c *noopStatusClient) handedOver(b *networkingv1alpha1.AnycastIPBinding) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.handed == nil || len(c.handed) >= maxHandedOver {
-		c.handed = map[string]handed{}
-	}
-	c.handed[b.Name] = handed{uid: b.UID, at: c.now()}
-	c.sawLocked(b)
-}
-
-// newestHandedOver copies into b the newest copy of the handed-over
-// binding name, and reports whether there is one.
-func (c *noopStatusClient) newestHandedOver(name string, b *networkingv1alpha1.AnycastIPBinding) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h, ok := c.handed[name]
-	if !ok {
-		return false
-	}
-	k := c.latest[string(h.uid)]
-	if k == nil || k.obj == nil || c.now().Sub(h.at) > handOffTTL {
-		delete(c.handed, name)
-		return false
-	}
-	k.obj.DeepCopyInto(b)
-	return true
-}
-
-// cached forgets the hand-over of name once the cache has the binding.
-func (c *noopStatusClient) cached(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.handed, name)
-}
-
 // knownBinding is the newest copy of a binding this process has, and the
 // resourceVersions of the binding it has seen (newest last).
 type knownBinding struct {
@@ -224,10 +164,7 @@ type knownBinding struct {
 // maxKnownVersions bounds knownBinding.rvs.
 const maxKnownVersions = 16
 
-// Get implements client.Reader with read-your-writes: a binding missing
-// from the cache is, for a short while after the translator created it,
-// the newest copy this process has (handedOver), else read from the API
-// server; when the cache serves
+// Get implements client.Reader with read-your-writes: when the cache serves
 // a version of a binding older than one this process has written (a
 // version it has seen before the newest it knows), the newest copy is
 // returned instead, so a pass never starts from a copy older than this
@@ -236,23 +173,10 @@ const maxKnownVersions = 16
 // someone else's newer write and is returned as the cache has it.
 // (resourceVersions are only compared for equality.)
 func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
 	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
-		if !ok || c.reader == nil || !apierrors.IsNotFound(err) {
-			return err
-		}
-		// Not in the cache (yet): a binding the translator has just
-		// created is handed to the binding controller before its watch
-		// delivers it, with the copy the API server returned; otherwise
-		// the API server has the answer.
-		if !c.newestHandedOver(key.Name, b) {
-			if err := c.reader.Get(ctx, key, obj, opts...); err != nil {
-				return err
-			}
-		}
-	} else if ok {
-		c.cached(key.Name)
+		return err
 	}
+	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
 	if !ok {
 		return nil
 	}

@@ -36,11 +36,6 @@ type Translator struct {
 	Spec networkingv1alpha1.AnycastIPBindingSpec
 	// MaxConcurrentReconciles of the translator (default 1).
 	MaxConcurrentReconciles int
-	// Created, when set, is handed every binding the translator creates,
-	// as the API server returned it (the binding controller starts on it
-	// at once instead of waiting for its watch, which lags behind under
-	// load).
-	Created func(b *networkingv1alpha1.AnycastIPBinding)
 }
 
 // TranslatorName is the translator controller's name.
@@ -114,15 +109,11 @@ func (t *Translator) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, nil
 	}
-	res, err := translator.Ensure(ctx, t.Client, t.Recorder, node, target, func(b *networkingv1alpha1.AnycastIPBinding) error {
+	if _, err := translator.Ensure(ctx, t.Client, t.Recorder, node, target, func(b *networkingv1alpha1.AnycastIPBinding) error {
 		t.mutate(b, node.Name)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return reconcile.Result{}, err
-	}
-	if res == translator.ResultCreated && t.Created != nil {
-		t.Created(target)
 	}
 	return reconcile.Result{}, nil
 }
