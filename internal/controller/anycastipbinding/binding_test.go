@@ -1,6 +1,7 @@
 package anycastipbinding
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -243,6 +244,57 @@ func TestFailedTasks(t *testing.T) {
 	if n := len(f.addresses()); n != 2 {
 		t.Errorf("%d addresses, want 2 (the failed allocation leaves none)", n)
 	}
+}
+
+// TestDeferredProgress: with transitional progress left unwritten (a
+// progress window longer than the test), the Binding step is not written,
+// yet the next pass follows the association task it started: a FAILED
+// association is still reported (TaskFailed and a Warning Event, never a
+// silent retry); once the window has passed, progress is written.
+func TestDeferredProgress(t *testing.T) {
+	f := newFixture(t, core.Settings{}, instances("ins-node0001", "ins-node0002"))
+	f.opts.ProgressWindow = time.Hour
+	f.start()
+	var skew time.Duration
+	f.conn.writes.now = func() time.Time { return time.Now().Add(skew) }
+	if err := f.emu.World().AddFault(core.FaultSpec{Provider: "tencent", Action: "AssociateAddress", TaskFailureRate: 1, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	name := prefix(t)
+	f.node(name, "ins-node0001", true)
+	f.binding(name, name, nil)
+	var written []string
+	f.converge(name, func(b *networkingv1alpha1.AnycastIPBinding) bool {
+		r := string(b.GetCondition(xpv2.TypeReady).Reason)
+		written = append(written, r)
+		return r == networkingv1alpha1.AnycastReasonTaskFailed
+	})
+	if slices.Contains(written, networkingv1alpha1.AnycastReasonBinding) {
+		t.Errorf("Binding progress was written within the progress window: %v", written)
+	}
+	f.wantEvent(name, networkingv1alpha1.LegacyReasonFailedAssociate)
+	f.converge(name, ready)
+	if n := f.calls("AssociateAddress"); n != 2 {
+		t.Errorf("AssociateAddress called %d times, want 2", n)
+	}
+
+	// Progress still unwritten when the window ends is written by the
+	// next pass.
+	other := name + "-2"
+	f.node(other, "ins-node0002", true)
+	b := f.binding(other, other, nil)
+	f.converge(other, func(*networkingv1alpha1.AnycastIPBinding) bool {
+		f.conn.writes.mu.Lock()
+		defer f.conn.writes.mu.Unlock()
+		return f.conn.writes.unwritten[string(b.UID)] != nil
+	})
+	skew = 2 * time.Hour
+	f.reconcile(other)
+	got := f.get(other)
+	if r := got.GetCondition(xpv2.TypeReady).Reason; r != networkingv1alpha1.AnycastReasonBinding || got.Status.PendingTask == nil {
+		t.Errorf("after the progress window: %s, pendingTask %+v; want Binding with the association task", describe(got), got.Status.PendingTask)
+	}
+	f.converge(other, ready)
 }
 
 // TestTranslatorLifecycle: a labelled node gets a translated binding owned

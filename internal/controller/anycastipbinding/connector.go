@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -22,6 +23,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -55,6 +57,10 @@ type Connector struct {
 
 	mu    sync.Mutex
 	cache map[string]*account
+	// resolving holds the provider configs being resolved; the passes
+	// that need one meanwhile wait for that resolution instead of
+	// reading the config again.
+	resolving map[string]chan struct{}
 	// tracked holds the bindings (UID and provider config) whose usage
 	// exists.
 	tracked map[string]time.Time
@@ -112,6 +118,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		clusterName: clusterName,
 		opts:        o,
 		cache:       map[string]*account{},
+		resolving:   map[string]chan struct{}{},
 		tracked:     map[string]time.Time{},
 	}
 }
@@ -123,11 +130,20 @@ func providerConfigRef(name string) *xpv2.ProviderConfigReference {
 	return &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}
 }
 
-// Connect implements managed.ExternalConnector.
+// Connect implements managed.ExternalConnector. The provider config usage
+// is recorded while Observe runs (Observe, which changes nothing in the
+// cloud, waits for it before it returns, so no cloud write precedes it),
+// and a binding about to be allocated for has the read of the
+// create-pending check started at once (see noopStatusClient.prefetch):
+// on a binding's first pass both would otherwise be API round trips one
+// after the other.
 func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	b, ok := mg.(*networkingv1alpha1.AnycastIPBinding)
 	if !ok {
 		return nil, fmt.Errorf("managed resource is a %T, not an AnycastIPBinding", mg)
+	}
+	if c.writes != nil {
+		c.writes.dropPrefetch(b.UID)
 	}
 	if b.Spec.ProviderConfigReference == nil {
 		b.Spec.ProviderConfigReference = providerConfigRef("")
@@ -135,15 +151,18 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	// Objects read through a typed client carry no kind; the usage's
 	// owner reference needs it.
 	b.SetGroupVersionKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding"))
-	if err := c.track(ctx, b); err != nil {
-		return nil, fmt.Errorf("tracking the provider config usage: %w", err)
+	if c.writes != nil && decide.LikelyAllocation(meta.GetExternalName(b), meta.WasDeleted(b), string(b.GetCondition(xpv2.TypeReady).Reason)) {
+		c.writes.prefetch(ctx, b)
 	}
+	tracked := make(chan error, 1)
+	usage := b.DeepCopy()
+	go func() { tracked <- c.track(ctx, usage) }()
 	acct, err := c.account(ctx, *b.Spec.ProviderConfigReference)
 	if err != nil {
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonProviderConfigError, err.Error())
 		return nil, err
 	}
-	return &external{c: c, acct: acct}, nil
+	return &external{c: c, acct: acct, tracked: tracked}, nil
 }
 
 // track records that b uses its provider config (crossplane's
@@ -180,12 +199,36 @@ const maxTracked = 20000
 // account resolves ref, reusing a recent resolution.
 func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReference) (*account, error) {
 	key := ref.Kind + "/" + ref.Name
-	c.mu.Lock()
-	a, ok := c.cache[key]
-	c.mu.Unlock()
-	if ok && time.Now().Before(a.expires) {
-		return a, nil
+	for {
+		c.mu.Lock()
+		if a, ok := c.cache[key]; ok && time.Now().Before(a.expires) {
+			c.mu.Unlock()
+			return a, nil
+		}
+		wait, busy := c.resolving[key]
+		if !busy {
+			done := make(chan struct{})
+			c.resolving[key] = done
+			c.mu.Unlock()
+			a, err := c.resolve(ctx, key, ref)
+			c.mu.Lock()
+			delete(c.resolving, key)
+			c.mu.Unlock()
+			close(done)
+			return a, err
+		}
+		c.mu.Unlock()
+		// Another pass resolves it; on its failure this pass tries itself.
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s %s to be resolved: %w", ref.Kind, ref.Name, ctx.Err())
+		}
 	}
+}
+
+// resolve reads ref and its Secret and builds its client.
+func (c *Connector) resolve(ctx context.Context, key string, ref xpv2.ProviderConfigReference) (*account, error) {
 	cfg, err := providerconfig.Resolve(ctx, c.reader, &ref, "", c.clusterName)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
@@ -209,7 +252,7 @@ func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	if cfg.ClusterIdentity == "" {
 		return nil, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
 	}
-	a = &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(c.cacheTTL())}
+	a := &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(c.cacheTTL())}
 	c.mu.Lock()
 	// Keep the client (and its rate-limit buckets) of an unchanged config.
 	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy {

@@ -63,6 +63,9 @@ func bindingMessage(addressID, instance string) string {
 type external struct {
 	c    *Connector
 	acct *account
+	// tracked delivers the result of recording the provider config usage
+	// (Connect); Observe waits for it.
+	tracked <-chan error
 
 	// Set by Observe for the other methods.
 	node     *corev1.Node
@@ -97,6 +100,19 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		return managed.ExternalObservation{}, err
 	}
 	obs, err := e.observe(ctx, b)
+	if e.tracked != nil {
+		select {
+		case terr := <-e.tracked:
+			if terr != nil && err == nil {
+				err = fmt.Errorf("tracking the provider config usage: %w", terr)
+			}
+			e.tracked = nil
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("tracking the provider config usage: %w", ctx.Err())
+			}
+		}
+	}
 	if w := e.c.writes; w != nil {
 		if err == nil && !obs.ResourceExists && !meta.WasDeleted(b) {
 			w.expectCreate(b.UID)

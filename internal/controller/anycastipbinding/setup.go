@@ -109,6 +109,22 @@ type Options struct {
 	// ClientCacheTTL is how long a resolved provider config and its client
 	// are reused (default 30s). Not a flag.
 	ClientCacheTTL time.Duration
+	// ProgressWindow is how long a binding's transitional progress
+	// (Creating → Binding) may go unwritten while the next step follows
+	// (default: three TaskPollIntervals; negative: always written at
+	// once). Errors and Ready are always written at once. Not a flag.
+	ProgressWindow time.Duration
+}
+
+// progressWindow is ProgressWindow with its default.
+func (o Options) progressWindow() time.Duration {
+	switch {
+	case o.ProgressWindow < 0:
+		return 0
+	case o.ProgressWindow == 0:
+		return 3 * o.TaskPollInterval
+	}
+	return o.ProgressWindow
 }
 
 // DefaultOptions are aia-ip-controller's defaults with edgeplane's safety
@@ -275,7 +291,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 // NewReconciler builds the managed reconciler of AnycastIPBindings (tests
 // drive it by hand).
 func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
-	writes := newNoopStatusClient(mgr.GetClient()).withReader(mgr.GetAPIReader())
+	writes := newNoopStatusClient(mgr.GetClient()).withReader(mgr.GetAPIReader()).deferProgress(conn.opts.progressWindow())
 	conn.writes = writes
 	mgr = &managerWithClient{Manager: mgr, c: writes}
 	return managed.NewReconciler(mgr,

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 )
 
 // noopStatusClient is the client the managed reconciler writes bindings
@@ -40,6 +42,14 @@ import (
 //     pending annotation is persisted with the succeeded one, in the one
 //     write that records the address (annotationUpdater). Any other change
 //     in that Update (a finalizer, the spec) makes it a real Update.
+//   - A status update that only moves transitional progress on (Creating →
+//     Binding, see decide.DeferStatus) within the progress window of the
+//     last write is deferred: the pass's status is kept in memory and laid
+//     over the binding the next pass reads (as long as the stored status is
+//     still the one this process wrote last), so that pass starts from it —
+//     the association task it must follow included — and its write carries
+//     it. Errors, Ready and anything else are written at once, and
+//     progress is written at the latest by the first pass after the window.
 //
 // A skipped write leaves the object as it is, so someone else's change is
 // never hidden.
@@ -54,8 +64,18 @@ type noopStatusClient struct {
 	// latest is, per binding UID, the newest copy this process wrote or
 	// read, and the versions of the binding it has seen before.
 	latest map[string]*knownBinding
-	// creates holds the UIDs whose next Update is the create-pending one.
+	// creates holds the UIDs whose next Update is the create-pending one,
+	// with the read of the stored binding started for it (or nil).
 	creates sync.Map
+	// prefetched holds, per UID, the read started at the beginning of a
+	// pass that will likely allocate (prefetch).
+	prefetched sync.Map
+	// progressWindow is how long transitional progress may go unwritten
+	// (0: always written); unwritten holds, per UID, the status of the
+	// last pass whose write was deferred.
+	progressWindow time.Duration
+	unwritten      map[string]*networkingv1alpha1.AnycastIPBindingStatus
+	now            func() time.Time
 }
 
 // maxRememberedStatuses bounds noopStatusClient's memory.
@@ -64,10 +84,20 @@ const maxRememberedStatuses = 20000
 type lastStatus struct {
 	resourceVersion string
 	status          string
+	// written is the status as written, at the time written.
+	written networkingv1alpha1.AnycastIPBindingStatus
+	at      time.Time
 }
 
 func newNoopStatusClient(c client.Client) *noopStatusClient {
-	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]*knownBinding{}}
+	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]*knownBinding{},
+		unwritten: map[string]*networkingv1alpha1.AnycastIPBindingStatus{}, now: time.Now}
+}
+
+// deferProgress turns on deferred progress writes (see noopStatusClient).
+func (c *noopStatusClient) deferProgress(window time.Duration) *noopStatusClient {
+	c.progressWindow = window
+	return c
 }
 
 // withReader turns on the reads that replace writes.
@@ -78,9 +108,51 @@ func (c *noopStatusClient) withReader(r client.Reader) *noopStatusClient {
 
 // expectCreate records that the managed reconciler's next Update of uid
 // is its create-pending one (Observe found nothing and asks for an
-// allocation); forgetCreate withdraws it.
-func (c *noopStatusClient) expectCreate(uid types.UID) { c.creates.Store(uid, struct{}{}) }
-func (c *noopStatusClient) forgetCreate(uid types.UID) { c.creates.Delete(uid) }
+// allocation), with the read prefetch started in this pass, if any;
+// forgetCreate withdraws both.
+func (c *noopStatusClient) expectCreate(uid types.UID) {
+	var r *liveRead
+	if v, ok := c.prefetched.LoadAndDelete(uid); ok {
+		r = v.(*liveRead)
+	}
+	c.creates.Store(uid, r)
+}
+
+func (c *noopStatusClient) forgetCreate(uid types.UID) {
+	c.creates.Delete(uid)
+	c.prefetched.Delete(uid)
+}
+
+// liveRead is a read of a binding from the API server.
+type liveRead struct {
+	done chan struct{}
+	obj  *networkingv1alpha1.AnycastIPBinding
+	err  error
+}
+
+// prefetch starts the read of the stored binding that the create-pending
+// check of this pass compares b with, so that it runs while the pass
+// records the provider config usage and Observe looks at the cloud rather
+// than after them. It is started after b was read, so b's
+// resourceVersion matching it still proves b was the stored version at a
+// moment after the pass began and before the allocation. A pass starts by
+// dropping any read left by an earlier one (dropPrefetch).
+func (c *noopStatusClient) prefetch(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) {
+	if c.reader == nil {
+		return
+	}
+	r := &liveRead{done: make(chan struct{})}
+	c.prefetched.Store(b.UID, r)
+	key := client.ObjectKeyFromObject(b)
+	go func() {
+		defer close(r.done)
+		live := &networkingv1alpha1.AnycastIPBinding{}
+		r.err = c.reader.Get(ctx, key, live)
+		r.obj = live
+	}()
+}
+
+func (c *noopStatusClient) dropPrefetch(uid types.UID) { c.prefetched.Delete(uid) }
 
 // knownBinding is the newest copy of a binding this process has, and the
 // resourceVersions of the binding it has seen (newest last).
@@ -105,11 +177,39 @@ func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj cl
 		return err
 	}
 	b, ok := obj.(*networkingv1alpha1.AnycastIPBinding)
-	if !ok || c.reader == nil {
+	if !ok {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.reader != nil {
+		c.readYourWritesLocked(b)
+	}
+	c.overlayUnwrittenLocked(b)
+	return nil
+}
+
+// overlayUnwrittenLocked lays the deferred status of b's last pass over b
+// when b's status is still the one this process wrote last (nobody else
+// wrote it since); otherwise the deferred status is dropped.
+func (c *noopStatusClient) overlayUnwrittenLocked(b *networkingv1alpha1.AnycastIPBinding) {
+	uid := string(b.UID)
+	u, ok := c.unwritten[uid]
+	if !ok {
+		return
+	}
+	prev, seen := c.last[uid]
+	raw, err := json.Marshal(b.Status)
+	if !seen || err != nil || string(raw) != prev.status {
+		delete(c.unwritten, uid)
+		return
+	}
+	u.DeepCopyInto(&b.Status)
+}
+
+// readYourWritesLocked replaces a copy of b older than this process's own
+// last write with the newest copy (see Get).
+func (c *noopStatusClient) readYourWritesLocked(b *networkingv1alpha1.AnycastIPBinding) {
 	k := c.latest[string(b.UID)]
 	switch {
 	case k == nil:
@@ -121,7 +221,6 @@ func (c *noopStatusClient) Get(ctx context.Context, key client.ObjectKey, obj cl
 	default:
 		c.sawLocked(b)
 	}
-	return nil
 }
 
 // saw records the copy of b just written or read from the API server.
@@ -170,7 +269,8 @@ func (c *noopStatusClient) Update(ctx context.Context, obj client.Object, opts .
 	if !ok || len(opts) > 0 || c.reader == nil {
 		return c.Client.Update(ctx, obj, opts...)
 	}
-	if _, pending := c.creates.LoadAndDelete(b.UID); !pending {
+	v, pending := c.creates.LoadAndDelete(b.UID)
+	if !pending {
 		if err := c.Client.Update(ctx, obj, opts...); err != nil {
 			return err
 		}
@@ -178,7 +278,17 @@ func (c *noopStatusClient) Update(ctx context.Context, obj client.Object, opts .
 		return nil
 	}
 	live := &networkingv1alpha1.AnycastIPBinding{}
-	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+	if r, _ := v.(*liveRead); r != nil {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, ctx.Err())
+		}
+		if r.err != nil {
+			return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, r.err)
+		}
+		live = r.obj
+	} else if err := c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
 		return fmt.Errorf("reading AnycastIPBinding %s before allocating: %w", b.Name, err)
 	}
 	if live.ResourceVersion != b.ResourceVersion || live.UID != b.UID {
@@ -234,6 +344,15 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 	prev, seen := w.c.last[uid]
 	w.c.mu.Unlock()
 	if seen && prev.resourceVersion == b.ResourceVersion && prev.status == string(raw) {
+		w.c.forgetUnwritten(uid)
+		return nil
+	}
+	if seen && prev.resourceVersion == b.ResourceVersion && w.c.progressWindow > 0 && decide.DeferStatus(decide.StatusWrite{
+		Written: prev.written, Next: b.Status, ExternalName: meta.GetExternalName(b), Age: w.c.now().Sub(prev.at), Window: w.c.progressWindow,
+	}) {
+		w.c.mu.Lock()
+		w.c.unwritten[uid] = b.Status.DeepCopy()
+		w.c.mu.Unlock()
 		return nil
 	}
 	if seen && prev.status == string(raw) && w.c.reader != nil {
@@ -244,7 +363,8 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 		if err := w.c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil && live.UID == b.UID {
 			if stored, err := json.Marshal(live.Status); err == nil && string(stored) == prev.status {
 				b.SetResourceVersion(live.ResourceVersion)
-				w.c.remember(uid, live.ResourceVersion, prev.status)
+				w.c.remember(uid, lastStatus{resourceVersion: live.ResourceVersion, status: prev.status, written: prev.written, at: prev.at})
+				w.c.forgetUnwritten(uid)
 				w.c.saw(live)
 				return nil
 			}
@@ -257,7 +377,13 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 	if err != nil {
 		return err
 	}
-	w.c.remember(uid, b.ResourceVersion, string(raw))
+	at := w.c.now()
+	if seen && prev.status == string(raw) {
+		// Nothing new was written: the stored status is as old as before.
+		at = prev.at
+	}
+	w.c.remember(uid, lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), written: *b.Status.DeepCopy(), at: at})
+	w.c.forgetUnwritten(uid)
 	w.c.saw(b)
 	return nil
 }
@@ -287,14 +413,22 @@ func (w *noopStatusWriter) retryConflict(ctx context.Context, b *networkingv1alp
 	return nil
 }
 
-func (c *noopStatusClient) remember(uid, rv, status string) {
+func (c *noopStatusClient) remember(uid string, l lastStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.last) >= maxRememberedStatuses {
 		// Deleted bindings' entries are never looked up again; forgetting
 		// everything now and then bounds the memory at the cost of one
-		// write per binding.
+		// write per binding (and drops deferred progress, which the next
+		// pass then recomputes and writes).
 		clear(c.last)
+		clear(c.unwritten)
 	}
-	c.last[uid] = lastStatus{resourceVersion: rv, status: status}
+	c.last[uid] = l
+}
+
+func (c *noopStatusClient) forgetUnwritten(uid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.unwritten, uid)
 }

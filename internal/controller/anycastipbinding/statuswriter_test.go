@@ -174,3 +174,64 @@ func TestBindingClientWrites(t *testing.T) {
 		t.Errorf("read resourceVersion %s, want the stored %s", got.ResourceVersion, want)
 	}
 }
+
+// TestCreatePendingPrefetch: the create-pending check compares the copy
+// with a read started earlier in the pass (prefetch): the current copy
+// allocates with nothing written, a stale one is a conflict, and a read
+// left by an earlier pass is never used.
+func TestCreatePendingPrefetch(t *testing.T) {
+	ctx := testenv.Context(t)
+	c := newNoopStatusClient(env.Client).withReader(env.Client)
+	b := &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{Name: "create-pending-prefetch"}, Spec: networkingv1alpha1.AnycastIPBindingSpec{NodeName: "x"}}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, b) })
+	someoneUpdates := func(v string) {
+		t.Helper()
+		l := &networkingv1alpha1.AnycastIPBinding{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), l); err != nil {
+			t.Fatal(err)
+		}
+		l.Labels = map[string]string{"someone": v}
+		if err := env.Client.Update(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	rv := b.ResourceVersion
+	c.prefetch(ctx, b)
+	c.expectCreate(b.UID)
+	meta.SetExternalCreatePending(b, time.Now())
+	if err := c.Update(ctx, b); err != nil {
+		t.Fatalf("create-pending update: %v", err)
+	}
+	if b.ResourceVersion != rv {
+		t.Errorf("the create-pending update was written (resourceVersion %s -> %s)", rv, b.ResourceVersion)
+	}
+
+	// The copy is stale when the pass starts.
+	stale := b.DeepCopy()
+	someoneUpdates("1")
+	c.prefetch(ctx, stale)
+	c.expectCreate(stale.UID)
+	if err := c.Update(ctx, stale); !apierrors.IsConflict(err) {
+		t.Errorf("create-pending update of a stale copy: got %v, want a conflict", err)
+	}
+
+	// A read an earlier pass left behind is dropped when the next starts.
+	cur := &networkingv1alpha1.AnycastIPBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), cur); err != nil {
+		t.Fatal(err)
+	}
+	c.prefetch(ctx, cur)
+	if v, ok := c.prefetched.Load(cur.UID); ok {
+		<-v.(*liveRead).done // read before the newer write
+	}
+	c.dropPrefetch(cur.UID)
+	someoneUpdates("2")
+	c.expectCreate(cur.UID)
+	if err := c.Update(ctx, cur); !apierrors.IsConflict(err) {
+		t.Errorf("create-pending update after a newer write, with an earlier pass's read left: got %v, want a conflict", err)
+	}
+}
