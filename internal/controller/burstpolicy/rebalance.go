@@ -122,7 +122,10 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 		return rebalanceRetry, nil
 	}
 
-	rooms, err := r.nodeRooms(ctx)
+	// The cache keeps no containers of bound pods (see
+	// internal/manager/cache.go); the fit check needs the whole candidate,
+	// which nodeRooms keeps from its uncached listing.
+	rooms, full, err := r.nodeRooms(ctx, p.Namespace, res.Candidates)
 	if err != nil {
 		return 0, err
 	}
@@ -130,20 +133,8 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	why := ""
 	for _, name := range res.Candidates {
-		cached := live[name]
-		if cached == nil {
-			continue
-		}
-		// The cache keeps no containers of bound pods (see
-		// internal/manager/cache.go); the fit check needs the whole pod.
-		pod := &corev1.Pod{}
-		if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cached), pod); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return 0, fmt.Errorf("reading burst pod %s: %w", name, err)
-		}
-		if pod.UID != cached.UID || !pod.DeletionTimestamp.IsZero() {
+		cached, pod := live[name], full[name]
+		if cached == nil || pod == nil || pod.UID != cached.UID || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		node, no := decide.FitsLocally(pod, rooms, virtualSel, tolerations)
@@ -198,14 +189,20 @@ func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolic
 }
 
 // nodeRooms reads the nodes (cached) and what the pods bound to them
-// request. It runs only when a burst pod is about to move home. The pods
-// are read uncached, a page at a time, because the manager's cache keeps no
-// containers of bound pods (internal/manager/cache.go): rebalancing is rare
-// and opt-in, while a copy of every pod's requests would be held always.
-func (r *Reconciler) nodeRooms(ctx context.Context) ([]decide.NodeRoom, error) {
+// request, and returns the candidates (pods of namespace by name) as the
+// listing has them. It runs only when a burst pod is about to move home.
+// The pods are read uncached, a page at a time, because the manager's cache
+// keeps no containers of bound pods (internal/manager/cache.go): rebalancing
+// is rare and opt-in, while a copy of every pod's requests would be held
+// always.
+func (r *Reconciler) nodeRooms(ctx context.Context, namespace string, candidates []string) ([]decide.NodeRoom, map[string]*corev1.Pod, error) {
 	nodes := &corev1.NodeList{}
 	if err := r.Client.List(ctx, nodes); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
+		return nil, nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	full := make(map[string]*corev1.Pod, len(candidates))
+	for _, name := range candidates {
+		full[name] = nil
 	}
 	rooms := make([]decide.NodeRoom, 0, len(nodes.Items))
 	index := map[string]int{}
@@ -217,25 +214,21 @@ func (r *Reconciler) nodeRooms(ctx context.Context) ([]decide.NodeRoom, error) {
 	for {
 		pods := &corev1.PodList{}
 		if err := r.Reader.List(ctx, pods, opts...); err != nil {
-			return nil, fmt.Errorf("listing pods: %w", err)
+			return nil, nil, fmt.Errorf("listing pods: %w", err)
 		}
 		for i := range pods.Items {
 			pod := &pods.Items[i]
+			if _, want := full[pod.Name]; want && pod.Namespace == namespace {
+				full[pod.Name] = pod.DeepCopy()
+			}
 			j, ok := index[pod.Spec.NodeName]
 			if !ok || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			room := &rooms[j]
-			room.Pods++
-			for name, q := range decide.PodRequests(pod) {
-				cur := room.Requested[name]
-				cur.Add(q)
-				room.Requested[name] = cur
-			}
-			decide.HostPortsOf(pod, room.HostPorts)
+			rooms[j].Add(pod)
 		}
 		if pods.Continue == "" {
-			return rooms, nil
+			return rooms, full, nil
 		}
 		opts = []client.ListOption{client.Limit(nodeRoomsPageSize), client.Continue(pods.Continue)}
 	}

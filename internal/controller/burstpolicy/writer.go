@@ -122,18 +122,13 @@ func (pw *podWriter) write(ctx context.Context, r *Reconciler, j writeJob) {
 	err := r.patchPod(ctx, j)
 	last := pw.landed(j.policy)
 	switch {
-	case err == nil:
+	case err == nil, apierrors.IsNotFound(err): // a pod gone: its deletion brings the policy back too
 		if last {
 			pw.wakeAfter(ctx, j.policy, 0) // the held-back status can be written
 		}
 		return
 	case apierrors.IsConflict(err):
 		log.FromContext(ctx).V(1).Info("Pod changed while being patched; will retry", "pod", client.ObjectKeyFromObject(j.w.pod))
-	case apierrors.IsNotFound(err):
-		if last {
-			pw.wakeAfter(ctx, j.policy, 0)
-		}
-		return // gone: its deletion brings the policy back too
 	default:
 		pw.mu.Lock()
 		if pw.errs == nil {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -54,15 +55,7 @@ func FitsLocally(pod *corev1.Pod, nodes []NodeRoom, virtualSel map[string]string
 	ports := hostPorts(pod)
 
 	sorted := slices.Clone(nodes)
-	slices.SortFunc(sorted, func(a, b NodeRoom) int {
-		switch {
-		case a.Node.Name < b.Node.Name:
-			return -1
-		case a.Node.Name > b.Node.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(sorted, func(a, b NodeRoom) int { return strings.Compare(a.Node.Name, b.Node.Name) })
 	for _, n := range sorted {
 		if nodeFits(n, tolerations, selector, pod.Spec.Affinity, requests, ports, virtualSel) {
 			return n.Node.Name, ""
@@ -191,10 +184,15 @@ func hostPorts(pod *corev1.Pod) []int32 {
 	return out
 }
 
-// HostPortsOf adds the host ports of a pod to ports.
-func HostPortsOf(pod *corev1.Pod, ports map[int32]bool) {
+// Add counts a pod bound to the node: a pod slot, its requests and its
+// host ports.
+func (n *NodeRoom) Add(pod *corev1.Pod) {
+	n.Pods++
+	for name, q := range PodRequests(pod) {
+		add(n.Requested, name, q)
+	}
 	for _, p := range hostPorts(pod) {
-		ports[p] = true
+		n.HostPorts[p] = true
 	}
 }
 

@@ -162,3 +162,20 @@ func TestPodRequests(t *testing.T) {
 		t.Errorf("PodRequests (-want +got):\n%s", diff)
 	}
 }
+
+func TestNodeRoomAdd(t *testing.T) {
+	pod := func(cpu string, hostPort int32) *corev1.Pod {
+		c := corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}
+		if hostPort > 0 {
+			c.Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: hostPort}}
+		}
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
+	}
+	n := NodeRoom{Requested: corev1.ResourceList{}, HostPorts: map[int32]bool{}}
+	n.Add(pod("300m", 8080))
+	n.Add(pod("1200m", 0))
+	want := NodeRoom{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}, Pods: 2, HostPorts: map[int32]bool{8080: true}}
+	if diff := cmp.Diff(want, n, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("NodeRoom after Add (-want +got):\n%s", diff)
+	}
+}
