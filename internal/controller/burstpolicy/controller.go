@@ -281,7 +281,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if defaults.Spec.ExcludedNamespaces == nil {
 		restr.ExcludedNamespaces = decide.DefaultExcludedNamespaces
 	}
-	states, live, err := r.podStates(ctx, policy, pods.Items, restr)
+	states, live, virtualNodes, err := r.podStates(ctx, policy, pods.Items, restr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -308,7 +308,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	plan := decide.Decide(params, states, r.now())
 	s.plan = &plan
 
-	requeue, err := r.applyPlan(ctx, policy, live, plan, !s.sw.Burst)
+	requeue, err := r.applyPlan(ctx, policy, live, virtualNodes, plan, !s.sw.Burst)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

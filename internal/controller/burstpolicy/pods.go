@@ -34,14 +34,16 @@ const (
 const writeWorkers = 32
 
 // podStates turns the governed pods into decide.PodStates, skipping pods
-// that are terminating or finished. It returns the live pods by name too.
-func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pods []corev1.Pod, restr decide.Restrictions) ([]decide.PodState, map[string]*corev1.Pod, error) {
+// that are terminating or finished. It returns the live pods by name too,
+// and whether each node a live pod is bound to is virtual (a missing node
+// is local).
+func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pods []corev1.Pod, restr decide.Restrictions) (states []decide.PodState, live map[string]*corev1.Pod, virtualNodes map[string]bool, err error) {
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	nodes := map[string]bool{} // node name → virtual
 	claims := map[string]decide.Claim{}
-	states := make([]decide.PodState, 0, len(pods))
-	live := make(map[string]*corev1.Pod, len(pods))
+	states = make([]decide.PodState, 0, len(pods))
+	live = make(map[string]*corev1.Pod, len(pods))
 	for i := range pods {
 		pod := &pods[i]
 		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
@@ -68,7 +70,7 @@ func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstP
 				case err == nil:
 					virtual = decide.IsVirtualNode(node.Labels, virtualSel)
 				case !apierrors.IsNotFound(err):
-					return nil, nil, fmt.Errorf("getting node %s: %w", pod.Spec.NodeName, err)
+					return nil, nil, nil, fmt.Errorf("getting node %s: %w", pod.Spec.NodeName, err)
 				}
 				nodes[pod.Spec.NodeName] = virtual
 			}
@@ -79,13 +81,13 @@ func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstP
 		}
 		if s.Placement == decide.Pending && !s.Burst {
 			if err := r.loadClaims(ctx, pod, claims); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			s.Refusal = decide.MayBurst(pod, restr, claims)
 		}
 		states = append(states, s)
 	}
-	return states, live, nil
+	return states, live, nodes, nil
 }
 
 // revision returns the pod's template revision label.
@@ -166,8 +168,8 @@ type podWrite struct {
 // pods the virtual-node selector and the gate's removal), ungating,
 // not-burstable marks and deletion costs. A switched-off policy reverts the
 // deletion costs and burst marks it wrote. It reports whether a write
-// conflicted (requeue soon).
-func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, plan decide.Plan, switchedOff bool) (bool, error) {
+// conflicted (requeue soon). virtualNodes is podStates' answer.
+func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, virtualNodes map[string]bool, plan decide.Plan, switchedOff bool) (bool, error) {
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	writes := map[string]*podWrite{}
@@ -246,7 +248,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 			continue
 		}
 		placement := decide.Local
-		if r.nodeIsVirtual(ctx, pod.Spec.NodeName, virtualSel) {
+		if virtualNodes[pod.Spec.NodeName] {
 			placement = decide.Virtual
 		}
 		cur, has := pod.Annotations[schedulingv1alpha1.AnnotationPodDeletionCost]
@@ -285,15 +287,6 @@ func hasGate(p *corev1.Pod) bool {
 // removeGate removes the burst-decision gate.
 func removeGate(p *corev1.Pod) {
 	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == schedulingv1alpha1.SchedulingGateBurst })
-}
-
-// nodeIsVirtual reads the node from the cache; a missing node is local.
-func (r *Reconciler) nodeIsVirtual(ctx context.Context, name string, sel map[string]string) bool {
-	node := &corev1.Node{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-		return false
-	}
-	return decide.IsVirtualNode(node.Labels, sel)
 }
 
 // writePods applies the writes, each as a merge patch with optimistic
