@@ -85,11 +85,12 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 	}
 	key := client.ObjectKeyFromObject(p)
 	now := r.now()
-	st := p.Status.Rebalance.DeepCopy()
-	if st == nil {
-		st = &schedulingv1alpha1.RebalanceStatus{}
+	// p is this pass's own copy (the status patch diffs it against the
+	// policy as read), so its status is changed in place.
+	if p.Status.Rebalance == nil {
+		p.Status.Rebalance = &schedulingv1alpha1.RebalanceStatus{}
 	}
-	p.Status.Rebalance = st
+	st := p.Status.Rebalance
 	in := decide.RebalanceInput{
 		LocalReplicas:    localReplicas,
 		After:            decide.DefaultRebalanceAfter,
