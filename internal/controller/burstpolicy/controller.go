@@ -160,8 +160,7 @@ type Reconciler struct {
 	fresh freshPods
 	// evicted remembers the evictions of rebalancing in flight.
 	evicted evictions
-	// writer writes pods in the background; nil writes them within the
-	// reconcile (SetupWithManager sets it).
+	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
 
@@ -170,7 +169,7 @@ type Reconciler struct {
 // of the pods it describes. The last write to land wakes the policy; the
 // returned requeue is only a backstop.
 func (r *Reconciler) statusHold(key types.NamespacedName) time.Duration {
-	if r.writer == nil || r.writer.inFlight(key) == 0 {
+	if r.writer.inFlight(key) == 0 {
 		return 0
 	}
 	return time.Second
@@ -246,11 +245,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		}
 	}()
 
-	if r.writer != nil {
-		// Writes of an earlier pass that failed: reported (and backed off) now.
-		if err := r.writer.takeErrors(req.NamespacedName); err != nil {
-			defer func() { retErr = errors.Join(retErr, err) }()
-		}
+	// Writes of an earlier pass that failed: reported (and backed off) now.
+	if err := r.writer.takeErrors(req.NamespacedName); err != nil {
+		defer func() { retErr = errors.Join(retErr, err) }()
 	}
 
 	defaults, err := r.clusterDefaults(ctx)
@@ -308,12 +305,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	plan := decide.Decide(params, states, r.now())
 	s.plan = &plan
 
-	requeue, err := r.applyPlan(ctx, policy, live, virtualNodes, plan, !s.sw.Burst)
-	if err != nil {
+	if err := r.applyPlan(ctx, policy, live, virtualNodes, plan, !s.sw.Burst); err != nil {
 		return ctrl.Result{}, err
-	}
-	if requeue {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	after := plan.RequeueAfter
 	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods.Items, states, live)

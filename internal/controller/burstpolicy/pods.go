@@ -2,12 +2,10 @@ package burstpolicy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
@@ -29,9 +26,6 @@ const (
 	EventReasonBurst = "Burst"
 	actionBurst      = "Burst"
 )
-
-// writeWorkers bounds the parallel pod writes of one reconcile.
-const writeWorkers = 32
 
 // podStates turns the governed pods into decide.PodStates, skipping pods
 // that are terminating or finished. It returns the live pods by name too,
@@ -167,9 +161,9 @@ type podWrite struct {
 // applyPlan writes the plan to the pods: bursts (tolerations, and for gated
 // pods the virtual-node selector and the gate's removal), ungating,
 // not-burstable marks and deletion costs. A switched-off policy reverts the
-// deletion costs and burst marks it wrote. It reports whether a write
-// conflicted (requeue soon). virtualNodes is podStates' answer.
-func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, virtualNodes map[string]bool, plan decide.Plan, switchedOff bool) (bool, error) {
+// deletion costs and burst marks it wrote. virtualNodes is podStates'
+// answer.
+func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, live map[string]*corev1.Pod, virtualNodes map[string]bool, plan decide.Plan, switchedOff bool) error {
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	writes := map[string]*podWrite{}
@@ -272,11 +266,11 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 	for _, w := range writes {
 		list = append(list, w)
 	}
-	conflict, err := r.writePods(ctx, client.ObjectKeyFromObject(p), list)
+	err := r.writePods(ctx, client.ObjectKeyFromObject(p), list)
 	if len(plan.Burst) > 0 && r.Recorder != nil {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, EventReasonBurst, actionBurst, "Burst %d pods to virtual nodes: %s", len(plan.Burst), strings.Join(plan.Burst, ", "))
 	}
-	return conflict, err
+	return err
 }
 
 // hasGate reports whether the pod carries the burst-decision gate.
@@ -289,17 +283,14 @@ func removeGate(p *corev1.Pod) {
 	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == schedulingv1alpha1.SchedulingGateBurst })
 }
 
-// writePods applies the writes, each as a merge patch with optimistic
-// locking, oldest unschedulable pod first. Each write is an expectation from
-// the moment it is planned (see freshPods). With a background writer (a
-// manager runs the reconciler) the writes are handed over and writePods
-// returns at once; the writer reconciles the policy again when one fails.
-// Without one (a test calls Reconcile) it writes them here, in parallel
-// (bounded), and reports whether one conflicted. A conflict or a vanished
-// pod is not an error.
-func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName, writes []*podWrite) (bool, error) {
+// writePods hands the writes to the background writer, oldest
+// unschedulable pod first, and returns at once; each is a merge patch with
+// optimistic locking and an expectation from the moment it is planned (see
+// freshPods). The writer reconciles the policy again when the last write of
+// it lands or one fails.
+func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName, writes []*podWrite) error {
 	if len(writes) == 0 {
-		return false, nil
+		return nil
 	}
 	slices.SortFunc(writes, func(a, b *podWrite) int {
 		if c := unschedulableSince(a.pod).Compare(unschedulableSince(b.pod)); c != 0 {
@@ -315,49 +306,19 @@ func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName,
 		}
 		jobs = append(jobs, writeJob{policy: policy, w: w, want: q, exp: r.fresh.expect(w.pod, q)})
 	}
-	if r.writer != nil {
-		r.writer.queued(policy, len(jobs))
-		for i, j := range jobs {
-			select {
-			case r.writer.jobs <- j:
-			case <-ctx.Done():
-				r.writer.queued(policy, -len(jobs[i:]))
-				for _, rest := range jobs[i:] {
-					r.fresh.failed(rest.w.pod.UID, rest.exp)
-				}
-				return false, fmt.Errorf("queueing pod writes: %w", ctx.Err())
+	r.writer.queued(policy, len(jobs))
+	for i, j := range jobs {
+		select {
+		case r.writer.jobs <- j:
+		case <-ctx.Done():
+			r.writer.queued(policy, -len(jobs[i:]))
+			for _, rest := range jobs[i:] {
+				r.fresh.failed(rest.w.pod.UID, rest.exp)
 			}
+			return fmt.Errorf("queueing pod writes: %w", ctx.Err())
 		}
-		return false, nil
 	}
-	var (
-		mu       sync.Mutex
-		errs     []error
-		conflict bool
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, writeWorkers)
-	)
-	for _, j := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			err := r.patchPod(ctx, j)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil, apierrors.IsNotFound(err):
-			case apierrors.IsConflict(err):
-				conflict = true
-			default:
-				errs = append(errs, err)
-			}
-		})
-	}
-	wg.Wait()
-	if conflict {
-		log.FromContext(ctx).V(1).Info("Pod changed while being patched; will retry")
-	}
-	return conflict, errors.Join(errs...)
+	return nil
 }
 
 func setLabel(p *corev1.Pod, k, v string) {

@@ -18,6 +18,9 @@ import (
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 )
 
+// writeWorkers bounds the parallel pod writes.
+const writeWorkers = 32
+
 // retryAfter is how long a policy waits before it is reconciled again after
 // one of its pod writes conflicted or failed.
 const retryAfter = time.Second
