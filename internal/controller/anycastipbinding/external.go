@@ -64,7 +64,7 @@ type external struct {
 	c    *Connector
 	acct *account
 	// tracked delivers the result of recording the provider config usage
-	// (Connect); Observe waits for it.
+	// (Connect; nil when it was recorded recently); Observe waits for it.
 	tracked <-chan error
 
 	// Set by Observe for the other methods.
