@@ -76,7 +76,7 @@ func TestEveryAddressType(t *testing.T) {
 }
 
 // TestAdoptByAddressID adopts an existing UNBIND address instead of
-// allocating one.
+// allocating one; the binding's use of its provider config is recorded.
 func TestAdoptByAddressID(t *testing.T) {
 	fx := instances("ins-node0001")
 	fx.Tencent.Addresses = []core.TCAddressFixture{{AddressID: "eip-adopt001", AddressType: "AnycastEIP"}}
@@ -92,6 +92,7 @@ func TestAdoptByAddressID(t *testing.T) {
 		t.Errorf("AllocateAddresses called %d times for an adopted address", n)
 	}
 	f.wantNode(name, false, "eip-adopt001", f.address("eip-adopt001").AddressIP)
+	f.wantUsage(b)
 }
 
 // TestLegacyAdoption migrates a node aia-ip-controller bound: its cluster

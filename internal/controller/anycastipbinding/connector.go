@@ -154,9 +154,14 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if c.writes != nil && decide.LikelyAllocation(meta.GetExternalName(b), meta.WasDeleted(b), string(b.GetCondition(xpv2.TypeReady).Reason)) {
 		c.writes.prefetch(ctx, b)
 	}
-	tracked := make(chan error, 1)
-	usage := b.DeepCopy()
-	go func() { tracked <- c.track(ctx, usage) }()
+	// A usage recorded recently is not looked at again (see track): most
+	// passes start no goroutine and copy nothing.
+	var tracked chan error
+	if !c.trackedRecently(usageKey(b)) {
+		tracked = make(chan error, 1)
+		usage := b.DeepCopy()
+		go func() { tracked <- c.track(ctx, usage) }()
+	}
 	acct, err := c.account(ctx, *b.Spec.ProviderConfigReference)
 	if err != nil {
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonProviderConfigError, err.Error())
@@ -173,11 +178,8 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 // create it again and fail on AlreadyExists (which, here, means the usage
 // exists).
 func (c *Connector) track(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) error {
-	key := string(b.UID) + "|" + b.Spec.ProviderConfigReference.Kind + "/" + b.Spec.ProviderConfigReference.Name
-	c.mu.Lock()
-	until, done := c.tracked[key]
-	c.mu.Unlock()
-	if done && time.Now().Before(until) {
+	key := usageKey(b)
+	if c.trackedRecently(key) {
 		return nil
 	}
 	err := c.usage.Track(ctx, b)
@@ -191,6 +193,20 @@ func (c *Connector) track(ctx context.Context, b *networkingv1alpha1.AnycastIPBi
 	c.tracked[key] = time.Now().Add(c.cacheTTL())
 	c.mu.Unlock()
 	return nil
+}
+
+// usageKey is the key of b's usage in Connector.tracked.
+func usageKey(b *networkingv1alpha1.AnycastIPBinding) string {
+	return string(b.UID) + "|" + b.Spec.ProviderConfigReference.Kind + "/" + b.Spec.ProviderConfigReference.Name
+}
+
+// trackedRecently reports whether the usage of key was created or
+// confirmed within ClientCacheTTL.
+func (c *Connector) trackedRecently(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, done := c.tracked[key]
+	return done && time.Now().Before(until)
 }
 
 // maxTracked bounds Connector.tracked.

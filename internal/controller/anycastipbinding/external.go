@@ -64,7 +64,7 @@ type external struct {
 	c    *Connector
 	acct *account
 	// tracked delivers the result of recording the provider config usage
-	// (Connect); Observe waits for it.
+	// (Connect; nil when it was recorded recently); Observe waits for it.
 	tracked <-chan error
 
 	// Set by Observe for the other methods.
@@ -649,14 +649,20 @@ func allocateTask(b *networkingv1alpha1.AnycastIPBinding) (attempt int, task uin
 
 // patchAnnotations merge-patches annotations (nil values remove) on a copy
 // of b and carries the result back, so the managed reconciler's later
-// writes do not conflict. Status in b is left as computed.
+// writes do not conflict. Status in b is left as computed. The patch goes
+// through the managed reconciler's client when there is one, so its
+// read-your-writes bookkeeping knows the version written.
 func (e *external) patchAnnotations(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, set map[string]*string) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": set}})
 	if err != nil {
 		return fmt.Errorf("encoding annotation patch: %w", err)
 	}
+	kube := e.c.kube
+	if e.c.writes != nil {
+		kube = e.c.writes
+	}
 	cp := b.DeepCopy()
-	if err := e.c.kube.Patch(ctx, cp, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := kube.Patch(ctx, cp, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("patching annotations of AnycastIPBinding %s: %w", b.Name, err)
 	}
 	b.SetAnnotations(cp.GetAnnotations())

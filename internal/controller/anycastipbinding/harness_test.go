@@ -3,6 +3,7 @@ package anycastipbinding
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -358,4 +359,21 @@ func (f *fixture) wantEvent(node, reason string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	f.t.Errorf("no Event %s on node %s", reason, node)
+}
+
+// wantUsage checks that b's use of its provider config is recorded (a
+// ClusterProviderConfigUsage of its config owned by it), which Observe waits for.
+func (f *fixture) wantUsage(b *networkingv1alpha1.AnycastIPBinding) {
+	f.t.Helper()
+	var list cloudv1alpha1.ClusterProviderConfigUsageList
+	if err := env.Client.List(f.ctx, &list); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, u := range list.Items {
+		if u.ProviderConfigReference.Name == f.cpc && u.ResourceReference.Name == b.Name &&
+			slices.ContainsFunc(u.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == b.UID }) {
+			return
+		}
+	}
+	f.t.Errorf("no ClusterProviderConfigUsage of %s owned by binding %s", f.cpc, b.Name)
 }

@@ -83,10 +83,9 @@ const maxRememberedStatuses = 20000
 
 type lastStatus struct {
 	resourceVersion string
-	status          string
-	// written is the status as written, at the time written.
-	written networkingv1alpha1.AnycastIPBindingStatus
-	at      time.Time
+	// status is the status written (JSON), at the time at.
+	status string
+	at     time.Time
 }
 
 func newNoopStatusClient(c client.Client) *noopStatusClient {
@@ -347,9 +346,7 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 		w.c.forgetUnwritten(uid)
 		return nil
 	}
-	if seen && prev.resourceVersion == b.ResourceVersion && w.c.progressWindow > 0 && decide.DeferStatus(decide.StatusWrite{
-		Written: prev.written, Next: b.Status, ExternalName: meta.GetExternalName(b), Age: w.c.now().Sub(prev.at), Window: w.c.progressWindow,
-	}) {
+	if seen && prev.resourceVersion == b.ResourceVersion && w.c.deferrable(prev, b) {
 		w.c.mu.Lock()
 		w.c.unwritten[uid] = b.Status.DeepCopy()
 		w.c.mu.Unlock()
@@ -363,7 +360,8 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 		if err := w.c.reader.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil && live.UID == b.UID {
 			if stored, err := json.Marshal(live.Status); err == nil && string(stored) == prev.status {
 				b.SetResourceVersion(live.ResourceVersion)
-				w.c.remember(uid, lastStatus{resourceVersion: live.ResourceVersion, status: prev.status, written: prev.written, at: prev.at})
+				prev.resourceVersion = live.ResourceVersion
+				w.c.remember(uid, prev)
 				w.c.forgetUnwritten(uid)
 				w.c.saw(live)
 				return nil
@@ -382,10 +380,25 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 		// Nothing new was written: the stored status is as old as before.
 		at = prev.at
 	}
-	w.c.remember(uid, lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), written: *b.Status.DeepCopy(), at: at})
+	w.c.remember(uid, lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: at})
 	w.c.forgetUnwritten(uid)
 	w.c.saw(b)
 	return nil
+}
+
+// deferrable reports whether the write of b's status, the last one written
+// being prev, may be left to a later pass (decide.DeferStatus).
+func (c *noopStatusClient) deferrable(prev lastStatus, b *networkingv1alpha1.AnycastIPBinding) bool {
+	if c.progressWindow <= 0 {
+		return false
+	}
+	var written networkingv1alpha1.AnycastIPBindingStatus
+	if err := json.Unmarshal([]byte(prev.status), &written); err != nil {
+		return false
+	}
+	return decide.DeferStatus(decide.StatusWrite{
+		Written: written, Next: b.Status, ExternalName: meta.GetExternalName(b), Age: c.now().Sub(prev.at), Window: c.progressWindow,
+	})
 }
 
 // retryConflict handles a conflicting status update of b whose previous

@@ -219,19 +219,74 @@ func TestCreatePendingPrefetch(t *testing.T) {
 		t.Errorf("create-pending update of a stale copy: got %v, want a conflict", err)
 	}
 
-	// A read an earlier pass left behind is dropped when the next starts.
+	// The check uses the read the pass started, not a read of its own: a
+	// write after that read is not seen (the copy was the stored version
+	// when the pass began, which is what the check proves).
 	cur := &networkingv1alpha1.AnycastIPBinding{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), cur); err != nil {
-		t.Fatal(err)
-	}
-	c.prefetch(ctx, cur)
-	if v, ok := c.prefetched.Load(cur.UID); ok {
+	read := func() {
+		t.Helper()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), cur); err != nil {
+			t.Fatal(err)
+		}
+		c.prefetch(ctx, cur)
+		v, ok := c.prefetched.Load(cur.UID)
+		if !ok {
+			t.Fatal("prefetch started no read")
+		}
 		<-v.(*liveRead).done // read before the newer write
 	}
-	c.dropPrefetch(cur.UID)
+	read()
 	someoneUpdates("2")
+	c.expectCreate(cur.UID)
+	if err := c.Update(ctx, cur); err != nil {
+		t.Errorf("create-pending update checked against the pass's own read: %v, want no conflict", err)
+	}
+
+	// A read an earlier pass left behind is dropped when the next starts.
+	read()
+	c.dropPrefetch(cur.UID)
+	someoneUpdates("3")
 	c.expectCreate(cur.UID)
 	if err := c.Update(ctx, cur); !apierrors.IsConflict(err) {
 		t.Errorf("create-pending update after a newer write, with an earlier pass's read left: got %v, want a conflict", err)
+	}
+}
+
+// TestForgetRecordsItsPatch: forget's annotation patch goes through the
+// managed reconciler's client, so a later read served a cached copy from
+// before the patch gets the patched one (read-your-writes).
+func TestForgetRecordsItsPatch(t *testing.T) {
+	ctx := testenv.Context(t)
+	cache := &staleCache{Client: env.Client}
+	c := newNoopStatusClient(cache).withReader(env.Client)
+	b := &networkingv1alpha1.AnycastIPBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "forget-records-patch", Annotations: map[string]string{meta.AnnotationKeyExternalName: "eip-00000001"}},
+		Spec:       networkingv1alpha1.AnycastIPBindingSpec{NodeName: "x"},
+	}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, b) })
+	cur := &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), cur); err != nil {
+		t.Fatal(err)
+	}
+	before := cur.DeepCopy()
+	e := &external{c: &Connector{kube: env.Client, writes: c}}
+	if _, err := e.forget(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	if cur.ResourceVersion == before.ResourceVersion || meta.GetExternalName(cur) != "" {
+		t.Fatalf("forget did not patch: resourceVersion %s, external name %q", cur.ResourceVersion, meta.GetExternalName(cur))
+	}
+
+	cache.stale = before
+	got := &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != cur.ResourceVersion || meta.GetExternalName(got) != "" || got.GetAnnotations()[AnnotationAttempt] != "1" {
+		t.Errorf("read after forget: resourceVersion %s, external name %q, attempt %q; want the patched %s, none, 1",
+			got.ResourceVersion, meta.GetExternalName(got), got.GetAnnotations()[AnnotationAttempt], cur.ResourceVersion)
 	}
 }

@@ -54,15 +54,15 @@ func DeferStatus(w StatusWrite) bool {
 	return equality.Semantic.DeepEqual(otherConditions(w.Written), otherConditions(w.Next))
 }
 
-// transitional are the Ready reasons of a binding on its way to bound.
-var transitional = map[xpv2.ConditionReason]bool{
+// progressReasons are the Ready reasons of a binding on its way to bound.
+var progressReasons = map[xpv2.ConditionReason]bool{
 	xpv2.ReasonCreating:                     true,
 	networkingv1alpha1.AnycastReasonBinding: true,
 }
 
 func transitionalReady(s networkingv1alpha1.AnycastIPBindingStatus) bool {
 	r := s.GetCondition(xpv2.TypeReady)
-	if r.Status != corev1.ConditionFalse || !transitional[r.Reason] {
+	if r.Status != corev1.ConditionFalse || !progressReasons[r.Reason] {
 		return false
 	}
 	st := s.GetCondition(status.TypeStalled)

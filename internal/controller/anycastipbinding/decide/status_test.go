@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -95,11 +96,7 @@ func TestDeferStatus(t *testing.T) {
 	}
 }
 
-type testError string
-
-func (e testError) Error() string { return string(e) }
-
-const errTest = testError("boom")
+var errTest = errors.New("boom")
 
 func TestLikelyAllocation(t *testing.T) {
 	cases := []struct {
