@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -314,10 +315,6 @@ func stripWorkload(obj any) (any, error) {
 }
 
 func controlledByIngressDaemonSet(obj client.Object) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.Kind == "IngressDaemonSet" && ref.APIVersion == appsv1alpha1.GroupVersion.String() {
-			return true
-		}
-	}
-	return false
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.Kind == "IngressDaemonSet" && ref.APIVersion == appsv1alpha1.GroupVersion.String()
 }

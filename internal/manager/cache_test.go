@@ -3,6 +3,8 @@ package manager
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -264,7 +266,7 @@ func TestStripWorkload(t *testing.T) {
 
 func TestCacheOptions(t *testing.T) {
 	opts := CacheOptions("team-a")
-	if diff := cmp.Diff([]string{"team-a"}, mapsKeys(opts.DefaultNamespaces)); diff != "" {
+	if diff := cmp.Diff([]string{"team-a"}, slices.Collect(maps.Keys(opts.DefaultNamespaces))); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)
 	}
 	if len(CacheOptions("").DefaultNamespaces) != 0 {
@@ -296,14 +298,6 @@ func TestCacheOptions(t *testing.T) {
 	if len(opts.ByObject) != 8 {
 		t.Errorf("got %d per-kind settings, want 8", len(opts.ByObject))
 	}
-}
-
-func mapsKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // TestManagerCacheHoldsOnlyWhatControllersRead runs a manager built by New

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"errors"
 	"io/fs"
 	"testing"
 )
@@ -32,7 +31,7 @@ func TestRuntimeSettings(t *testing.T) {
 				if s, ok := tt.files[f]; ok {
 					return []byte(s), nil
 				}
-				return nil, errors.Join(fs.ErrNotExist)
+				return nil, fs.ErrNotExist
 			}
 			gc, limit := runtimeSettings(getenv, read)
 			if gc != tt.wantGC || limit != tt.wantMemLimit {

@@ -34,8 +34,8 @@ import (
 )
 
 // The cache lifetimes are controller-runtime's (and the API server's
-// delegating defaults): an accepted token for a minute, an allowed request
-// for five, a refused one for 30 s.
+// delegating defaults): an accepted token for a minute, a refused one for
+// 10 s; an allowed request for five minutes, a denied one for 30 s.
 const (
 	tokenTTL        = time.Minute
 	tokenFailureTTL = 10 * time.Second

@@ -143,6 +143,13 @@ func (c *Client) describeNetworkInterfaces(ctx context.Context, in *ec2.Describe
 	return out, nil
 }
 
+// DescribeNetworkInterfaces lists, through all pages, the ENIs that match
+// one filter (an EC2 filter name such as "addresses.private-ip-address" or
+// "attachment.instance-id", with at most 200 values).
+func (c *Client) DescribeNetworkInterfaces(ctx context.Context, filterName string, values []string) ([]NetworkInterface, error) {
+	return c.describeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{Filters: []types.Filter{{Name: awssdk.String(filterName), Values: values}}})
+}
+
 // FindNetworkInterfaceByPrivateIP returns the ENI in vpcID (empty: any VPC)
 // that holds ip as one of its private addresses, or an ErrNotFound error.
 func (c *Client) FindNetworkInterfaceByPrivateIP(ctx context.Context, vpcID, ip string) (NetworkInterface, error) {
@@ -177,7 +184,7 @@ func (c *Client) FindNetworkInterfaceForPodIP(ctx context.Context, vpcID, podIP,
 	if err != nil {
 		return NetworkInterface{}, fmt.Errorf("listing the ENIs of instance %s: %w", node.InstanceID, err)
 	}
-	if e, ok := eniWithPrefixFor(enis, podIP); ok {
+	if e, ok := ENIWithPrefixFor(enis, podIP); ok {
 		return e, nil
 	}
 	return NetworkInterface{}, fmt.Errorf("no ENI of instance %s holds pod IP %s in a delegated prefix: %w", node.InstanceID, podIP, ErrNotFound)

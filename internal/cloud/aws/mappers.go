@@ -214,10 +214,10 @@ func enisByInstanceInput(vpcID, instanceID string) *ec2.DescribeNetworkInterface
 	return in
 }
 
-// eniWithPrefixFor returns the first ENI one of whose delegated IPv4
+// ENIWithPrefixFor returns the first ENI one of whose delegated IPv4
 // prefixes contains ip (prefix-delegation mode: pod IPs are not listed as
 // private addresses).
-func eniWithPrefixFor(enis []NetworkInterface, ip string) (NetworkInterface, bool) {
+func ENIWithPrefixFor(enis []NetworkInterface, ip string) (NetworkInterface, bool) {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return NetworkInterface{}, false

@@ -191,9 +191,9 @@ func TestENIWithPrefixFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := eniWithPrefixFor(enis, tc.ip)
+			got, ok := ENIWithPrefixFor(enis, tc.ip)
 			if ok != tc.wantOK || got.ID != tc.want {
-				t.Fatalf("eniWithPrefixFor(%s) = %s, %v; want %s, %v", tc.ip, got.ID, ok, tc.want, tc.wantOK)
+				t.Fatalf("ENIWithPrefixFor(%s) = %s, %v; want %s, %v", tc.ip, got.ID, ok, tc.want, tc.wantOK)
 			}
 		})
 	}

@@ -17,15 +17,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 )
 
-// The scheduler-extender wire types live in package wire (pure, fuzzed).
-type (
-	ExtenderArgs          = wire.ExtenderArgs
-	ExtenderFilterResult  = wire.ExtenderFilterResult
-	ExtenderBindingArgs   = wire.ExtenderBindingArgs
-	ExtenderBindingResult = wire.ExtenderBindingResult
-	HostPriority          = wire.HostPriority
-)
-
 // Extender serves galaxy-ipam's scheduler-extender contract over an
 // Allocator: POST /v1/filter, /v1/priority, /v1/bind, GET /healthy.
 type Extender struct {
@@ -45,7 +36,7 @@ func (e *Extender) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/filter":
 		e.filter(w, r)
 	case "/v1/priority":
-		writeJSON(w, []HostPriority{})
+		writeJSON(w, []wire.HostPriority{})
 	case "/v1/bind":
 		e.bind(w, r)
 	default:
@@ -62,7 +53,7 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	args, err := wire.DecodeFilterArgs(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeJSON(w, ExtenderFilterResult{Error: err.Error()})
+		writeJSON(w, wire.ExtenderFilterResult{Error: err.Error()})
 		return
 	}
 	ctx := r.Context()
@@ -75,7 +66,7 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 		// the cache once (read-only, not copied).
 		var list corev1.NodeList
 		if err := e.Nodes.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-			writeJSON(w, ExtenderFilterResult{Error: fmt.Sprintf("listing nodes: %v", err)})
+			writeJSON(w, wire.ExtenderFilterResult{Error: fmt.Sprintf("listing nodes: %v", err)})
 			return
 		}
 		byName := make(map[string]*corev1.Node, len(list.Items))
@@ -99,10 +90,10 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 			failed[n.Name] = err.Error()
 		}
 		// A malformed annotation cannot be fixed by retrying elsewhere.
-		writeJSON(w, ExtenderFilterResult{FailedAndUnresolvableNodes: failed})
+		writeJSON(w, wire.ExtenderFilterResult{FailedAndUnresolvableNodes: failed})
 		return
 	}
-	out := ExtenderFilterResult{FailedNodes: res.Failed}
+	out := wire.ExtenderFilterResult{FailedNodes: res.Failed}
 	if args.NodeNames != nil {
 		names := res.Passed
 		out.NodeNames = &names
@@ -126,7 +117,7 @@ func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	args, err := wire.DecodeBindingArgs(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
+		writeJSON(w, wire.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	// A bind that the scheduler gives up on still finishes (or rolls back)
@@ -136,10 +127,10 @@ func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	_, err = e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
 	e.Metrics.observe("bind", start, err)
 	if err != nil {
-		writeJSON(w, ExtenderBindingResult{Error: err.Error()})
+		writeJSON(w, wire.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
-	writeJSON(w, ExtenderBindingResult{})
+	writeJSON(w, wire.ExtenderBindingResult{})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -130,22 +131,22 @@ func rsOwner(deployment string) *metav1.OwnerReference {
 	return &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: deployment + "-5d8f9c", UID: "rs-uid", Controller: ptr.To(true)}
 }
 
-func (f *fixture) filter(pod *corev1.Pod, nodes []corev1.Node) ExtenderFilterResult {
+func (f *fixture) filter(pod *corev1.Pod, nodes []corev1.Node) wire.ExtenderFilterResult {
 	f.t.Helper()
-	body, _ := json.Marshal(ExtenderArgs{Pod: pod, Nodes: &corev1.NodeList{Items: nodes}})
+	body, _ := json.Marshal(wire.ExtenderArgs{Pod: pod, Nodes: &corev1.NodeList{Items: nodes}})
 	rec := httptest.NewRecorder()
 	f.ext.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/filter", bytes.NewReader(body)).WithContext(f.ctx))
-	var out ExtenderFilterResult
+	var out wire.ExtenderFilterResult
 	must(f.t, json.Unmarshal(rec.Body.Bytes(), &out))
 	return out
 }
 
 func (f *fixture) bind(pod *corev1.Pod, node string) string {
 	f.t.Helper()
-	body, _ := json.Marshal(ExtenderBindingArgs{PodName: pod.Name, PodNamespace: pod.Namespace, PodUID: pod.UID, Node: node})
+	body, _ := json.Marshal(wire.ExtenderBindingArgs{PodName: pod.Name, PodNamespace: pod.Namespace, PodUID: pod.UID, Node: node})
 	rec := httptest.NewRecorder()
 	f.ext.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/bind", bytes.NewReader(body)).WithContext(f.ctx))
-	var out ExtenderBindingResult
+	var out wire.ExtenderBindingResult
 	must(f.t, json.Unmarshal(rec.Body.Bytes(), &out))
 	return out.Error
 }
@@ -352,10 +353,10 @@ func TestConcurrentAllocatorsNeverShareAnIP(t *testing.T) {
 			if i%2 == 1 {
 				ext = second
 			}
-			body, _ := json.Marshal(ExtenderBindingArgs{PodName: p.Name, PodNamespace: p.Namespace, PodUID: p.UID, Node: "n1"})
+			body, _ := json.Marshal(wire.ExtenderBindingArgs{PodName: p.Name, PodNamespace: p.Namespace, PodUID: p.UID, Node: "n1"})
 			rec := httptest.NewRecorder()
 			ext.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/bind", bytes.NewReader(body)).WithContext(f.ctx))
-			var out ExtenderBindingResult
+			var out wire.ExtenderBindingResult
 			_ = json.Unmarshal(rec.Body.Bytes(), &out)
 			errs[i] = out.Error
 		}()

@@ -69,9 +69,6 @@ type galaxyPage struct {
 	Content          []galaxyIP `json:"content,omitempty"`
 }
 
-// galaxyPool is the pool object of /v1/pool.
-type galaxyPool = wire.Pool
-
 // ServeHTTP routes the API.
 func (g *GalaxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -294,8 +291,8 @@ func (g *GalaxyAPI) getPool(w http.ResponseWriter, r *http.Request, name string)
 	}
 	reply(w, http.StatusOK, struct {
 		galaxyResp
-		Pool galaxyPool `json:"pool"`
-	}{galaxyResp{Code: http.StatusOK}, galaxyPool{Name: p.Name, Size: size, PreAllocateIP: p.Spec.PreAllocate}})
+		Pool wire.Pool `json:"pool"`
+	}{galaxyResp{Code: http.StatusOK}, wire.Pool{Name: p.Name, Size: size, PreAllocateIP: p.Spec.PreAllocate}})
 }
 
 type updatePoolResp struct {

@@ -103,7 +103,7 @@ func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReferen
 	defer c.mu.Unlock()
 	acct, ok := c.clients[fp]
 	if !ok {
-		api, err := aws.NewEC2API(ctx, opts)
+		ec2c, err := aws.New(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("building the EC2 client: %w", err)
 		}
@@ -114,7 +114,7 @@ func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReferen
 				legacy = cfg.ClusterIdentity
 			}
 		}
-		acct = &account{aws: aws.NewWithAPI(api), look: newLookup(api, cfg.ClusterIdentity, legacy), cluster: cfg.ClusterIdentity}
+		acct = &account{aws: ec2c, look: newLookup(ec2c, cfg.ClusterIdentity, legacy), cluster: cfg.ClusterIdentity}
 		c.clients[fp] = acct
 	}
 	c.configs[key] = resolved{acct: acct, at: time.Now()}

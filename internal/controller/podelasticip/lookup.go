@@ -4,14 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"sync"
 	"time"
-
-	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
@@ -34,7 +29,7 @@ import (
 //     remembered for a short time, so the reconcile right after a write
 //     needs no describe at all.
 type lookup struct {
-	api           aws.EC2API
+	c             *aws.Client
 	cluster       string
 	legacyCluster string
 	window        time.Duration
@@ -81,9 +76,9 @@ type eniBatch struct {
 	err   error
 }
 
-func newLookup(api aws.EC2API, cluster, legacyCluster string) *lookup {
+func newLookup(c *aws.Client, cluster, legacyCluster string) *lookup {
 	return &lookup{
-		api: api, cluster: cluster, legacyCluster: legacyCluster,
+		c: c, cluster: cluster, legacyCluster: legacyCluster,
 		window: 100 * time.Millisecond, recentTTL: 30 * time.Second, eniTTL: time.Minute,
 		now:    time.Now,
 		recent: map[string]recentAddr{}, enis: map[string]eniEntry{}, prefix: map[string]prefixEntry{},
@@ -142,10 +137,9 @@ func (l *lookup) run(b *listing) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := aws.NewWithAPI(l.api)
 	seen := map[string]bool{}
 	add := func(q aws.AddressQuery) error {
-		got, err := c.DescribeAddresses(ctx, q)
+		got, err := l.c.DescribeAddresses(ctx, q)
 		for _, a := range got {
 			if !seen[a.AllocationID] {
 				seen[a.AllocationID] = true
@@ -276,7 +270,7 @@ func (l *lookup) runENI(b *eniBatch) {
 	}
 	byIP := map[string]aws.NetworkInterface{}
 	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(want)), 200) {
-		enis, err := l.describeENIs(ctx, []ec2types.Filter{{Name: awssdk.String("addresses.private-ip-address"), Values: chunk}})
+		enis, err := l.c.DescribeNetworkInterfaces(ctx, "addresses.private-ip-address", chunk)
 		if err != nil {
 			b.err = fmt.Errorf("finding the ENIs of pod IPs: %w", err)
 			return
@@ -319,7 +313,7 @@ func (l *lookup) runENI(b *eniBatch) {
 	l.mu.Unlock()
 	slices.Sort(ask)
 	for chunk := range slices.Chunk(ask, 200) {
-		enis, err := l.describeENIs(ctx, []ec2types.Filter{{Name: awssdk.String("attachment.instance-id"), Values: chunk}})
+		enis, err := l.c.DescribeNetworkInterfaces(ctx, "attachment.instance-id", chunk)
 		if err != nil {
 			b.err = fmt.Errorf("listing the ENIs of node instances: %w", err)
 			return
@@ -341,65 +335,8 @@ func (l *lookup) runENI(b *eniBatch) {
 		if !ok {
 			continue
 		}
-		if e, ok := eniWithPrefix(cached[n.InstanceID], pod); ok {
+		if e, ok := aws.ENIWithPrefixFor(cached[n.InstanceID], pod); ok {
 			b.found[pod] = e
 		}
 	}
-}
-
-func (l *lookup) describeENIs(ctx context.Context, filters []ec2types.Filter) ([]aws.NetworkInterface, error) {
-	in := &ec2.DescribeNetworkInterfacesInput{Filters: filters, MaxResults: awssdk.Int32(1000)}
-	var out []aws.NetworkInterface
-	p := ec2.NewDescribeNetworkInterfacesPaginator(l.api, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range page.NetworkInterfaces {
-			out = append(out, eniFromSDK(n))
-		}
-	}
-	return out, nil
-}
-
-// eniFromSDK maps an SDK ENI (nil-safe).
-func eniFromSDK(n ec2types.NetworkInterface) aws.NetworkInterface {
-	out := aws.NetworkInterface{
-		ID:       awssdk.ToString(n.NetworkInterfaceId),
-		VpcID:    awssdk.ToString(n.VpcId),
-		SubnetID: awssdk.ToString(n.SubnetId),
-	}
-	if n.Attachment != nil {
-		out.InstanceID = awssdk.ToString(n.Attachment.InstanceId)
-	}
-	for _, p := range n.PrivateIpAddresses {
-		if p.PrivateIpAddress != nil {
-			out.PrivateIPs = append(out.PrivateIPs, *p.PrivateIpAddress)
-		}
-	}
-	if len(out.PrivateIPs) == 0 && n.PrivateIpAddress != nil {
-		out.PrivateIPs = []string{*n.PrivateIpAddress}
-	}
-	for _, p := range n.Ipv4Prefixes {
-		if pp, err := netip.ParsePrefix(awssdk.ToString(p.Ipv4Prefix)); err == nil {
-			out.IPv4Prefixes = append(out.IPv4Prefixes, pp)
-		}
-	}
-	return out
-}
-
-func eniWithPrefix(enis []aws.NetworkInterface, ip string) (aws.NetworkInterface, bool) {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		return aws.NetworkInterface{}, false
-	}
-	for _, e := range enis {
-		for _, p := range e.IPv4Prefixes {
-			if p.Contains(addr) {
-				return e, true
-			}
-		}
-	}
-	return aws.NetworkInterface{}, false
 }

@@ -48,10 +48,7 @@ func TestDecodeBindingArgs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeBindingArgs(strings.NewReader(tc.body))
-			checkErr(t, err, tc.wantErr)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got)\n%s", diff)
-			}
+			checkDecoded(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -129,10 +126,7 @@ func TestDecodePoolRequest(t *testing.T) {
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			got, err := DecodePoolRequest(strings.NewReader(tc.body))
-			checkErr(t, err, tc.wantErr)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got)\n%s", diff)
-			}
+			checkDecoded(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -155,6 +149,16 @@ func checkErr(t *testing.T, err error, want string) {
 		t.Fatalf("no error, want one containing %q", want)
 	case want != "" && !strings.Contains(err.Error(), want):
 		t.Fatalf("error %q does not contain %q", err, want)
+	}
+}
+
+// checkDecoded checks what a decoder returned: the error as checkErr does,
+// and the value against want.
+func checkDecoded[T any](t *testing.T, got T, err error, want T, wantErr string) {
+	t.Helper()
+	checkErr(t, err, wantErr)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
 	}
 }
 

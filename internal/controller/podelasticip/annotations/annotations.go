@@ -138,22 +138,31 @@ func CheckTagKey(key string) string {
 	return ""
 }
 
+// TypeOf is the legacy type value of a mode.
+func TypeOf(m networkingv1alpha1.PodElasticIPAllocationMode) string {
+	switch m {
+	case networkingv1alpha1.PodElasticIPModePool:
+		return TypeFixedTag
+	case networkingv1alpha1.PodElasticIPModeStatic:
+		return TypeFixedTagValue
+	default:
+		return TypeAuto
+	}
+}
+
 // Labels returns the legacy labels for a pod whose address publicIP is
 // associated. Values that are not valid label values (a tag key with "/"
 // or ":", which broke the legacy controller's label patch) are left out.
 func Labels(a networkingv1alpha1.PodElasticIPAllocation, publicIP string) map[string]string {
-	out := map[string]string{LabelPublicIP: publicIP}
+	out := map[string]string{LabelPublicIP: publicIP, LabelType: TypeOf(a.Mode)}
 	switch a.Mode {
 	case networkingv1alpha1.PodElasticIPModePool:
-		out[LabelType] = TypeFixedTag
 		out[LabelFixedTag] = a.TagKey
 	case networkingv1alpha1.PodElasticIPModeStatic:
-		out[LabelType] = TypeFixedTagValue
 		if a.TagKey != "" {
 			out[LabelFixedTagValue] = a.TagKey
 		}
 	default:
-		out[LabelType] = TypeAuto
 		if a.PublicIPv4Pool != "" {
 			out[LabelPool] = a.PublicIPv4Pool
 		}

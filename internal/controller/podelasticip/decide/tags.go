@@ -17,6 +17,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
@@ -60,29 +61,11 @@ const (
 // read for adoption and removed when an adopted Pool or Static address is
 // given back.
 const (
-	LegacyTagType    = "aws-samples.github.com/aws-pod-eip-controller-type"
+	// LegacyTagType is the type annotation's key, on the address.
+	LegacyTagType    = annotations.Type
 	LegacyTagCluster = "aws-samples.github.com/aws-pod-eip-controller-cluster-name"
 	LegacyTagPod     = "aws-samples.github.com/aws-pod-eip-controller-pod"
 )
-
-// Legacy type values, for the legacy tag and the legacy pod label.
-const (
-	LegacyTypeAuto          = "auto"
-	LegacyTypeFixedTag      = "fixed-tag"
-	LegacyTypeFixedTagValue = "fixed-tag-value"
-)
-
-// LegacyType maps a mode to the legacy type value.
-func LegacyType(m networkingv1alpha1.PodElasticIPAllocationMode) string {
-	switch m {
-	case networkingv1alpha1.PodElasticIPModePool:
-		return LegacyTypeFixedTag
-	case networkingv1alpha1.PodElasticIPModeStatic:
-		return LegacyTypeFixedTagValue
-	default:
-		return LegacyTypeAuto
-	}
-}
 
 // Owner identifies one PodElasticIP for the tag contract.
 type Owner struct {
@@ -206,7 +189,7 @@ func Classify(addr aws.Address, o Owner) Match {
 	}
 	if t[TagCluster] != o.Cluster {
 		if o.LegacyCluster != "" && t[TagCluster] == "" && t[LegacyTagCluster] == o.LegacyCluster &&
-			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == LegacyType(o.Mode) && modeFits(addr, o) {
+			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == annotations.TypeOf(o.Mode) && modeFits(addr, o) {
 			return MatchLegacy
 		}
 		return MatchNone
