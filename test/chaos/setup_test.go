@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -105,7 +104,7 @@ func (r *run) setUp() {
 	var webhookAddrs, extenderAddrs []string
 	for _, s := range slots {
 		rep := &replica{run: r, slot: s, bin: bins[0],
-			probe: freeAddr(t), metrics: freeAddr(t), webhook: freeAddr(t), extender: freeAddr(t)}
+			probe: testbin.FreeAddr(t), metrics: testbin.FreeAddr(t), webhook: testbin.FreeAddr(t), extender: testbin.FreeAddr(t)}
 		r.replicas = append(r.replicas, rep)
 		webhookAddrs, extenderAddrs = append(webhookAddrs, rep.webhook), append(extenderAddrs, rep.extender)
 	}
@@ -410,15 +409,6 @@ func (r *run) ingressView(ctx context.Context) ([]string, []corev1.Pod, error) {
 		return nil, nil, err
 	}
 	return names, pods.Items, nil
-}
-
-func freeAddr(t interface{ Fatal(...any) }) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // providerConfigs: the AWS account (PodElasticIP) and the Tencent Cloud

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -56,7 +55,7 @@ func TestMain(m *testing.M) {
 
 func startManager(t testing.TB, bin, kubeconfig, name string) *exec.Cmd {
 	t.Helper()
-	probe, webhook := freeAddr(t), freeAddr(t)
+	probe, webhook := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := t.TempDir()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
@@ -157,14 +156,4 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	b.ReportMetric(mean.Seconds(), "failover-s")
 	b.ReportMetric(bound.Seconds(), "bound-s")
 	b.ReportMetric(mean.Seconds()/bound.Seconds(), "failover/bound")
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }

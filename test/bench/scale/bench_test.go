@@ -114,7 +114,7 @@ func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
 		Fixtures: fixtures()})
 
 	// The scheduler sends float-IP pods to the manager's extender.
-	extender := freeAddr(b)
+	extender := testbin.FreeAddr(b)
 	clusterDir := filepath.Join(work, "cluster")
 	schedCfg := filepath.Join(work, "scheduler.yaml")
 	if err := os.WriteFile(schedCfg, []byte(schedulerConfig(clusterDir, "http://"+extender)), 0o600); err != nil {
@@ -613,7 +613,7 @@ func (m *managerProc) memStats(b *testing.B) map[string]int64 {
 
 func startManager(b *testing.B, bin, kubeconfig, extender, name string) *managerProc {
 	b.Helper()
-	probe, webhook, metrics, pprof := freeAddr(b), freeAddr(b), freeAddr(b), freeAddr(b)
+	probe, webhook, metrics, pprof := testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := b.TempDir()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
@@ -650,16 +650,6 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-func freeAddr(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
 var fieldsRunning = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))

@@ -290,7 +290,7 @@ type managerProcess struct {
 // waits until it is healthy.
 func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, name string) *managerProcess {
 	t.Helper()
-	probe, webhook := freeAddr(t), freeAddr(t)
+	probe, webhook := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, name+".log")
@@ -353,16 +353,6 @@ func (m *managerProcess) exited() (bool, error) {
 	default:
 		return false, nil
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func nodeOf(i int) string     { return fmt.Sprintf("fault-node-%03d", i) }
