@@ -39,12 +39,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -542,10 +540,9 @@ func waitIdle(ctx context.Context, b *testing.B, pid int, minWait time.Duration)
 }
 
 type managerProc struct {
-	cmd     *exec.Cmd
+	p       *localcluster.Process
 	metrics string
 	pprof   string
-	log     string
 }
 
 // saveProfile writes the manager's heap profile to
@@ -571,17 +568,11 @@ func (m *managerProc) saveProfile(b *testing.B, name string) {
 	b.Logf("heap profile in %s", out.Name())
 }
 
-func (m *managerProc) pid() int { return m.cmd.Process.Pid }
+func (m *managerProc) pid() int { return m.p.Pid() }
 
 func (m *managerProc) stop(b *testing.B) {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-done
+	if err := m.p.Stop(30 * time.Second); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -616,35 +607,21 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 	probe, webhook, metrics, pprof := testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := b.TempDir()
-	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
+	p, err := localcluster.StartProcess(name, bin, []string{"--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
 		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
 		"--floatip-extender-address", extender, "--floatip-api-address=",
-		"--aia-provider-config", "tencentcloud")
-	cmd.Env = os.Environ()
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+		"--aia-provider-config", "tencentcloud"}, nil, dir)
+	if err != nil {
 		b.Fatal(err)
 	}
-	m := &managerProc{cmd: cmd, metrics: metrics, pprof: pprof, log: log.Name()}
-	b.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		_ = log.Close()
-	})
-	if err := testbin.WaitHTTPOK(b.Context(), "http://"+probe+"/readyz", 2*time.Minute, nil); err != nil {
-		tail, _ := os.ReadFile(log.Name())
+	b.Cleanup(func() { _ = p.Kill() })
+	if err := testbin.WaitHTTPOK(b.Context(), "http://"+probe+"/readyz", 2*time.Minute, p.Exited); err != nil {
+		tail, _ := os.ReadFile(p.LogPath())
 		b.Fatalf("manager %s never became ready: %v\n%s", name, err, lastLines(string(tail), 30))
 	}
-	return m
+	return &managerProc{p: p, metrics: metrics, pprof: pprof}
 }
 
 func lastLines(s string, n int) string {
