@@ -6,6 +6,7 @@ package testbin
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -62,4 +63,17 @@ func WaitHTTPOK(ctx context.Context, url string, timeout time.Duration, exited f
 		return fmt.Errorf("waiting for %s: %w", url, err)
 	}
 	return nil
+}
+
+// FreeAddr returns a loopback host:port nobody listens on right now, for a
+// process the test starts (other sessions may share the machine, so tests
+// never use fixed ports).
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
 }

@@ -2,6 +2,7 @@ package testbin
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,4 +38,17 @@ func TestWaitHTTPOK(t *testing.T) {
 	if err := WaitHTTPOK(context.Background(), srv.URL, time.Minute, func() bool { return true }); err == nil {
 		t.Fatal("no error although the process exited")
 	}
+}
+
+func TestFreeAddr(t *testing.T) {
+	addr := FreeAddr(t)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("FreeAddr() = %q (%v), want 127.0.0.1:<port>", addr, err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listening on %s: %v", addr, err)
+	}
+	_ = l.Close()
 }

@@ -3,16 +3,15 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,7 +26,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -105,7 +103,7 @@ func (r *run) setUp() {
 	var webhookAddrs, extenderAddrs []string
 	for _, s := range slots {
 		rep := &replica{run: r, slot: s, bin: bins[0],
-			probe: freeAddr(t), metrics: freeAddr(t), webhook: freeAddr(t), extender: freeAddr(t)}
+			probe: testbin.FreeAddr(t), metrics: testbin.FreeAddr(t), webhook: testbin.FreeAddr(t), extender: testbin.FreeAddr(t)}
 		r.replicas = append(r.replicas, rep)
 		webhookAddrs, extenderAddrs = append(webhookAddrs, rep.webhook), append(extenderAddrs, rep.extender)
 	}
@@ -147,7 +145,7 @@ func (r *run) setUp() {
 			t.Fatal(err)
 		}
 	}
-	r.installWebhooks(ctx, filepath.Join(root, "config", "webhook", "manifests.yaml"))
+	r.installWebhooks(ctx, root)
 	r.apply(ctx, fmt.Sprintf(providerConfigs, r.emuURL, clusterIdentity, r.emuURL, clusterIdentity))
 
 	// Two replicas, the first alone until it leads, so the roles are known.
@@ -279,44 +277,24 @@ func (r *run) writeSchedulerConfig(clusterDir, extenderURL string) string {
 	return path
 }
 
-// installWebhooks installs the generated webhook configurations with each
-// webhook calling the proxy (as hack/demowebhooks does for the demo); the
-// replicas inject the CA bundle.
-func (r *run) installWebhooks(ctx context.Context, manifests string) {
-	raw, err := os.ReadFile(manifests) //nolint:gosec // a checked-in file
+// installWebhooks installs the generated webhook configurations
+// (config/webhook/manifests.yaml under root) with each webhook calling the
+// proxy, rewritten by hack/demowebhooks as for the demo; the replicas inject
+// the CA bundle.
+func (r *run) installWebhooks(ctx context.Context, root string) {
+	manifests, err := os.Open(filepath.Join(root, "config", "webhook", "manifests.yaml"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	for {
-		doc, err := dec.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			r.t.Fatal(err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		u.SetName("edgeplane-" + u.GetName())
-		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
-		for _, h := range hooks {
-			hook := h.(map[string]any)
-			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
-			hook["clientConfig"] = map[string]any{"url": "https://" + r.webhookProxy.Addr() + path}
-		}
-		if err := unstructured.SetNestedSlice(u.Object, hooks, "webhooks"); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := r.c.Create(ctx, u); err != nil {
-			r.t.Fatalf("creating %s: %v", u.GetName(), err)
-		}
+	defer func() { _ = manifests.Close() }()
+	var stderr bytes.Buffer
+	rewrite := exec.CommandContext(ctx, "go", "run", "./hack/demowebhooks", "--url", "https://"+r.webhookProxy.Addr())
+	rewrite.Dir, rewrite.Stdin, rewrite.Stderr = root, manifests, &stderr
+	out, err := rewrite.Output()
+	if err != nil {
+		r.t.Fatalf("rewriting the webhook configurations: %v\n%s", err, stderr.Bytes())
 	}
+	r.apply(ctx, string(out))
 }
 
 // apply creates every object of a multi-document YAML text.
@@ -410,15 +388,6 @@ func (r *run) ingressView(ctx context.Context) ([]string, []corev1.Pod, error) {
 		return nil, nil, err
 	}
 	return names, pods.Items, nil
-}
-
-func freeAddr(t interface{ Fatal(...any) }) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 // providerConfigs: the AWS account (PodElasticIP) and the Tencent Cloud

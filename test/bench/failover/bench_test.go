@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/localcluster"
 	"github.com/edgeplane/edgeplane/internal/testbin"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -54,37 +53,27 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, &env)
 }
 
-func startManager(t testing.TB, bin, kubeconfig, name string) *exec.Cmd {
+func startManager(t testing.TB, bin, kubeconfig, name string) *localcluster.Process {
 	t.Helper()
-	probe, webhook := freeAddr(t), freeAddr(t)
+	probe, webhook := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "bench",
+	p, err := localcluster.StartProcess(name, bin, []string{"--kubeconfig", kubeconfig, "--cluster-name", "bench",
 		"--leader-elect", "--leader-election-namespace", "default", "--leader-election-id", leaseName,
 		"--leader-election-lease-duration", leaseDuration.String(), "--leader-election-renew-deadline", renewDeadline.String(),
 		"--leader-election-retry-period", retryPeriod.String(),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", probe,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
-		"--floatip-extender-address=", "--floatip-api-address=")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+		"--floatip-extender-address=", "--floatip-api-address="}, nil, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = log.Close()
-	})
-	if err := testbin.WaitHTTPOK(context.Background(), "http://"+probe+"/healthz", 2*time.Minute, nil); err != nil {
-		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, log.Name())
+	t.Cleanup(func() { _ = p.Kill() })
+	if err := testbin.WaitHTTPOK(context.Background(), "http://"+probe+"/healthz", 2*time.Minute, p.Exited); err != nil {
+		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, p.LogPath())
 	}
-	return cmd
+	return p
 }
 
 func holder(ctx context.Context) string {
@@ -117,7 +106,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		b.StartTimer()
 
 		killed := time.Now()
-		if err := leader.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := leader.Signal(syscall.SIGKILL); err != nil {
 			b.Fatal(err)
 		}
 		cpc := &cloudv1alpha1.ClusterProviderConfig{
@@ -145,8 +134,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 			b.Fatalf("the Lease is still held by %q after failover", h)
 		}
 		total += took
-		_ = standby.Process.Kill()
-		_ = standby.Wait()
+		_ = standby.Kill()
 		// Let the standby's Lease expire before the next round's first manager.
 		if i+1 < b.N {
 			time.Sleep(leaseDuration + 3*retryPeriod)
@@ -157,14 +145,4 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	b.ReportMetric(mean.Seconds(), "failover-s")
 	b.ReportMetric(bound.Seconds(), "bound-s")
 	b.ReportMetric(mean.Seconds()/bound.Seconds(), "failover/bound")
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }

@@ -39,12 +39,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +112,7 @@ func BenchmarkScale1000Nodes10000Pods(b *testing.B) {
 		Fixtures: fixtures()})
 
 	// The scheduler sends float-IP pods to the manager's extender.
-	extender := freeAddr(b)
+	extender := testbin.FreeAddr(b)
 	clusterDir := filepath.Join(work, "cluster")
 	schedCfg := filepath.Join(work, "scheduler.yaml")
 	if err := os.WriteFile(schedCfg, []byte(schedulerConfig(clusterDir, "http://"+extender)), 0o600); err != nil {
@@ -542,10 +540,9 @@ func waitIdle(ctx context.Context, b *testing.B, pid int, minWait time.Duration)
 }
 
 type managerProc struct {
-	cmd     *exec.Cmd
+	p       *localcluster.Process
 	metrics string
 	pprof   string
-	log     string
 }
 
 // saveProfile writes the manager's heap profile to
@@ -571,17 +568,11 @@ func (m *managerProc) saveProfile(b *testing.B, name string) {
 	b.Logf("heap profile in %s", out.Name())
 }
 
-func (m *managerProc) pid() int { return m.cmd.Process.Pid }
+func (m *managerProc) pid() int { return m.p.Pid() }
 
 func (m *managerProc) stop(b *testing.B) {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-done
+	if err := m.p.Stop(30 * time.Second); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -613,53 +604,29 @@ func (m *managerProc) memStats(b *testing.B) map[string]int64 {
 
 func startManager(b *testing.B, bin, kubeconfig, extender, name string) *managerProc {
 	b.Helper()
-	probe, webhook, metrics, pprof := freeAddr(b), freeAddr(b), freeAddr(b), freeAddr(b)
+	probe, webhook, metrics, pprof := testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := b.TempDir()
-	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
+	p, err := localcluster.StartProcess(name, bin, []string{"--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
 		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
 		"--floatip-extender-address", extender, "--floatip-api-address=",
-		"--aia-provider-config", "tencentcloud")
-	cmd.Env = os.Environ()
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+		"--aia-provider-config", "tencentcloud"}, nil, dir)
+	if err != nil {
 		b.Fatal(err)
 	}
-	m := &managerProc{cmd: cmd, metrics: metrics, pprof: pprof, log: log.Name()}
-	b.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		_ = log.Close()
-	})
-	if err := testbin.WaitHTTPOK(b.Context(), "http://"+probe+"/readyz", 2*time.Minute, nil); err != nil {
-		tail, _ := os.ReadFile(log.Name())
+	b.Cleanup(func() { _ = p.Kill() })
+	if err := testbin.WaitHTTPOK(b.Context(), "http://"+probe+"/readyz", 2*time.Minute, p.Exited); err != nil {
+		tail, _ := os.ReadFile(p.LogPath())
 		b.Fatalf("manager %s never became ready: %v\n%s", name, err, lastLines(string(tail), 30))
 	}
-	return m
+	return &managerProc{p: p, metrics: metrics, pprof: pprof}
 }
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-func freeAddr(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
 var fieldsRunning = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))

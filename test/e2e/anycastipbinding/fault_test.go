@@ -8,12 +8,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -158,8 +155,8 @@ func TestFaults(t *testing.T) {
 	}
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(context.Context) (bool, error) {
-		if exited, err := m.exited(); exited {
-			return false, fmt.Errorf("the manager exited by itself (%w); log in %s", err, m.logPath)
+		if err := m.ExitError(); err != nil {
+			return false, fmt.Errorf("the manager exited by itself: %w", err)
 		}
 		r := check(ctx, t, c, emu, live)
 		last = r.String()
@@ -276,12 +273,9 @@ func check(ctx context.Context, t *testing.T, c client.Client, emu *cloudsimtest
 
 // managerProcess is one edgeplane-manager process.
 type managerProcess struct {
+	*localcluster.Process
 	name    string
-	cmd     *exec.Cmd
-	logPath string
 	started time.Time
-	done    chan struct{}
-	waitErr error
 }
 
 // startManagerProcess starts the manager with only the provider-config and
@@ -290,15 +284,10 @@ type managerProcess struct {
 // waits until it is healthy.
 func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, name string) *managerProcess {
 	t.Helper()
-	probe, webhook := freeAddr(t), freeAddr(t)
+	probe, webhook := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := t.TempDir()
-	logPath := filepath.Join(dir, name+".log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--cluster-name", faultCluster,
+	p, err := localcluster.StartProcess(name, bin, []string{"--kubeconfig", kubeconfig, "--cluster-name", faultCluster,
 		"--controllers", "providerconfig,anycastipbinding",
 		"--leader-elect", "--leader-election-namespace", "default", "--leader-election-id", "edgeplane-aia-fault",
 		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s",
@@ -313,22 +302,14 @@ func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, nam
 		"--aia-task-poll-interval", "200ms",
 		"--aia-max-concurrent-reconciles", "20",
 		"--aia-orphan-grace-period", "5s",
-		"--aia-orphan-interval", "3s")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+		"--aia-orphan-interval", "3s"}, nil, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	m := &managerProcess{name: name, cmd: cmd, logPath: logPath, started: time.Now(), done: make(chan struct{})}
-	go func() {
-		m.waitErr = cmd.Wait()
-		_ = log.Close()
-		close(m.done)
-	}()
+	m := &managerProcess{Process: p, name: name, started: time.Now()}
 	t.Cleanup(func() { m.kill(t) })
-	exited := func() bool { done, _ := m.exited(); return done }
-	if err := testbin.WaitHTTPOK(ctx, "http://"+probe+"/healthz", 2*time.Minute, exited); err != nil {
-		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, logPath)
+	if err := testbin.WaitHTTPOK(ctx, "http://"+probe+"/healthz", 2*time.Minute, p.Exited); err != nil {
+		t.Fatalf("manager %s never became healthy (%v); log in %s", name, err, p.LogPath())
 	}
 	return m
 }
@@ -337,32 +318,9 @@ func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, nam
 // reaps the process.
 func (m *managerProcess) kill(t *testing.T) {
 	t.Helper()
-	if exited, _ := m.exited(); exited {
-		return
-	}
-	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := m.Kill(); err != nil {
 		t.Errorf("killing %s: %v", m.name, err)
 	}
-	<-m.done
-}
-
-func (m *managerProcess) exited() (bool, error) {
-	select {
-	case <-m.done:
-		return true, m.waitErr
-	default:
-		return false, nil
-	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func nodeOf(i int) string     { return fmt.Sprintf("fault-node-%03d", i) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -40,6 +39,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/localcluster"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
 // env is a local cluster whose kube-scheduler uses the float-IP extender
@@ -49,15 +49,6 @@ type env struct {
 	ctx     context.Context
 	c       client.Client
 	cluster *localcluster.Cluster
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func startEnv(t *testing.T) *env {
@@ -79,7 +70,7 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 	dir := t.TempDir()
 	var extAddrs []string
 	for range replicas {
-		extAddrs = append(extAddrs, freeAddr(t))
+		extAddrs = append(extAddrs, testbin.FreeAddr(t))
 	}
 	extAddr := extAddrs[0]
 	if replicas > 1 {
