@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,5 +116,59 @@ func TestMetricsAreInTheControllerRuntimeRegistry(t *testing.T) {
 		if !found[name] {
 			t.Errorf("%s is not in the controller-runtime registry", name)
 		}
+	}
+}
+
+// TestSharedTransportKeepsConnections: bursts of parallel calls to one
+// endpoint reuse the connections of the burst before (http.DefaultTransport
+// keeps two and opens the others again for every burst).
+func TestSharedTransportKeepsConnections(t *testing.T) {
+	const parallel, bursts = 16, 3
+	var (
+		mu       sync.Mutex
+		arrived  int
+		gate     = make(chan struct{})
+		newConns atomic.Int64
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every call of a burst is answered only once all have arrived, so
+		// each burst has `parallel` connections busy at once.
+		mu.Lock()
+		g := gate
+		if arrived++; arrived == parallel {
+			close(gate)
+		}
+		mu.Unlock()
+		<-g
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := &http.Client{Transport: AttemptTimeout(nil, time.Minute)}
+	for range bursts {
+		mu.Lock()
+		arrived, gate = 0, make(chan struct{})
+		mu.Unlock()
+		var wg sync.WaitGroup
+		for range parallel {
+			wg.Go(func() {
+				resp, err := c.Get(srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	}
+	if n := newConns.Load(); n > parallel {
+		t.Errorf("%d bursts of %d parallel calls opened %d connections, want at most %d", bursts, parallel, n, parallel)
 	}
 }

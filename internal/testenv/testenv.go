@@ -4,7 +4,9 @@
 //
 // A package's tests share one API server: call Main from TestMain, then use
 // Env in the tests. Setting EDGEPLANE_TESTENV_KEEP=1 leaves the server running
-// and prints a kubeconfig, for poking at a failed test with kubectl.
+// and prints a kubeconfig, for poking at a failed test with kubectl;
+// EDGEPLANE_TESTENV_PROFILING=1 serves the API server's /debug/pprof (the
+// AnycastIPBinding benchmark saves a CPU profile with AIA_BENCH_APIPROF).
 package testenv
 
 import (
@@ -77,6 +79,9 @@ func start(webhooks bool) (*Env, error) {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "config", "webhook", "manifests.yaml")}, IgnoreErrorIfPathMissing: false,
 		}
+	}
+	if os.Getenv("EDGEPLANE_TESTENV_PROFILING") != "" {
+		env.ControlPlane.GetAPIServer().Configure().Set("profiling", "true")
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -3,6 +3,8 @@ package anycastipbinding
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -156,6 +158,9 @@ func benchConverge(b *testing.B, iter int) {
 	b.StartTimer()
 	counter.reset()
 	start := time.Now()
+	if f := os.Getenv("AIA_BENCH_APIPROF"); f != "" {
+		go profileAPIServer(ctx, b, f)
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	for _, n := range nodes {
@@ -262,4 +267,26 @@ func benchConverge(b *testing.B, iter int) {
 	b.Logf("%d nodes converged in %s; bound %s (slowest write action, %s with its initial burst): ratio %.2f (%.2f); per node: %.2f DescribeAddresses, %.2f DescribeTaskResult, %.2f AllocateAddresses, %.2f AssociateAddress",
 		benchNodes, elapsed.Round(time.Millisecond), bound, burstBound, elapsed.Seconds()/bound.Seconds(), elapsed.Seconds()/burstBound.Seconds(),
 		per("DescribeAddresses"), per("DescribeTaskResult"), per("AllocateAddresses"), per("AssociateAddress"))
+}
+
+// profileAPIServer saves a 3 s CPU profile of the API server to file
+// (AIA_BENCH_APIPROF; the API server must serve /debug/pprof:
+// EDGEPLANE_TESTENV_PROFILING=1).
+func profileAPIServer(ctx context.Context, b *testing.B, file string) {
+	hc, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(env.Config.Host, "/")+"/debug/pprof/profile?seconds=3", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Error(err)
+	}
 }

@@ -270,8 +270,8 @@ func TestDeferredProgress(t *testing.T) {
 		written = append(written, r)
 		return r == networkingv1alpha1.AnycastReasonTaskFailed
 	})
-	if slices.Contains(written, networkingv1alpha1.AnycastReasonBinding) {
-		t.Errorf("Binding progress was written within the progress window: %v", written)
+	if slices.Contains(written, networkingv1alpha1.AnycastReasonBinding) || slices.Contains(written, string(xpv2.ReasonCreating)) {
+		t.Errorf("progress was written within the progress window: %v", written)
 	}
 	f.wantEvent(name, networkingv1alpha1.LegacyReasonFailedAssociate)
 	f.converge(name, ready)
@@ -287,7 +287,8 @@ func TestDeferredProgress(t *testing.T) {
 	f.converge(other, func(*networkingv1alpha1.AnycastIPBinding) bool {
 		f.conn.writes.mu.Lock()
 		defer f.conn.writes.mu.Unlock()
-		return f.conn.writes.unwritten[string(b.UID)] != nil
+		u := f.conn.writes.unwritten[string(b.UID)]
+		return u != nil && u.GetCondition(xpv2.TypeReady).Reason == networkingv1alpha1.AnycastReasonBinding
 	})
 	skew = 2 * time.Hour
 	f.reconcile(other)

@@ -48,8 +48,11 @@ import (
 //     over the binding the next pass reads (as long as the stored status is
 //     still the one this process wrote last), so that pass starts from it —
 //     the association task it must follow included — and its write carries
-//     it. Errors, Ready and anything else are written at once, and
-//     progress is written at the latest by the first pass after the window.
+//     it. A new binding's first progress counts, its window starting when
+//     its address is recorded (noteNeverWritten), so most new bindings are
+//     written once, Ready. Errors, Ready and anything else are written at
+//     once, and progress is written at the latest by the first pass after
+//     the window.
 //
 // A skipped write leaves the object as it is, so someone else's change is
 // never hidden.
@@ -83,7 +86,8 @@ const maxRememberedStatuses = 20000
 
 type lastStatus struct {
 	resourceVersion string
-	// status is the status written (JSON), at the time at.
+	// status is the status written (JSON), at the time at; or the empty
+	// status of a new binding seen when its address was recorded.
 	status string
 	at     time.Time
 }
@@ -258,8 +262,29 @@ func (c *noopStatusClient) Patch(ctx context.Context, obj client.Object, patch c
 	}
 	if b, ok := obj.(*networkingv1alpha1.AnycastIPBinding); ok {
 		c.saw(b)
+		c.noteNeverWritten(b)
 	}
 	return nil
+}
+
+// noteNeverWritten remembers, for deferred progress, the empty status of a
+// new binding as returned by a patch of its metadata (the one that records
+// its address): the pass's first progress may then be deferred like any
+// later one (decide.DeferStatus), its window counted from now.
+func (c *noopStatusClient) noteNeverWritten(b *networkingv1alpha1.AnycastIPBinding) {
+	if c.progressWindow <= 0 || !equality.Semantic.DeepEqual(b.Status, networkingv1alpha1.AnycastIPBindingStatus{}) {
+		return
+	}
+	raw, err := json.Marshal(b.Status)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	_, seen := c.last[string(b.UID)]
+	c.mu.Unlock()
+	if !seen {
+		c.remember(string(b.UID), lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: c.now()})
+	}
 }
 
 // Update implements client.Writer (see noopStatusClient).

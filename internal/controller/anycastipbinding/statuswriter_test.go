@@ -2,15 +2,18 @@ package anycastipbinding
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -289,4 +292,102 @@ func TestForgetRecordsItsPatch(t *testing.T) {
 		t.Errorf("read after forget: resourceVersion %s, external name %q, attempt %q; want the patched %s, none, 1",
 			got.ResourceVersion, meta.GetExternalName(got), got.GetAnnotations()[AnnotationAttempt], cur.ResourceVersion)
 	}
+}
+
+// TestFirstProgressDeferred: a new binding's first progress, once the
+// annotation patch has recorded its address, is not written within the
+// window but laid over the next read; Ready is written at once; a reconcile
+// error and a status someone else wrote in between are never deferred.
+func TestFirstProgressDeferred(t *testing.T) {
+	ctx := testenv.Context(t)
+	c := newNoopStatusClient(env.Client).withReader(env.Client).deferProgress(time.Hour)
+	progress := func(b *networkingv1alpha1.AnycastIPBinding, ready xpv2.Condition, synced xpv2.Condition) {
+		b.Status.AddressID, b.Status.State = meta.GetExternalName(b), "CREATING"
+		b.Status.ObservedGeneration = b.Generation
+		b.Status.SetConditions(ready, synced)
+		b.Status.SetConditions(status.ManagedKstatus(ready, false)...)
+	}
+	newBinding := func(name string) *networkingv1alpha1.AnycastIPBinding {
+		t.Helper()
+		b := &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1alpha1.AnycastIPBindingSpec{NodeName: "x"}}
+		if err := env.Client.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, b) })
+		// The managed reconciler records the address with a patch through
+		// this client (annotationUpdater).
+		if err := (annotationUpdater{c: c}).UpdateCriticalAnnotations(ctx, withExternalName(b, "eip-"+name)); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	stored := func(b *networkingv1alpha1.AnycastIPBinding) *networkingv1alpha1.AnycastIPBinding {
+		t.Helper()
+		l := &networkingv1alpha1.AnycastIPBinding{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(b), l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+
+	b := newBinding("first-progress")
+	progress(b, xpv2.Creating(), xpv2.ReconcileSuccess())
+	if err := c.Status().Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if l := stored(b); len(l.Status.Conditions) != 0 {
+		t.Errorf("first progress written within the window: %+v", l.Status)
+	}
+	got := &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), got); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.GetCondition(xpv2.TypeReady); r.Reason != xpv2.ReasonCreating || got.Status.AddressID != meta.GetExternalName(b) {
+		t.Errorf("the next read does not carry the deferred progress: Ready %s, address %q", r.Reason, got.Status.AddressID)
+	}
+	progress(got, xpv2.Available(), xpv2.ReconcileSuccess())
+	if err := c.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if r := stored(b).GetCondition(xpv2.TypeReady); r.Reason != xpv2.ReasonAvailable {
+		t.Errorf("Ready was not written: %s", r.Reason)
+	}
+
+	failed := newBinding("first-progress-error")
+	progress(failed, xpv2.Creating(), xpv2.ReconcileError(errors.New("boom")))
+	if err := c.Status().Update(ctx, failed); err != nil {
+		t.Fatal(err)
+	}
+	if s := stored(failed).GetCondition(xpv2.TypeSynced); s.Reason != xpv2.ReasonReconcileError {
+		t.Errorf("a reconcile error was not written at once: Synced %s", s.Reason)
+	}
+
+	// Someone else wrote the status after the address was recorded: the
+	// progress deferred from the older copy is dropped at the next read,
+	// which shows the stored status.
+	other := newBinding("first-progress-other")
+	l := stored(other)
+	l.Status.State = "SOMEONE"
+	if err := env.Client.Status().Update(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	progress(other, xpv2.Creating(), xpv2.ReconcileSuccess())
+	if err := c.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	got = &networkingv1alpha1.AnycastIPBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(other), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != "SOMEONE" || len(got.Status.Conditions) != 0 {
+		t.Errorf("deferred progress laid over someone else's status: %+v", got.Status)
+	}
+	if stored(other).Status.State != "SOMEONE" {
+		t.Errorf("someone else's status was overwritten")
+	}
+}
+
+func withExternalName(b *networkingv1alpha1.AnycastIPBinding, name string) *networkingv1alpha1.AnycastIPBinding {
+	meta.SetExternalName(b, name)
+	return b
 }

@@ -32,17 +32,28 @@ type StatusWrite struct {
 // else changed, and the last write is younger than the window. The next
 // step of such a binding follows within a task poll interval and its write
 // carries the progress; a binding still in transition when the window has
-// passed is written, so the stored status is never stale for long. An
-// error, a first write, a new address, Ready, a spec change (generation)
-// and anything a person must see is always written at once.
+// passed is written, so the stored status is never stale for long.
+//
+// A new binding's first progress is deferrable too: when the status was
+// never written (Written is empty, Age counts from the recording of the
+// address in the annotations, which is what a crash must not lose) and
+// Next is transitional progress for that recorded address with a
+// successful reconcile and nothing else. Most bindings are then written
+// once, Ready, instead of Creating, Binding and Ready.
+//
+// An error, a new address on a written status, Ready, a spec change
+// (generation) and anything a person must see is always written at once.
 func DeferStatus(w StatusWrite) bool {
 	if w.Window <= 0 || w.Age < 0 || w.Age >= w.Window {
 		return false
 	}
-	if !transitionalReady(w.Written) || !transitionalReady(w.Next) {
+	if !transitionalReady(w.Next) || w.Next.AddressID == "" || w.Next.AddressID != w.ExternalName {
 		return false
 	}
-	if w.Next.AddressID == "" || w.Next.AddressID != w.ExternalName || w.Next.AddressID != w.Written.AddressID {
+	if neverWritten(w.Written) {
+		return onlySuccessfulSync(w.Next)
+	}
+	if !transitionalReady(w.Written) || w.Next.AddressID != w.Written.AddressID {
 		return false
 	}
 	if w.Next.ObservedGeneration != w.Written.ObservedGeneration || w.Next.InstanceID != w.Written.InstanceID ||
@@ -52,6 +63,20 @@ func DeferStatus(w StatusWrite) bool {
 	// Every other condition (Synced above all: a reconcile error) must be
 	// unchanged.
 	return equality.Semantic.DeepEqual(otherConditions(w.Written), otherConditions(w.Next))
+}
+
+// neverWritten reports whether s is the empty status of a binding no
+// controller has written yet.
+func neverWritten(s networkingv1alpha1.AnycastIPBindingStatus) bool {
+	return equality.Semantic.DeepEqual(s, networkingv1alpha1.AnycastIPBindingStatus{})
+}
+
+// onlySuccessfulSync reports whether Synced=True (ReconcileSuccess) is the
+// only condition of s besides Ready and the kstatus ones.
+func onlySuccessfulSync(s networkingv1alpha1.AnycastIPBindingStatus) bool {
+	others := otherConditions(s)
+	synced, ok := others[string(xpv2.TypeSynced)]
+	return len(others) == 1 && ok && synced.Status == string(corev1.ConditionTrue) && synced.Reason == string(xpv2.ReasonReconcileSuccess)
 }
 
 // progressReasons are the Ready reasons of a binding on its way to bound.

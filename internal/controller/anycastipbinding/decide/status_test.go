@@ -2,6 +2,7 @@ package decide
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,8 +62,42 @@ func TestDeferStatus(t *testing.T) {
 		"recovering from an error": {mutate: func(w *StatusWrite) {
 			w.Written = bindingStatus(corev1.ConditionFalse, networkingv1alpha1.AnycastReasonTaskFailed, "the AssociateAddress task 7 FAILED")
 		}},
-		"first write (nothing written yet)": {mutate: func(w *StatusWrite) {
+		"first write, Creating": {mutate: func(w *StatusWrite) {
+			w.Written, w.Next = networkingv1alpha1.AnycastIPBindingStatus{}, creating
+		}, want: true},
+		"first write, Binding": {mutate: func(w *StatusWrite) {
 			w.Written = networkingv1alpha1.AnycastIPBindingStatus{}
+		}, want: true},
+		"first write, window over": {mutate: func(w *StatusWrite) {
+			w.Written, w.Age = networkingv1alpha1.AnycastIPBindingStatus{}, window
+		}},
+		"first write, reconcile error": {mutate: func(w *StatusWrite) {
+			w.Written = networkingv1alpha1.AnycastIPBindingStatus{}
+			w.Next.SetConditions(xpv2.ReconcileError(errTest))
+		}},
+		"first write, not synced yet": {mutate: func(w *StatusWrite) {
+			w.Written = networkingv1alpha1.AnycastIPBindingStatus{}
+			w.Next.Conditions = slices.DeleteFunc(w.Next.Conditions, func(c xpv2.Condition) bool { return c.Type == xpv2.TypeSynced })
+		}},
+		"first write, another condition": {mutate: func(w *StatusWrite) {
+			w.Written = networkingv1alpha1.AnycastIPBindingStatus{}
+			w.Next.SetConditions(xpv2.Condition{Type: "Paused", Status: corev1.ConditionTrue, Reason: "Paused"})
+		}},
+		"first write, address not recorded": {mutate: func(w *StatusWrite) {
+			w.Written, w.ExternalName = networkingv1alpha1.AnycastIPBindingStatus{}, ""
+		}},
+		"first write, no address": {mutate: func(w *StatusWrite) {
+			w.Written, w.Next.AddressID, w.ExternalName = networkingv1alpha1.AnycastIPBindingStatus{}, "", ""
+		}},
+		"first write, Available": {mutate: func(w *StatusWrite) {
+			w.Written, w.Next = networkingv1alpha1.AnycastIPBindingStatus{}, bindingStatus(corev1.ConditionTrue, xpv2.ReasonAvailable, "")
+		}},
+		"first write, stalled": {mutate: func(w *StatusWrite) {
+			w.Written = networkingv1alpha1.AnycastIPBindingStatus{}
+			w.Next = bindingStatus(corev1.ConditionFalse, networkingv1alpha1.AnycastReasonInstanceHasPublicIP, "instance has eip-x")
+		}},
+		"written by someone, not transitional": {mutate: func(w *StatusWrite) {
+			w.Written = networkingv1alpha1.AnycastIPBindingStatus{AddressID: "eip-00000001"}
 		}},
 		"reconcile error": {mutate: func(w *StatusWrite) {
 			w.Next.SetConditions(xpv2.ReconcileError(errTest))
