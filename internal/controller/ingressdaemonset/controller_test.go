@@ -457,6 +457,131 @@ func TestDegradedModeBudgetAndPartition(t *testing.T) {
 	}
 }
 
+// TestBudgetWhileDeploymentStatusIsStale switches a rolled-out
+// IngressDaemonSet from degraded to detach mode together with a template
+// change. The new per-node strategy is written to every node's Deployment in
+// the first pass (it is not a rollout), which moves their generations; until
+// the Deployment controller observes them, their status describes the old
+// spec. A pass in that window must not take those nodes for unavailable ones
+// (which start without budget): at most maxUnavailableNodes node may be in
+// the rollout, whether or not the Deployment controller has caught up.
+func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "stale-status"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"pool": "stale-status"}
+	nodes := []string{"s1", "s2", "s3", "s4"}
+	for _, n := range nodes {
+		createNode(t, ctx, n, sel)
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "lb", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lb"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "lb"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "lb", Image: "lb:1"}}},
+			},
+			ReplicasPerNode: 2,
+			NodeSelector:    sel,
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxDegradedNodes:           ptr.To[int32](2),
+				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	r := &Reconciler{Client: env.Client, Now: func() time.Time { return now }}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+	}
+	// inRollout lists the nodes whose Deployment carries a phase.
+	inRollout := func() []string {
+		t.Helper()
+		var out []string
+		for _, n := range nodes {
+			if getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Labels[appsv1alpha1.LabelPhase] != "" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	reconcile()
+	for _, n := range nodes {
+		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
+	}
+	reconcile()
+
+	got := &appsv1alpha1.IngressDaemonSet{}
+	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
+	ru := got.Spec.UpdateStrategy.RollingUpdate
+	ru.MaxDegradedNodes = nil
+	ru.MaxUnavailableNodes = ptr.To[int32](1)
+	ru.AnnotateNodeToDetach = &appsv1alpha1.DetachAnnotation{Key: detachKey, Value: "true", GracePeriodSeconds: 3}
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	// The first pass starts s1 and gives every Deployment the detach-mode
+	// strategy; the second runs before the Deployment controller has
+	// observed any of that.
+	reconcile()
+	if diff := cmp.Diff([]string{"s1"}, inRollout()); diff != "" {
+		t.Fatalf("nodes in the rollout after the first pass (-want +got):\n%s", diff)
+	}
+	for _, n := range nodes[1:] {
+		if d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)); d.Status.ObservedGeneration >= d.Generation {
+			t.Fatalf("%s: the first pass did not move the generation (%d, observed %d); the test needs it to", d.Name, d.Generation, d.Status.ObservedGeneration)
+		}
+	}
+	reconcile()
+	if diff := cmp.Diff([]string{"s1"}, inRollout()); diff != "" {
+		t.Fatalf("nodes in the rollout while the Deployment controller lags (-want +got):\n%s", diff)
+	}
+
+	// The whole rollout, with a pass before and after the Deployment
+	// controller observes each round's writes: never more than one node.
+	for round := 0; round < 40; round++ {
+		observeMetadataChanges(t, ctx, ns)
+		reconcile()
+		if busy := inRollout(); len(busy) > 1 {
+			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
+		}
+		for _, n := range nodes {
+			if name := naming.DeploymentName("lb", n); getDeployment(t, ctx, ns, name).Labels[appsv1alpha1.LabelPhase] == "Updating" {
+				markRolledOut(t, ctx, ns, name)
+			}
+		}
+		now = now.Add(2 * time.Second)
+		reconcile()
+		if busy := inRollout(); len(busy) > 1 {
+			t.Fatalf("round %d, before the Deployment controller observed: %v in the rollout at once, budget 1", round, busy)
+		}
+	}
+	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if img := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Spec.Template.Spec.Containers[0].Image; img != "lb:2" {
+			t.Errorf("node %s runs %s after the rollout, want lb:2", n, img)
+		}
+	}
+	if len(inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) {
+		t.Errorf("rollout did not complete: in the rollout %v, status %+v", inRollout(), got.Status)
+	}
+}
+
 // TestSelectorMismatch: a selector that does not select the template creates nothing.
 func TestSelectorMismatch(t *testing.T) {
 	ctx := testenv.Context(t)

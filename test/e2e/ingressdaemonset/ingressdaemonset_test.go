@@ -42,6 +42,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/healthcheck"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
@@ -142,6 +143,7 @@ func startManager(t *testing.T, e *e2e) *runningManager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(e.cluster.RESTConfig(), ctrl.Options{
 		Scheme:                 e.scheme,
+		Cache:                  manager.CacheOptions(""), // the manager's own cache, transforms included
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A restart builds the controller again in this process.

@@ -35,6 +35,14 @@ type Node struct {
 	DetachStartedAt time.Time
 	// Available: every replica of the node's Deployment is ready.
 	Available bool
+	// StatusStale: the Deployment controller has not observed the node's
+	// Deployment's latest spec yet (status.observedGeneration < generation),
+	// so its status describes an older spec: Available and RolledOut are
+	// then false because they are unknown, not because a replica is known
+	// to be down. Every write moves a Deployment's generation, edgeplane's
+	// own included (the per-node strategy, replicas and labels it applies
+	// to every node at once, the detach annotations).
+	StatusStale bool
 	// RolledOut: the Deployment controller has finished rolling the node's
 	// Deployment to its current template (all replicas updated and ready).
 	RolledOut bool
@@ -174,6 +182,11 @@ func inRollout(n Node) bool {
 // Compute decides the next steps for nodes under p. It never returns more
 // than p.MaxNodes nodes that are in the rollout or unavailable, counting the
 // ones it starts, unless that many were already so before.
+//
+// A node whose Deployment status is stale counts against the budget (it may
+// be unavailable) but is not started until its status is current: only a
+// node known to be unavailable may start without budget, and a stale status
+// says nothing either way.
 func Compute(nodes []Node, p Params) Plan {
 	nodes = slices.Clone(nodes)
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
@@ -254,16 +267,22 @@ func Compute(nodes []Node, p Params) Plan {
 		return finish(plan)
 	}
 	// Unavailable outdated nodes first: they already count as busy, and
-	// updating them may be what makes them available again.
+	// updating them may be what makes them available again. A node whose
+	// status is stale is not known to be unavailable (its pods may all be
+	// serving): starting it for free could take down every such node at
+	// once, so it waits for its status, counted as busy meanwhile.
 	started := map[string]bool{}
 	for _, n := range eligible {
-		if !n.Available {
+		switch {
+		case n.StatusStale:
+			plan.Waiting[n.Name] = "waiting for the Deployment controller to observe the node's Deployment"
+		case !n.Available:
 			plan.Steps = append(plan.Steps, Step{n.Name, Detach})
 			started[n.Name] = true
 		}
 	}
 	for _, n := range eligible {
-		if started[n.Name] || plan.Busy >= p.MaxNodes {
+		if started[n.Name] || n.StatusStale || plan.Busy >= p.MaxNodes {
 			continue
 		}
 		plan.Steps = append(plan.Steps, Step{n.Name, Detach})

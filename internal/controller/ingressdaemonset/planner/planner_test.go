@@ -41,6 +41,13 @@ func updating(name string, rolledOut bool) Node {
 	})
 }
 
+// stale is a node at rev whose Deployment status the Deployment controller
+// has not updated since the last write (what the reconciler reports then:
+// neither available nor rolled out, as far as anyone knows).
+func stale(name, rev string) Node {
+	return with(ready(name, rev), func(n *Node) { n.StatusStale, n.Available, n.RolledOut = true, false, false })
+}
+
 func params(f func(*Params)) Params {
 	p := Params{UpdateRevision: newRev, MaxNodes: 1, Now: now}
 	if f != nil {
@@ -99,6 +106,32 @@ func TestCompute(t *testing.T) {
 			p:     params(func(p *Params) { p.MaxNodes = 2 }),
 			want: Plan{Steps: steps("b", Detach), Busy: 2, Outdated: 1,
 				Waiting: map[string]string{"c": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"outdated nodes with a stale status count against the budget and are not started for free": {
+			nodes: []Node{updating("a", false), stale("b", oldRev), stale("c", oldRev), stale("d", oldRev)},
+			p:     params(nil),
+			want: Plan{Busy: 4, Outdated: 3, Waiting: map[string]string{
+				"a": "waiting for the node's replicas to be updated and ready",
+				"b": "waiting for the Deployment controller to observe the node's Deployment",
+				"c": "waiting for the Deployment controller to observe the node's Deployment",
+				"d": "waiting for the Deployment controller to observe the node's Deployment",
+			}},
+		},
+		"an outdated node with a stale status waits, the budget left goes to the next": {
+			nodes: []Node{stale("a", oldRev), ready("b", oldRev), ready("c", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes = 2 }),
+			want: Plan{Steps: steps("b", Detach), Busy: 2, Outdated: 2,
+				Waiting: map[string]string{"a": "waiting for the Deployment controller to observe the node's Deployment"}},
+		},
+		"an up-to-date node with a stale status uses the budget": {
+			nodes: []Node{stale("a", newRev), ready("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Busy: 1, Outdated: 1},
+		},
+		"a node with a stale status held by the partition does not wait": {
+			nodes: []Node{ready("a", oldRev), stale("b", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes, p.Partition = 3, 1 }),
+			want:  Plan{Steps: steps("a", Detach), Busy: 2, Outdated: 1, HeldByPartition: 1},
 		},
 		"a node being created counts against the budget": {
 			nodes: []Node{{Name: "a"}, ready("b", oldRev)},
@@ -251,6 +284,72 @@ func TestComputeNeverExceedsBudget(t *testing.T) {
 			}
 			if busy > maxNodes {
 				t.Fatalf("maxNodes %d, round %d: %d nodes busy", maxNodes, round, busy)
+			}
+		}
+		for _, n := range nodes {
+			if n.Revision != newRev || inRollout(n) {
+				t.Fatalf("maxNodes %d: node %s ended at %s/%s", maxNodes, n.Name, n.Revision, n.Phase)
+			}
+		}
+	}
+}
+
+// TestComputeBudgetWhileStatusLags simulates whole rollouts with a slow
+// Deployment controller: every write (edgeplane's steps, and the new per-node
+// strategy it applies to every node when the rollout starts) leaves the
+// node's status stale until the Deployment controller observes it, and it
+// observes one Deployment per round. Every node's pods serve unless the node
+// is in the rollout, so no more than MaxNodes may ever be in it.
+func TestComputeBudgetWhileStatusLags(t *testing.T) {
+	for _, maxNodes := range []int{1, 2, 3} {
+		nodes := make([]Node, 8)
+		for i := range nodes {
+			// The rollout starts with a strategy change written to every
+			// node: none of their statuses is current.
+			nodes[i] = stale(string(rune('a'+i)), oldRev)
+		}
+		p := params(func(p *Params) { p.MaxNodes = maxNodes })
+		idx := map[string]int{}
+		for i, n := range nodes {
+			idx[n.Name] = i
+		}
+		for round := 0; ; round++ {
+			if round > 200 {
+				t.Fatalf("maxNodes %d: rollout did not finish", maxNodes)
+			}
+			plan := Compute(nodes, p)
+			for _, s := range plan.Steps {
+				n := &nodes[idx[s.Node]]
+				switch s.Action {
+				case Detach:
+					n.Phase = appsv1alpha1.NodePhaseDetaching
+				case Update:
+					n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+				case Reattach, Finish:
+					n.Phase = appsv1alpha1.NodePhaseReady
+				}
+				n.StatusStale, n.Available, n.RolledOut = true, false, false
+			}
+			busy := 0
+			for _, n := range nodes {
+				if inRollout(n) {
+					busy++
+				}
+			}
+			if busy > maxNodes {
+				t.Fatalf("maxNodes %d, round %d: %d nodes in the rollout", maxNodes, round, busy)
+			}
+			done := len(plan.Steps) == 0
+			for i := range nodes { // the Deployment controller observes one Deployment
+				if n := &nodes[i]; n.StatusStale {
+					// Its pods are replaced at once: every replica is ready.
+					n.StatusStale, n.Available, n.RolledOut = false, true, true
+					done = false
+					break
+				}
+			}
+			if done {
+				break
 			}
 		}
 		for _, n := range nodes {
