@@ -111,10 +111,18 @@ type Options struct {
 	ClientCacheTTL time.Duration
 	// ProgressWindow is how long a binding's transitional progress
 	// (Creating → Binding) may go unwritten while the next step follows
-	// (default: three TaskPollIntervals; negative: always written at
-	// once). Errors and Ready are always written at once. Not a flag.
+	// (default: six TaskPollIntervals; negative: always written at once).
+	// Errors and Ready are always written at once. Not a flag.
 	ProgressWindow time.Duration
 }
+
+// progressWindowPolls is the default ProgressWindow in TaskPollIntervals:
+// enough for a new binding's whole way to Ready — the allocation task,
+// then the association task (each about two intervals: Tencent's tasks
+// take a second or two) and a poll's slack after each — so that a
+// binding that binds normally is written once, Ready, while one that
+// stays in transition longer shows its progress within seconds.
+const progressWindowPolls = 6
 
 // progressWindow is ProgressWindow with its default.
 func (o Options) progressWindow() time.Duration {
@@ -122,7 +130,7 @@ func (o Options) progressWindow() time.Duration {
 	case o.ProgressWindow < 0:
 		return 0
 	case o.ProgressWindow == 0:
-		return 3 * o.TaskPollInterval
+		return progressWindowPolls * o.TaskPollInterval
 	}
 	return o.ProgressWindow
 }
