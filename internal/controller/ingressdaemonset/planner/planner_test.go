@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -458,6 +459,74 @@ func TestComputeDownNodesStartFirst(t *testing.T) {
 			t.Fatalf("round %d: %d nodes in the rollout, more than the 2 down nodes", round, got)
 		}
 	})
+}
+
+// TestComputeBudgetProperties checks, on random node sets, the rules that
+// bound what a plan starts: a node that serves anything is only started if
+// the nodes in the rollout stay within MaxNodes; the nodes in the rollout or
+// unavailable grow only within MaxNodes; every outdated node that serves
+// nothing and is not in the rollout is started.
+func TestComputeBudgetProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	phases := []appsv1alpha1.NodePhase{appsv1alpha1.NodePhaseReady, appsv1alpha1.NodePhaseReady, appsv1alpha1.NodePhaseReady,
+		appsv1alpha1.NodePhaseDetaching, appsv1alpha1.NodePhaseUpdating, appsv1alpha1.NodePhaseReattaching}
+	for iter := 0; iter < 5000; iter++ {
+		nodes := make([]Node, 1+rng.IntN(8))
+		for i := range nodes {
+			n := Node{Name: string(rune('a' + i)), HasDeployment: rng.IntN(10) > 0, Revision: []string{oldRev, newRev}[rng.IntN(2)],
+				Phase: phases[rng.IntN(len(phases))], DetachStartedAt: now.Add(-time.Hour)}
+			switch rng.IntN(4) {
+			case 0:
+				n.Available, n.RolledOut = true, rng.IntN(2) == 0
+			case 1:
+				n.PartlyReady = true
+			case 2:
+				n.StatusStale = true
+			}
+			if !n.HasDeployment {
+				n = Node{Name: n.Name}
+			}
+			nodes[i] = n
+		}
+		p := params(func(p *Params) { p.MaxNodes = 1 + rng.IntN(3) })
+		busyBefore, rollingBefore := 0, 0
+		for _, n := range nodes {
+			if !n.HasDeployment || inRollout(n) || !n.Available {
+				busyBefore++
+			}
+			// In the rollout and staying there (not reattached by this plan).
+			if n.HasDeployment && (n.Phase == appsv1alpha1.NodePhaseDetaching && n.Revision != newRev ||
+				n.Phase == appsv1alpha1.NodePhaseUpdating && !(n.Revision == newRev && n.RolledOut)) {
+				rollingBefore++
+			}
+		}
+		plan := Compute(nodes, p)
+		byName := map[string]Node{}
+		for _, n := range nodes {
+			byName[n.Name] = n
+		}
+		startedServing, started := 0, map[string]bool{}
+		for _, s := range plan.Steps {
+			if s.Action == Detach {
+				started[s.Node] = true
+				if n := byName[s.Node]; n.Available || n.PartlyReady {
+					startedServing++
+				}
+			}
+		}
+		if startedServing > 0 && rollingBefore+len(started) > p.MaxNodes {
+			t.Fatalf("iteration %d: started %v (%d serving) with %d nodes in the rollout, budget %d: %+v",
+				iter, started, startedServing, rollingBefore, p.MaxNodes, nodes)
+		}
+		if plan.Busy > max(p.MaxNodes, busyBefore) {
+			t.Fatalf("iteration %d: busy %d after the plan, %d before, budget %d: %+v", iter, plan.Busy, busyBefore, p.MaxNodes, nodes)
+		}
+		for _, n := range nodes {
+			if n.HasDeployment && !inRollout(n) && n.Revision == oldRev && servesNothing(n) && !started[n.Name] {
+				t.Fatalf("iteration %d: node %s serves nothing and was not started: %+v", iter, n.Name, nodes)
+			}
+		}
+	}
 }
 
 func countInRollout(nodes []Node) int {
