@@ -582,6 +582,217 @@ func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
 	}
 }
 
+// setReady plays the Deployment controller for a change that leaves ready
+// replicas of the Deployment: it observes the latest spec and reports
+// ready of its spec.replicas replicas ready.
+func setReady(t *testing.T, ctx context.Context, ns, name string, ready int32) {
+	t.Helper()
+	d := getDeployment(t, ctx, ns, name)
+	n := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: ready, AvailableReplicas: ready}
+	if err := env.Client.Status().Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBudgetWhileReplicasScaleUp raises replicasPerNode together with a
+// template change in detach mode. Once the Deployment controller has
+// observed the new replica count, every node has fewer ready replicas than
+// it wants (the new replica is starting) but still serves on the others: it
+// is partly ready, not down, and must not start without budget. Here the new
+// replicas never become ready on the old template, so the nodes stay partly
+// ready until they are updated: the rollout must still finish, one node at
+// a time.
+func TestBudgetWhileReplicasScaleUp(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "scale-up"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"pool": "scale-up"}
+	nodes := []string{"u1", "u2", "u3", "u4"}
+	for _, n := range nodes {
+		createNode(t, ctx, n, sel)
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "lb", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lb"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "lb"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "lb", Image: "lb:1"}}},
+			},
+			ReplicasPerNode: 2,
+			NodeSelector:    sel,
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes:        ptr.To[int32](1),
+				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
+	r := &Reconciler{Client: env.Client, Now: func() time.Time { return now }}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+	}
+	inRollout := func() []string {
+		t.Helper()
+		var out []string
+		for _, n := range nodes {
+			if getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Labels[appsv1alpha1.LabelPhase] != "" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	reconcile()
+	for _, n := range nodes {
+		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
+	}
+	reconcile()
+
+	got := &appsv1alpha1.IngressDaemonSet{}
+	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
+	got.Spec.ReplicasPerNode = 3
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	// The first pass starts u1 and writes 3 replicas to every Deployment.
+	reconcile()
+	if diff := cmp.Diff([]string{"u1"}, inRollout()); diff != "" {
+		t.Fatalf("nodes in the rollout after the first pass (-want +got):\n%s", diff)
+	}
+	// The Deployment controller observes the new count: 2 of 3 replicas
+	// ready everywhere.
+	for _, n := range nodes {
+		d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n))
+		if *d.Spec.Replicas != 3 {
+			t.Fatalf("%s replicas = %d, want 3 after the first pass", d.Name, *d.Spec.Replicas)
+		}
+		setReady(t, ctx, ns, d.Name, 2)
+	}
+	reconcile()
+	if diff := cmp.Diff([]string{"u1"}, inRollout()); diff != "" {
+		t.Fatalf("nodes in the rollout while every node is partly ready (-want +got):\n%s", diff)
+	}
+	_ = env.Client.Get(ctx, req.NamespacedName, got)
+	for _, n := range got.Status.Nodes {
+		if n.Node != "u1" && (n.Phase != appsv1alpha1.NodePhaseReady || n.Replicas != 3 || n.Ready != 2) {
+			t.Errorf("node status %+v, want Ready with 2 of 3 replicas ready", n)
+		}
+	}
+
+	// The whole rollout: partly ready nodes stay so until updated, and
+	// never more than one node is in the rollout.
+	for round := 0; round < 40; round++ {
+		observeMetadataChanges(t, ctx, ns)
+		reconcile()
+		if busy := inRollout(); len(busy) > 1 {
+			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
+		}
+		for _, n := range nodes {
+			if name := naming.DeploymentName("lb", n); getDeployment(t, ctx, ns, name).Labels[appsv1alpha1.LabelPhase] == "Updating" {
+				markRolledOut(t, ctx, ns, name)
+			}
+		}
+		now = now.Add(2 * time.Second)
+	}
+	reconcile()
+	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n))
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "lb:2" || d.Status.ReadyReplicas != 3 {
+			t.Errorf("node %s runs %s with %d replicas ready after the rollout, want lb:2 with 3", n, img, d.Status.ReadyReplicas)
+		}
+	}
+	if len(inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) || got.Status.AvailableNodes != int32(len(nodes)) {
+		t.Errorf("rollout did not complete: in the rollout %v, status %+v", inRollout(), got.Status)
+	}
+}
+
+// TestDownNodeUpdatedFirst: with a template change, an outdated node that
+// serves nothing (no replica ready) starts at once without budget, the
+// new template may be what brings it back; a partly ready one (still
+// serving) and an available one wait for the budget.
+func TestDownNodeUpdatedFirst(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "down-first"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"pool": "down-first"}
+	nodes := []string{"v1", "v2", "v3"}
+	for _, n := range nodes {
+		createNode(t, ctx, n, sel)
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "lb", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lb"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "lb"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "lb", Image: "lb:1"}}},
+			},
+			ReplicasPerNode: 2,
+			NodeSelector:    sel,
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes: ptr.To[int32](1),
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		observeMetadataChanges(t, ctx, ns)
+	}
+	reconcile()
+	for _, n := range nodes {
+		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
+	}
+	reconcile()
+	setReady(t, ctx, ns, naming.DeploymentName("lb", "v2"), 0)
+	setReady(t, ctx, ns, naming.DeploymentName("lb", "v3"), 1)
+
+	got := &appsv1alpha1.IngressDaemonSet{}
+	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	reconcile()
+	if diff := cmp.Diff(map[string]string{"v1": "Ready", "v2": "Updating", "v3": "Ready"}, phases(t, ctx, ids)); diff != "" {
+		t.Fatalf("phases (-want +got):\n%s", diff)
+	}
+	// v2 back: v3 (partly ready, counted already) is next, then v1.
+	markRolledOut(t, ctx, ns, naming.DeploymentName("lb", "v2"))
+	reconcile()
+	if diff := cmp.Diff(map[string]string{"v1": "Ready", "v2": "Reattaching", "v3": "Detaching"}, phases(t, ctx, ids)); diff != "" {
+		t.Fatalf("phases after v2 (-want +got):\n%s", diff)
+	}
+}
+
 // TestSelectorMismatch: a selector that does not select the template creates nothing.
 func TestSelectorMismatch(t *testing.T) {
 	ctx := testenv.Context(t)

@@ -361,6 +361,13 @@ func DeploymentAvailable(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas >= want
 }
 
+// DeploymentPartlyReady reports whether some but not every replica of d is
+// ready, by a current status: the node serves, with fewer replicas than it
+// wants.
+func DeploymentPartlyReady(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas > 0 && !DeploymentAvailable(d)
+}
+
 // DeploymentRolledOut reports whether the Deployment controller has finished
 // rolling d to its current template: all replicas updated and ready, no old
 // or terminating pods left.

@@ -121,6 +121,35 @@ func deploymentAt(rev string, phase appsv1alpha1.NodePhase, ready int32) *appsv1
 	return d
 }
 
+// TestDeploymentReadiness: what the planner is told about a node's
+// Deployment: available (every replica ready), partly ready (some), or
+// neither (none ready, or a stale status, which says nothing).
+func TestDeploymentReadiness(t *testing.T) {
+	type readiness struct{ Available, PartlyReady bool }
+	cases := map[string]struct {
+		ready               int32
+		generation, observe int64
+		want                readiness
+	}{
+		"all ready":              {ready: 2, generation: 1, observe: 1, want: readiness{Available: true}},
+		"one of two ready":       {ready: 1, generation: 1, observe: 1, want: readiness{PartlyReady: true}},
+		"none ready":             {ready: 0, generation: 1, observe: 1},
+		"stale, one ready":       {ready: 1, generation: 2, observe: 1},
+		"stale, all ready":       {ready: 2, generation: 2, observe: 1},
+		"more ready than wanted": {ready: 3, generation: 1, observe: 1, want: readiness{Available: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := deploymentAt("r", appsv1alpha1.NodePhaseReady, tc.ready)
+			d.Generation, d.Status.ObservedGeneration = tc.generation, tc.observe
+			got := readiness{Available: DeploymentAvailable(d), PartlyReady: DeploymentPartlyReady(d)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestComputeStatus(t *testing.T) {
 	type conds map[string]string // type -> reason
 	cases := map[string]struct {

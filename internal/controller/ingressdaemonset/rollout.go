@@ -116,6 +116,7 @@ func (s *scope) plannerNodes() []planner.Node {
 			n.Available = DeploymentAvailable(d)
 			n.RolledOut = DeploymentRolledOut(d)
 			n.StatusStale = d.Status.ObservedGeneration < d.Generation
+			n.PartlyReady = DeploymentPartlyReady(d)
 			if t, err := planner.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil {
 				n.DetachStartedAt = t
 			}

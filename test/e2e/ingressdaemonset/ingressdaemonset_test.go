@@ -4,8 +4,9 @@
 // cluster (real kube-scheduler, kube-controller-manager and kwok nodes): 5
 // nodes × 2 replicas, node-by-node rollouts in degraded and detach mode
 // watched by a sampler that proves the budgets and the detach-before-update
-// ordering, a node joining, partition and pause, and a manager restart in
-// the middle of a rollout.
+// ordering, a node joining, partition and pause, a manager restart in the
+// middle of a rollout, and a replicasPerNode increase with a template change
+// (every node partly ready at once) kept within the budget.
 package ingressdaemonset_test
 
 import (
@@ -125,6 +126,7 @@ func TestIngressDaemonSet(t *testing.T) {
 		{"a new labelled node gets its Deployment", testNodeJoins},
 		{"partition and pause", testPartitionAndPause},
 		{"a node deleted in the middle of its update", testNodeRemovedMidUpdate},
+		{"detach mode: replicasPerNode raised with a template change stays within maxUnavailableNodes", testScaleUpWithTemplateChange},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, e) }) {
@@ -231,7 +233,7 @@ func (e *e2e) waitRolledOut(t *testing.T, ctx context.Context, nodes int, image 
 				n++
 			}
 		}
-		return n == nodes*perNode, nil
+		return n == nodes*int(ids.Spec.ReplicasPerNode), nil
 	})
 	if err != nil {
 		t.Fatalf("rollout to %s did not complete: %v; last status %+v", image, err, last.Status)
@@ -330,6 +332,10 @@ type sampler struct {
 	image  string // the image being rolled out
 	mu     sync.Mutex
 	maxBad int
+	// maxInRollout is the most nodes seen in the rollout (a phase on their
+	// Deployment) at once, and worst those nodes.
+	maxInRollout int
+	worst        []string
 	// per node
 	first503     map[string]time.Time
 	detachStart  map[string]time.Time
@@ -413,13 +419,20 @@ func (s *sampler) sample(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.samples++
+	var rolling []string
 	for _, d := range deps.Items {
 		node := d.Annotations[appsv1alpha1.AnnotationNode]
+		if d.Labels[appsv1alpha1.LabelPhase] != "" {
+			rolling = append(rolling, node)
+		}
 		if v := d.Labels[appsv1alpha1.LabelDetachStartedAt]; v != "" {
 			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && s.detachStart[node].IsZero() {
 				s.detachStart[node] = time.UnixMilli(ms)
 			}
 		}
+	}
+	if len(rolling) > s.maxInRollout {
+		s.maxInRollout, s.worst = len(rolling), rolling
 	}
 	for _, n := range nodes.Items {
 		if _, ok := n.Annotations[detachKey]; ok {
@@ -673,6 +686,34 @@ func testNodeRemovedMidUpdate(t *testing.T, e *e2e) {
 	for _, r := range []string{appsv1alpha1.EventNodeAdded, appsv1alpha1.EventNodeDetaching, appsv1alpha1.EventNodeUpdating, appsv1alpha1.EventNodeReattached, appsv1alpha1.EventNodeRemoved} {
 		if !seen[r] {
 			t.Errorf("no %s Event", r)
+		}
+	}
+}
+
+// testScaleUpWithTemplateChange raises replicasPerNode together with a
+// template change in detach mode: for a moment every node has fewer ready
+// replicas than it now wants (its new replica is starting) while it still
+// serves on the others. That must not detach every node at once: at most
+// maxUnavailableNodes nodes are ever in the rollout.
+func testScaleUpWithTemplateChange(t *testing.T, e *e2e) {
+	ctx := t.Context()
+	s := e.startSampler(t, "proxy:6")
+	e.change(t, ctx, func(ids *appsv1alpha1.IngressDaemonSet) {
+		ids.Spec.Template.Spec.Containers[0].Image = "proxy:6"
+		ids.Spec.ReplicasPerNode = perNode + 1
+		ids.Spec.UpdateStrategy.RollingUpdate.MaxUnavailableNodes = ptr.To[int32](1)
+	})
+	ids := e.waitRolledOut(t, ctx, len(e.nodes), "proxy:6")
+	s.stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Logf("%d samples; at most %d nodes in the rollout at once", s.samples, s.maxInRollout)
+	if s.maxInRollout != 1 {
+		t.Errorf("%d nodes were in the rollout at once (%v), want exactly maxUnavailableNodes = 1", s.maxInRollout, s.worst)
+	}
+	for _, n := range ids.Status.Nodes {
+		if n.Phase != appsv1alpha1.NodePhaseReady || n.Revision != ids.Status.UpdateRevision || n.Replicas != perNode+1 || n.Ready != perNode+1 {
+			t.Errorf("node status %+v, want Ready at the update revision with %d of %d replicas ready", n, perNode+1, perNode+1)
 		}
 	}
 }

@@ -35,6 +35,11 @@ type Node struct {
 	DetachStartedAt time.Time
 	// Available: every replica of the node's Deployment is ready.
 	Available bool
+	// PartlyReady: some but not every replica is ready (status current):
+	// the node still serves, with fewer replicas than it wants, as every
+	// node does for a moment when replicasPerNode is raised. An unavailable
+	// node that is neither PartlyReady nor StatusStale serves nothing.
+	PartlyReady bool
 	// StatusStale: the Deployment controller has not observed the node's
 	// Deployment's latest spec yet (status.observedGeneration < generation),
 	// so its status describes an older spec: Available and RolledOut are
@@ -179,14 +184,37 @@ func inRollout(n Node) bool {
 	return n.Phase != "" && n.Phase != appsv1alpha1.NodePhaseReady
 }
 
+// servesNothing reports whether a node is known to serve nothing: no replica ready,
+// with a current status.
+func servesNothing(n Node) bool {
+	return !n.Available && !n.PartlyReady && !n.StatusStale
+}
+
 // Compute decides the next steps for nodes under p. It never returns more
 // than p.MaxNodes nodes that are in the rollout or unavailable, counting the
-// ones it starts, unless that many were already so before.
+// ones it starts, unless that many were already so before; and it starts no
+// node that serves anything while p.MaxNodes nodes are in the rollout.
+//
+// Outdated nodes start in this order (as a DaemonSet replaces its pods:
+// unavailable old pods first, for free, the others within maxUnavailable):
+//
+//  1. A node that serves nothing (down) starts without budget: it counts
+//     against the budget already, detaching it costs nothing, and the new
+//     template may be what brings it back.
+//  2. A partly ready node starts while fewer than p.MaxNodes nodes are in
+//     the rollout. It counts against the budget already, so starting it
+//     does not add to the nodes unavailable; but it still serves, so it is
+//     not free: a moment in which every node is partly ready (the new
+//     replica of a replicasPerNode increase starting everywhere) must not
+//     detach every node at once. Bounding it by the nodes in the rollout
+//     rather than by all the unavailable ones keeps a rollout going when
+//     more than p.MaxNodes nodes stay partly ready.
+//  3. A fully available node starts while fewer than p.MaxNodes nodes are
+//     in the rollout or unavailable.
 //
 // A node whose Deployment status is stale counts against the budget (it may
-// be unavailable) but is not started until its status is current: only a
-// node known to be unavailable may start without budget, and a stale status
-// says nothing either way.
+// be unavailable) but is not started until its status is current: a stale
+// status says nothing about what the node serves.
 func Compute(nodes []Node, p Params) Plan {
 	nodes = slices.Clone(nodes)
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
@@ -201,6 +229,9 @@ func Compute(nodes []Node, p Params) Plan {
 	}
 
 	var candidates []Node
+	// rolling is how many nodes are in the rollout (Detaching or Updating)
+	// after this plan.
+	rolling := 0
 	for _, n := range nodes {
 		switch {
 		case !n.HasDeployment:
@@ -218,6 +249,7 @@ func Compute(nodes []Node, p Params) Plan {
 				continue
 			}
 			plan.Busy++
+			rolling++
 			if reason, after, ok := detachDone(n, p, &plan); !ok {
 				plan.Waiting[n.Name] = reason
 				if after > 0 {
@@ -233,11 +265,13 @@ func Compute(nodes []Node, p Params) Plan {
 				// detached already, so apply the newest one.
 				plan.Steps = append(plan.Steps, Step{n.Name, Update})
 				plan.Busy++
+				rolling++
 			case n.RolledOut:
 				// Every replica updated and ready: reattached by this step.
 				plan.Steps = append(plan.Steps, Step{n.Name, Reattach})
 			default:
 				plan.Busy++
+				rolling++
 				plan.Waiting[n.Name] = "waiting for the node's replicas to be updated and ready"
 			}
 		case n.Phase == appsv1alpha1.NodePhaseReattaching:
@@ -266,28 +300,36 @@ func Compute(nodes []Node, p Params) Plan {
 	if p.Paused {
 		return finish(plan)
 	}
-	// Unavailable outdated nodes first: they already count as busy, and
-	// updating them may be what makes them available again. A node whose
-	// status is stale is not known to be unavailable (its pods may all be
-	// serving): starting it for free could take down every such node at
-	// once, so it waits for its status, counted as busy meanwhile.
+	// Down outdated nodes first, without budget. A node whose status is
+	// stale is not known to be down (its pods may all be serving): starting
+	// it for free could take down every such node at once, so it waits for
+	// its status, counted as busy meanwhile.
 	started := map[string]bool{}
+	start := func(n Node) {
+		plan.Steps = append(plan.Steps, Step{n.Name, Detach})
+		started[n.Name] = true
+		rolling++
+	}
 	for _, n := range eligible {
 		switch {
 		case n.StatusStale:
 			plan.Waiting[n.Name] = "waiting for the Deployment controller to observe the node's Deployment"
-		case !n.Available:
-			plan.Steps = append(plan.Steps, Step{n.Name, Detach})
-			started[n.Name] = true
+		case servesNothing(n):
+			start(n)
 		}
 	}
+	// Then partly ready ones (busy already), within the nodes in the rollout.
 	for _, n := range eligible {
-		if started[n.Name] || n.StatusStale || plan.Busy >= p.MaxNodes {
-			continue
+		if !n.Available && n.PartlyReady && !n.StatusStale && !started[n.Name] && rolling < p.MaxNodes {
+			start(n)
 		}
-		plan.Steps = append(plan.Steps, Step{n.Name, Detach})
-		started[n.Name] = true
-		plan.Busy++
+	}
+	// Then available ones, within the nodes in the rollout or unavailable.
+	for _, n := range eligible {
+		if n.Available && !n.StatusStale && !started[n.Name] && plan.Busy < p.MaxNodes {
+			start(n)
+			plan.Busy++
+		}
 	}
 	plan.Outdated -= len(started)
 	return finish(plan)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -46,6 +47,17 @@ func updating(name string, rolledOut bool) Node {
 // neither available nor rolled out, as far as anyone knows).
 func stale(name, rev string) Node {
 	return with(ready(name, rev), func(n *Node) { n.StatusStale, n.Available, n.RolledOut = true, false, false })
+}
+
+// partly is a node at rev with some but not every replica ready (its
+// status current): it still serves, with fewer replicas than it wants.
+func partly(name, rev string) Node {
+	return with(ready(name, rev), func(n *Node) { n.Available, n.PartlyReady, n.RolledOut = false, true, false })
+}
+
+// down is a node at rev with no replica ready (its status current).
+func down(name, rev string) Node {
+	return with(ready(name, rev), func(n *Node) { n.Available, n.RolledOut = false, false })
 }
 
 func params(f func(*Params)) Params {
@@ -132,6 +144,44 @@ func TestCompute(t *testing.T) {
 			nodes: []Node{ready("a", oldRev), stale("b", oldRev)},
 			p:     params(func(p *Params) { p.MaxNodes, p.Partition = 3, 1 }),
 			want:  Plan{Steps: steps("a", Detach), Busy: 2, Outdated: 1, HeldByPartition: 1},
+		},
+		"every outdated node partly ready (replicasPerNode raised with the template): only the budget starts": {
+			nodes: []Node{partly("a", oldRev), partly("b", oldRev), partly("c", oldRev), partly("d", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Detach), Busy: 4, Outdated: 3},
+		},
+		"partly ready outdated nodes start while fewer than the budget are in the rollout": {
+			nodes: []Node{updating("a", false), partly("b", oldRev), partly("c", oldRev), partly("d", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes = 2 }),
+			want: Plan{Steps: steps("b", Detach), Busy: 4, Outdated: 2,
+				Waiting: map[string]string{"a": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"a partly ready outdated node waits while the budget is in the rollout": {
+			nodes: []Node{updating("a", false), partly("b", oldRev)},
+			p:     params(nil),
+			want: Plan{Busy: 2, Outdated: 1,
+				Waiting: map[string]string{"a": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"a down outdated node starts without budget, a partly ready one waits": {
+			nodes: []Node{updating("a", false), down("b", oldRev), partly("c", oldRev), ready("d", oldRev)},
+			p:     params(nil),
+			want: Plan{Steps: steps("b", Detach), Busy: 3, Outdated: 2,
+				Waiting: map[string]string{"a": "waiting for the node's replicas to be updated and ready"}},
+		},
+		"every outdated node down: all start without budget": {
+			nodes: []Node{down("a", oldRev), down("b", oldRev), down("c", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("a", Detach, "b", Detach, "c", Detach), Busy: 3},
+		},
+		"a partly ready outdated node starts before an available one": {
+			nodes: []Node{ready("a", oldRev), partly("b", oldRev)},
+			p:     params(nil),
+			want:  Plan{Steps: steps("b", Detach), Busy: 1, Outdated: 1},
+		},
+		"a partly ready up-to-date node counts against the budget of available nodes only": {
+			nodes: []Node{partly("a", newRev), ready("b", oldRev), partly("c", oldRev)},
+			p:     params(func(p *Params) { p.MaxNodes = 2 }),
+			want:  Plan{Steps: steps("c", Detach), Busy: 2, Outdated: 1},
 		},
 		"a node being created counts against the budget": {
 			nodes: []Node{{Name: "a"}, ready("b", oldRev)},
@@ -356,6 +406,182 @@ func TestComputeBudgetWhileStatusLags(t *testing.T) {
 			if n.Revision != newRev || inRollout(n) {
 				t.Fatalf("maxNodes %d: node %s ended at %s/%s", maxNodes, n.Name, n.Revision, n.Phase)
 			}
+		}
+	}
+}
+
+// TestComputeBudgetWhileReplicasScale simulates whole rollouts started by a
+// template change together with a replicasPerNode increase: when the
+// Deployment controller has observed the new replica count, every node has
+// fewer ready replicas than it wants. Each node serves on its old replicas,
+// so no more than MaxNodes may be in the rollout at once. The new replicas
+// either come up one node per round (a transient state) or never do on the
+// old template (the nodes stay partly ready until updated): the rollout
+// must finish either way.
+func TestComputeBudgetWhileReplicasScale(t *testing.T) {
+	for _, transient := range []bool{true, false} {
+		for _, maxNodes := range []int{1, 2, 3} {
+			nodes := make([]Node, 8)
+			for i := range nodes {
+				nodes[i] = partly(string(rune('a'+i)), oldRev)
+			}
+			simulate(t, nodes, params(func(p *Params) { p.MaxNodes = maxNodes }), func(round int, nodes []Node) {
+				if !transient {
+					return
+				}
+				for i := range nodes { // one node's new replica becomes ready
+					if n := &nodes[i]; n.PartlyReady && !inRollout(*n) {
+						n.PartlyReady, n.Available, n.RolledOut = false, true, true
+						return
+					}
+				}
+			}, func(round int, nodes []Node) {
+				if got := countInRollout(nodes); got > maxNodes {
+					t.Fatalf("transient %v, maxNodes %d, round %d: %d nodes in the rollout", transient, maxNodes, round, got)
+				}
+			})
+		}
+	}
+}
+
+// TestComputeDownNodesStartFirst: nodes that serve nothing start in the
+// first plan, whatever the budget, while partly ready ones wait for them;
+// the rollout finishes.
+func TestComputeDownNodesStartFirst(t *testing.T) {
+	nodes := []Node{partly("a", oldRev), down("b", oldRev), ready("c", oldRev), down("d", oldRev), partly("e", oldRev)}
+	p := params(nil)
+	first := Compute(nodes, p)
+	if diff := cmp.Diff(steps("b", Detach, "d", Detach), first.Steps); diff != "" {
+		t.Fatalf("first plan (-want +got):\n%s", diff)
+	}
+	simulate(t, nodes, p, nil, func(round int, nodes []Node) {
+		if got := countInRollout(nodes); got > 2 {
+			t.Fatalf("round %d: %d nodes in the rollout, more than the 2 down nodes", round, got)
+		}
+	})
+}
+
+// TestComputeBudgetProperties checks, on random node sets, the rules that
+// bound what a plan starts: a node that serves anything is only started if
+// the nodes in the rollout stay within MaxNodes; the nodes in the rollout or
+// unavailable grow only within MaxNodes; every outdated node that serves
+// nothing and is not in the rollout is started.
+func TestComputeBudgetProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	phases := []appsv1alpha1.NodePhase{appsv1alpha1.NodePhaseReady, appsv1alpha1.NodePhaseReady, appsv1alpha1.NodePhaseReady,
+		appsv1alpha1.NodePhaseDetaching, appsv1alpha1.NodePhaseUpdating, appsv1alpha1.NodePhaseReattaching}
+	for iter := 0; iter < 5000; iter++ {
+		nodes := make([]Node, 1+rng.IntN(8))
+		for i := range nodes {
+			n := Node{Name: string(rune('a' + i)), HasDeployment: rng.IntN(10) > 0, Revision: []string{oldRev, newRev}[rng.IntN(2)],
+				Phase: phases[rng.IntN(len(phases))], DetachStartedAt: now.Add(-time.Hour)}
+			switch rng.IntN(4) {
+			case 0:
+				n.Available, n.RolledOut = true, rng.IntN(2) == 0
+			case 1:
+				n.PartlyReady = true
+			case 2:
+				n.StatusStale = true
+			}
+			if !n.HasDeployment {
+				n = Node{Name: n.Name}
+			}
+			nodes[i] = n
+		}
+		p := params(func(p *Params) { p.MaxNodes = 1 + rng.IntN(3) })
+		busyBefore, rollingBefore := 0, 0
+		for _, n := range nodes {
+			if !n.HasDeployment || inRollout(n) || !n.Available {
+				busyBefore++
+			}
+			// In the rollout and staying there (not reattached by this plan).
+			if n.HasDeployment && (n.Phase == appsv1alpha1.NodePhaseDetaching && n.Revision != newRev ||
+				n.Phase == appsv1alpha1.NodePhaseUpdating && !(n.Revision == newRev && n.RolledOut)) {
+				rollingBefore++
+			}
+		}
+		plan := Compute(nodes, p)
+		byName := map[string]Node{}
+		for _, n := range nodes {
+			byName[n.Name] = n
+		}
+		startedServing, started := 0, map[string]bool{}
+		for _, s := range plan.Steps {
+			if s.Action == Detach {
+				started[s.Node] = true
+				if n := byName[s.Node]; n.Available || n.PartlyReady {
+					startedServing++
+				}
+			}
+		}
+		if startedServing > 0 && rollingBefore+len(started) > p.MaxNodes {
+			t.Fatalf("iteration %d: started %v (%d serving) with %d nodes in the rollout, budget %d: %+v",
+				iter, started, startedServing, rollingBefore, p.MaxNodes, nodes)
+		}
+		if plan.Busy > max(p.MaxNodes, busyBefore) {
+			t.Fatalf("iteration %d: busy %d after the plan, %d before, budget %d: %+v", iter, plan.Busy, busyBefore, p.MaxNodes, nodes)
+		}
+		for _, n := range nodes {
+			if n.HasDeployment && !inRollout(n) && n.Revision == oldRev && servesNothing(n) && !started[n.Name] {
+				t.Fatalf("iteration %d: node %s serves nothing and was not started: %+v", iter, n.Name, nodes)
+			}
+		}
+	}
+}
+
+func countInRollout(nodes []Node) int {
+	n := 0
+	for _, x := range nodes {
+		if inRollout(x) {
+			n++
+		}
+	}
+	return n
+}
+
+// simulate runs a rollout of nodes to completion: each round it plans,
+// applies the steps (an updated node's pods are replaced at once and are
+// ready in the next round), calls check, then between (if any). It fails
+// if the rollout does not finish.
+func simulate(t *testing.T, nodes []Node, p Params, between, check func(round int, nodes []Node)) {
+	t.Helper()
+	idx := map[string]int{}
+	for i, n := range nodes {
+		idx[n.Name] = i
+	}
+	for round := 0; ; round++ {
+		if round > 200 {
+			t.Fatalf("rollout did not finish: %+v", nodes)
+		}
+		for i := range nodes { // updated last round: every new replica ready
+			if n := &nodes[i]; n.Phase == appsv1alpha1.NodePhaseUpdating {
+				n.Available, n.PartlyReady, n.RolledOut = true, false, true
+			}
+		}
+		plan := Compute(nodes, p)
+		for _, s := range plan.Steps {
+			n := &nodes[idx[s.Node]]
+			switch s.Action {
+			case Detach:
+				n.Phase = appsv1alpha1.NodePhaseDetaching
+			case Update:
+				n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+				n.Available, n.PartlyReady, n.RolledOut = false, false, false
+			case Reattach, Finish:
+				n.Phase = appsv1alpha1.NodePhaseReady
+			}
+		}
+		check(round, nodes)
+		if len(plan.Steps) == 0 && plan.Outdated == 0 && countInRollout(nodes) == 0 {
+			break
+		}
+		if between != nil {
+			between(round, nodes)
+		}
+	}
+	for _, n := range nodes {
+		if n.Revision != newRev || inRollout(n) || !n.Available {
+			t.Fatalf("node %s ended at %s/%s, available %v", n.Name, n.Revision, n.Phase, n.Available)
 		}
 	}
 }
