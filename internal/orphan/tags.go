@@ -1,5 +1,11 @@
 package orphan
 
+import (
+	"slices"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
 // The ownership tags every cloud object edgeplane creates carries from its
 // creation (AllocateAddress TagSpecifications, AllocateAddresses Tags), so a
 // crash between the cloud call and the status write never loses the object,
@@ -20,3 +26,15 @@ const (
 	// DeletionPolicyOrphan is TagDeletionPolicy's value.
 	DeletionPolicyOrphan = "Orphan"
 )
+
+// Deletes reports whether a CR's management policies let edgeplane delete
+// its cloud object (none given means all, the API default). When they do
+// not, the object is created with TagDeletionPolicy Orphan.
+func Deletes(policies xpv2.ManagementPolicies) bool {
+	if len(policies) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(policies, func(p xpv2.ManagementAction) bool {
+		return p == xpv2.ManagementActionAll || p == xpv2.ManagementActionDelete
+	})
+}

@@ -284,7 +284,7 @@ func profileAPIServer(ctx context.Context, b *testing.B, file string) {
 		b.Error(err)
 		return
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, _ := io.ReadAll(resp.Body)
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		b.Error(err)

@@ -25,6 +25,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -485,7 +486,7 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 		InternetChargeType: string(b.Spec.InternetChargeType),
 		AddressName:        decide.AddressName(e.acct.identity, b.Spec.NodeName),
 		Tags: decide.Tags(decide.TagInput{Cluster: e.acct.identity, OwnerUID: b.UID, NodeName: b.Spec.NodeName,
-			InstanceID: e.instance, User: b.Spec.Tags, Orphan: !deletes(b)}),
+			InstanceID: e.instance, User: b.Spec.Tags, Orphan: !orphan.Deletes(b.Spec.ManagementPolicies)}),
 		ClientToken: clientToken(b),
 	}
 	if b.Spec.InternetMaxBandwidthOut != nil {
@@ -608,16 +609,6 @@ func classify(err error) string {
 		}},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonInvalidParameter, Matches: tencentcloud.IsInvalidParameter},
 	)
-}
-
-// deletes reports whether the binding's management policies include Delete.
-func deletes(b *networkingv1alpha1.AnycastIPBinding) bool {
-	for _, p := range b.Spec.ManagementPolicies {
-		if p == xpv2.ManagementActionAll || p == xpv2.ManagementActionDelete {
-			return true
-		}
-	}
-	return len(b.Spec.ManagementPolicies) == 0
 }
 
 // attemptOf is the binding's allocation attempt.

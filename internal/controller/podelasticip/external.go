@@ -21,6 +21,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -68,7 +69,7 @@ func (e *external) ownerOf(cr *networkingv1alpha1.PodElasticIP) decide.Owner {
 		ExternalName: meta.GetExternalName(cr), LegacyCluster: e.acct.look.legacyCluster, User: cr.Spec.Tags,
 		// Without Delete the address outlives the PodElasticIP: its tag
 		// keeps the orphan sweep's hands off it.
-		Orphan: !decide.Deletes(cr.Spec.ManagementPolicies),
+		Orphan: !orphan.Deletes(cr.Spec.ManagementPolicies),
 	}
 	if o.Mode == "" {
 		o.Mode = networkingv1alpha1.PodElasticIPModeAuto

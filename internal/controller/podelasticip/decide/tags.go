@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/types"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -88,17 +87,6 @@ type Owner struct {
 	// Orphan: the management policies leave out Delete, so the address
 	// outlives the PodElasticIP (TagDeletionPolicy).
 	Orphan bool
-}
-
-// Deletes reports whether management policies allow Delete (none given
-// means all).
-func Deletes(policies xpv2.ManagementPolicies) bool {
-	if len(policies) == 0 {
-		return true
-	}
-	return slices.ContainsFunc(policies, func(p xpv2.ManagementAction) bool {
-		return p == xpv2.ManagementActionAll || p == xpv2.ManagementActionDelete
-	})
 }
 
 // PodKey is "<namespace>/<pod>", the legacy controller's key too.
