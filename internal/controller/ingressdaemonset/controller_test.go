@@ -457,22 +457,26 @@ func TestDegradedModeBudgetAndPartition(t *testing.T) {
 	}
 }
 
-// TestBudgetWhileDeploymentStatusIsStale switches a rolled-out
-// IngressDaemonSet from degraded to detach mode together with a template
-// change. The new per-node strategy is written to every node's Deployment in
-// the first pass (it is not a rollout), which moves their generations; until
-// the Deployment controller observes them, their status describes the old
-// spec. A pass in that window must not take those nodes for unavailable ones
-// (which start without budget): at most maxUnavailableNodes node may be in
-// the rollout, whether or not the Deployment controller has caught up.
-func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
+// rolloutFixture is an IngressDaemonSet "lb" (two replicas of lb:1 per
+// node) in a namespace of its own, rolled out on nodes labelled
+// pool=<namespace>, whose passes a test runs by hand at the fixture's clock.
+type rolloutFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	ns    string
+	nodes []string
+	now   time.Time
+	r     *Reconciler
+	req   ctrl.Request
+}
+
+func newRolloutFixture(t *testing.T, ns string, nodes []string, ru appsv1alpha1.RollingUpdate) *rolloutFixture {
+	t.Helper()
 	ctx := testenv.Context(t)
-	ns := "stale-status"
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	sel := map[string]string{"pool": "stale-status"}
-	nodes := []string{"s1", "s2", "s3", "s4"}
+	sel := map[string]string{"pool": ns}
 	for _, n := range nodes {
 		createNode(t, ctx, n, sel)
 	}
@@ -486,67 +490,112 @@ func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
 			},
 			ReplicasPerNode: 2,
 			NodeSelector:    sel,
-			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
-				MaxDegradedNodes:           ptr.To[int32](2),
-				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
-			}},
+			UpdateStrategy:  appsv1alpha1.UpdateStrategy{RollingUpdate: &ru},
 		},
 	}
 	if err := env.Client.Create(ctx, ids); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
-	r := &Reconciler{Client: env.Client, Now: func() time.Time { return now }}
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
-	reconcile := func() {
-		t.Helper()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("Reconcile: %v", err)
-		}
-	}
-	// inRollout lists the nodes whose Deployment carries a phase.
-	inRollout := func() []string {
-		t.Helper()
-		var out []string
-		for _, n := range nodes {
-			if getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Labels[appsv1alpha1.LabelPhase] != "" {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	reconcile()
+	f := &rolloutFixture{t: t, ctx: ctx, ns: ns, nodes: nodes, now: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+		req: ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}}
+	f.r = &Reconciler{Client: env.Client, Now: func() time.Time { return f.now }}
+	f.reconcile()
 	for _, n := range nodes {
-		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
+		markRolledOut(t, ctx, ns, f.deployment(n))
 	}
-	reconcile()
+	f.reconcile()
+	return f
+}
 
+// reconcile runs one pass.
+func (f *rolloutFixture) reconcile() {
+	f.t.Helper()
+	if _, err := f.r.Reconcile(f.ctx, f.req); err != nil {
+		f.t.Fatalf("Reconcile: %v", err)
+	}
+}
+
+// deployment is the name of node's Deployment.
+func (f *rolloutFixture) deployment(node string) string { return naming.DeploymentName("lb", node) }
+
+// inRollout lists the nodes whose Deployment carries a phase.
+func (f *rolloutFixture) inRollout() []string {
+	f.t.Helper()
+	var out []string
+	for _, n := range f.nodes {
+		if getDeployment(f.t, f.ctx, f.ns, f.deployment(n)).Labels[appsv1alpha1.LabelPhase] != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// get reads the IngressDaemonSet.
+func (f *rolloutFixture) get() *appsv1alpha1.IngressDaemonSet {
+	f.t.Helper()
 	got := &appsv1alpha1.IngressDaemonSet{}
-	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
-		t.Fatal(err)
+	if err := env.Client.Get(f.ctx, f.req.NamespacedName, got); err != nil {
+		f.t.Fatal(err)
 	}
-	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
-	ru := got.Spec.UpdateStrategy.RollingUpdate
-	ru.MaxDegradedNodes = nil
-	ru.MaxUnavailableNodes = ptr.To[int32](1)
-	ru.AnnotateNodeToDetach = &appsv1alpha1.DetachAnnotation{Key: detachKey, Value: "true", GracePeriodSeconds: 3}
-	if err := env.Client.Update(ctx, got); err != nil {
-		t.Fatal(err)
+	return got
+}
+
+// update changes the IngressDaemonSet's spec with mutate.
+func (f *rolloutFixture) update(mutate func(*appsv1alpha1.IngressDaemonSet)) {
+	f.t.Helper()
+	got := f.get()
+	mutate(got)
+	if err := env.Client.Update(f.ctx, got); err != nil {
+		f.t.Fatal(err)
 	}
+}
+
+// markUpdatingRolledOut plays the Deployment controller for every node in
+// the Updating phase.
+func (f *rolloutFixture) markUpdatingRolledOut() {
+	f.t.Helper()
+	for _, n := range f.nodes {
+		if name := f.deployment(n); getDeployment(f.t, f.ctx, f.ns, name).Labels[appsv1alpha1.LabelPhase] == "Updating" {
+			markRolledOut(f.t, f.ctx, f.ns, name)
+		}
+	}
+}
+
+// TestBudgetWhileDeploymentStatusIsStale switches a rolled-out
+// IngressDaemonSet from degraded to detach mode together with a template
+// change. The new per-node strategy is written to every node's Deployment in
+// the first pass (it is not a rollout), which moves their generations; until
+// the Deployment controller observes them, their status describes the old
+// spec. A pass in that window must not take those nodes for unavailable ones
+// (which start without budget): at most maxUnavailableNodes node may be in
+// the rollout, whether or not the Deployment controller has caught up.
+func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
+	f := newRolloutFixture(t, "stale-status", []string{"s1", "s2", "s3", "s4"}, appsv1alpha1.RollingUpdate{
+		MaxDegradedNodes:           ptr.To[int32](2),
+		AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
+	})
+	ctx, ns, nodes := f.ctx, f.ns, f.nodes
+	f.update(func(got *appsv1alpha1.IngressDaemonSet) {
+		got.Spec.Template.Spec.Containers[0].Image = "lb:2"
+		ru := got.Spec.UpdateStrategy.RollingUpdate
+		ru.MaxDegradedNodes = nil
+		ru.MaxUnavailableNodes = ptr.To[int32](1)
+		ru.AnnotateNodeToDetach = &appsv1alpha1.DetachAnnotation{Key: detachKey, Value: "true", GracePeriodSeconds: 3}
+	})
 	// The first pass starts s1 and gives every Deployment the detach-mode
 	// strategy; the second runs before the Deployment controller has
 	// observed any of that.
-	reconcile()
-	if diff := cmp.Diff([]string{"s1"}, inRollout()); diff != "" {
+	f.reconcile()
+	if diff := cmp.Diff([]string{"s1"}, f.inRollout()); diff != "" {
 		t.Fatalf("nodes in the rollout after the first pass (-want +got):\n%s", diff)
 	}
 	for _, n := range nodes[1:] {
-		if d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)); d.Status.ObservedGeneration >= d.Generation {
+		if d := getDeployment(t, ctx, ns, f.deployment(n)); d.Status.ObservedGeneration >= d.Generation {
 			t.Fatalf("%s: the first pass did not move the generation (%d, observed %d); the test needs it to", d.Name, d.Generation, d.Status.ObservedGeneration)
 		}
 	}
-	reconcile()
-	if diff := cmp.Diff([]string{"s1"}, inRollout()); diff != "" {
+	f.reconcile()
+	if diff := cmp.Diff([]string{"s1"}, f.inRollout()); diff != "" {
 		t.Fatalf("nodes in the rollout while the Deployment controller lags (-want +got):\n%s", diff)
 	}
 
@@ -554,31 +603,25 @@ func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
 	// controller observes each round's writes: never more than one node.
 	for round := 0; round < 40; round++ {
 		observeMetadataChanges(t, ctx, ns)
-		reconcile()
-		if busy := inRollout(); len(busy) > 1 {
+		f.reconcile()
+		if busy := f.inRollout(); len(busy) > 1 {
 			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
 		}
-		for _, n := range nodes {
-			if name := naming.DeploymentName("lb", n); getDeployment(t, ctx, ns, name).Labels[appsv1alpha1.LabelPhase] == "Updating" {
-				markRolledOut(t, ctx, ns, name)
-			}
-		}
-		now = now.Add(2 * time.Second)
-		reconcile()
-		if busy := inRollout(); len(busy) > 1 {
+		f.markUpdatingRolledOut()
+		f.now = f.now.Add(2 * time.Second)
+		f.reconcile()
+		if busy := f.inRollout(); len(busy) > 1 {
 			t.Fatalf("round %d, before the Deployment controller observed: %v in the rollout at once, budget 1", round, busy)
 		}
 	}
-	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
-		t.Fatal(err)
-	}
+	got := f.get()
 	for _, n := range nodes {
-		if img := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Spec.Template.Spec.Containers[0].Image; img != "lb:2" {
+		if img := getDeployment(t, ctx, ns, f.deployment(n)).Spec.Template.Spec.Containers[0].Image; img != "lb:2" {
 			t.Errorf("node %s runs %s after the rollout, want lb:2", n, img)
 		}
 	}
-	if len(inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) {
-		t.Errorf("rollout did not complete: in the rollout %v, status %+v", inRollout(), got.Status)
+	if len(f.inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) {
+		t.Errorf("rollout did not complete: in the rollout %v, status %+v", f.inRollout(), got.Status)
 	}
 }
 
@@ -604,89 +647,34 @@ func setReady(t *testing.T, ctx context.Context, ns, name string, ready int32) {
 // ready until they are updated: the rollout must still finish, one node at
 // a time.
 func TestBudgetWhileReplicasScaleUp(t *testing.T) {
-	ctx := testenv.Context(t)
-	ns := "scale-up"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	sel := map[string]string{"pool": "scale-up"}
-	nodes := []string{"u1", "u2", "u3", "u4"}
-	for _, n := range nodes {
-		createNode(t, ctx, n, sel)
-	}
-	ids := &appsv1alpha1.IngressDaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "lb", Namespace: ns},
-		Spec: appsv1alpha1.IngressDaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lb"}},
-			Template: appsv1alpha1.PodTemplate{
-				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "lb"}},
-				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "lb", Image: "lb:1"}}},
-			},
-			ReplicasPerNode: 2,
-			NodeSelector:    sel,
-			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
-				MaxUnavailableNodes:        ptr.To[int32](1),
-				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
-			}},
-		},
-	}
-	if err := env.Client.Create(ctx, ids); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
-	r := &Reconciler{Client: env.Client, Now: func() time.Time { return now }}
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
-	reconcile := func() {
-		t.Helper()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("Reconcile: %v", err)
-		}
-	}
-	inRollout := func() []string {
-		t.Helper()
-		var out []string
-		for _, n := range nodes {
-			if getDeployment(t, ctx, ns, naming.DeploymentName("lb", n)).Labels[appsv1alpha1.LabelPhase] != "" {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	reconcile()
-	for _, n := range nodes {
-		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
-	}
-	reconcile()
-
-	got := &appsv1alpha1.IngressDaemonSet{}
-	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
-		t.Fatal(err)
-	}
-	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
-	got.Spec.ReplicasPerNode = 3
-	if err := env.Client.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	f := newRolloutFixture(t, "scale-up", []string{"u1", "u2", "u3", "u4"}, appsv1alpha1.RollingUpdate{
+		MaxUnavailableNodes:        ptr.To[int32](1),
+		AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
+	})
+	ctx, ns, nodes := f.ctx, f.ns, f.nodes
+	f.update(func(got *appsv1alpha1.IngressDaemonSet) {
+		got.Spec.Template.Spec.Containers[0].Image = "lb:2"
+		got.Spec.ReplicasPerNode = 3
+	})
 	// The first pass starts u1 and writes 3 replicas to every Deployment.
-	reconcile()
-	if diff := cmp.Diff([]string{"u1"}, inRollout()); diff != "" {
+	f.reconcile()
+	if diff := cmp.Diff([]string{"u1"}, f.inRollout()); diff != "" {
 		t.Fatalf("nodes in the rollout after the first pass (-want +got):\n%s", diff)
 	}
 	// The Deployment controller observes the new count: 2 of 3 replicas
 	// ready everywhere.
 	for _, n := range nodes {
-		d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n))
+		d := getDeployment(t, ctx, ns, f.deployment(n))
 		if *d.Spec.Replicas != 3 {
 			t.Fatalf("%s replicas = %d, want 3 after the first pass", d.Name, *d.Spec.Replicas)
 		}
 		setReady(t, ctx, ns, d.Name, 2)
 	}
-	reconcile()
-	if diff := cmp.Diff([]string{"u1"}, inRollout()); diff != "" {
+	f.reconcile()
+	if diff := cmp.Diff([]string{"u1"}, f.inRollout()); diff != "" {
 		t.Fatalf("nodes in the rollout while every node is partly ready (-want +got):\n%s", diff)
 	}
-	_ = env.Client.Get(ctx, req.NamespacedName, got)
-	for _, n := range got.Status.Nodes {
+	for _, n := range f.get().Status.Nodes {
 		if n.Node != "u1" && (n.Phase != appsv1alpha1.NodePhaseReady || n.Replicas != 3 || n.Ready != 2) {
 			t.Errorf("node status %+v, want Ready with 2 of 3 replicas ready", n)
 		}
@@ -696,29 +684,23 @@ func TestBudgetWhileReplicasScaleUp(t *testing.T) {
 	// never more than one node is in the rollout.
 	for round := 0; round < 40; round++ {
 		observeMetadataChanges(t, ctx, ns)
-		reconcile()
-		if busy := inRollout(); len(busy) > 1 {
+		f.reconcile()
+		if busy := f.inRollout(); len(busy) > 1 {
 			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
 		}
-		for _, n := range nodes {
-			if name := naming.DeploymentName("lb", n); getDeployment(t, ctx, ns, name).Labels[appsv1alpha1.LabelPhase] == "Updating" {
-				markRolledOut(t, ctx, ns, name)
-			}
-		}
-		now = now.Add(2 * time.Second)
+		f.markUpdatingRolledOut()
+		f.now = f.now.Add(2 * time.Second)
 	}
-	reconcile()
-	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
-		t.Fatal(err)
-	}
+	f.reconcile()
+	got := f.get()
 	for _, n := range nodes {
-		d := getDeployment(t, ctx, ns, naming.DeploymentName("lb", n))
+		d := getDeployment(t, ctx, ns, f.deployment(n))
 		if img := d.Spec.Template.Spec.Containers[0].Image; img != "lb:2" || d.Status.ReadyReplicas != 3 {
 			t.Errorf("node %s runs %s with %d replicas ready after the rollout, want lb:2 with 3", n, img, d.Status.ReadyReplicas)
 		}
 	}
-	if len(inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) || got.Status.AvailableNodes != int32(len(nodes)) {
-		t.Errorf("rollout did not complete: in the rollout %v, status %+v", inRollout(), got.Status)
+	if len(f.inRollout()) != 0 || got.Status.UpdatedNodes != int32(len(nodes)) || got.Status.AvailableNodes != int32(len(nodes)) {
+		t.Errorf("rollout did not complete: in the rollout %v, status %+v", f.inRollout(), got.Status)
 	}
 }
 
@@ -727,66 +709,26 @@ func TestBudgetWhileReplicasScaleUp(t *testing.T) {
 // new template may be what brings it back; a partly ready one (still
 // serving) and an available one wait for the budget.
 func TestDownNodeUpdatedFirst(t *testing.T) {
-	ctx := testenv.Context(t)
-	ns := "down-first"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	sel := map[string]string{"pool": "down-first"}
-	nodes := []string{"v1", "v2", "v3"}
-	for _, n := range nodes {
-		createNode(t, ctx, n, sel)
-	}
-	ids := &appsv1alpha1.IngressDaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "lb", Namespace: ns},
-		Spec: appsv1alpha1.IngressDaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lb"}},
-			Template: appsv1alpha1.PodTemplate{
-				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "lb"}},
-				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "lb", Image: "lb:1"}}},
-			},
-			ReplicasPerNode: 2,
-			NodeSelector:    sel,
-			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
-				MaxUnavailableNodes: ptr.To[int32](1),
-			}},
-		},
-	}
-	if err := env.Client.Create(ctx, ids); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{Client: env.Client}
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
+	f := newRolloutFixture(t, "down-first", []string{"v1", "v2", "v3"}, appsv1alpha1.RollingUpdate{MaxUnavailableNodes: ptr.To[int32](1)})
+	ctx, ns := f.ctx, f.ns
 	reconcile := func() {
 		t.Helper()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("Reconcile: %v", err)
-		}
+		f.reconcile()
 		observeMetadataChanges(t, ctx, ns)
 	}
-	reconcile()
-	for _, n := range nodes {
-		markRolledOut(t, ctx, ns, naming.DeploymentName("lb", n))
-	}
-	reconcile()
-	setReady(t, ctx, ns, naming.DeploymentName("lb", "v2"), 0)
-	setReady(t, ctx, ns, naming.DeploymentName("lb", "v3"), 1)
+	observeMetadataChanges(t, ctx, ns)
+	ids := f.get()
+	setReady(t, ctx, ns, f.deployment("v2"), 0)
+	setReady(t, ctx, ns, f.deployment("v3"), 1)
 
-	got := &appsv1alpha1.IngressDaemonSet{}
-	if err := env.Client.Get(ctx, req.NamespacedName, got); err != nil {
-		t.Fatal(err)
-	}
-	got.Spec.Template.Spec.Containers[0].Image = "lb:2"
-	if err := env.Client.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	f.update(func(got *appsv1alpha1.IngressDaemonSet) { got.Spec.Template.Spec.Containers[0].Image = "lb:2" })
 	reconcile()
 	reconcile()
 	if diff := cmp.Diff(map[string]string{"v1": "Ready", "v2": "Updating", "v3": "Ready"}, phases(t, ctx, ids)); diff != "" {
 		t.Fatalf("phases (-want +got):\n%s", diff)
 	}
 	// v2 back: v3 (partly ready, counted already) is next, then v1.
-	markRolledOut(t, ctx, ns, naming.DeploymentName("lb", "v2"))
+	markRolledOut(t, ctx, ns, f.deployment("v2"))
 	reconcile()
 	if diff := cmp.Diff(map[string]string{"v1": "Ready", "v2": "Reattaching", "v3": "Detaching"}, phases(t, ctx, ids)); diff != "" {
 		t.Fatalf("phases after v2 (-want +got):\n%s", diff)
