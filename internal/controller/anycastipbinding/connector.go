@@ -75,6 +75,9 @@ type Connector struct {
 	// writes is the managed reconciler's client (set by NewReconciler);
 	// Observe tells it when the next Update is the create-pending one.
 	writes *noopStatusClient
+	// now is the clock a running task's age is read from (tests move it
+	// with the emulator's).
+	now func() time.Time
 }
 
 // block is a remembered allocation failure.
@@ -120,6 +123,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		cache:       map[string]*account{},
 		resolving:   map[string]chan struct{}{},
 		tracked:     map[string]time.Time{},
+		now:         time.Now,
 	}
 }
 

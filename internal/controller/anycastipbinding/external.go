@@ -383,7 +383,7 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 		// Ended the way the task meant it to.
 		b.Status.PendingTask = nil
 		return nil
-	case transitional && time.Since(task.StartedAt.Time) < 2*e.c.opts.TaskPollInterval:
+	case transitional && !decide.TaskOverdue(task.StartedAt.Time, e.c.now(), e.c.opts.TaskPollInterval):
 		return nil
 	}
 	res, err := e.acct.cloud.TaskResult(ctx, id)

@@ -82,8 +82,9 @@ func newFixture(t *testing.T, settings core.Settings, fixtures *core.Fixtures) *
 	f.opts.ProviderConfig = f.cpc
 	f.opts.OrphanGracePeriod = time.Minute
 	// Passes are a few milliseconds apart in real time while the manual
-	// clock moves a second per pass: a tiny poll interval makes every
-	// still-running task "slow", so it is followed with DescribeTaskResult.
+	// clock moves a second per pass (and the controller's clock with it,
+	// see start): a tiny poll interval makes every still-running task
+	// "slow", so it is followed with DescribeTaskResult.
 	f.opts.TaskPollInterval = time.Millisecond
 	f.opts.ClientOptions = func(o *tencentcloud.Options) {
 		// The manual clock does not refill the server's buckets by itself;
@@ -138,6 +139,10 @@ func (f *fixture) start() {
 	}
 	f.mgr = mgr
 	f.conn = NewConnector(mgr, "unused", f.opts)
+	// The controller's clock moves with the emulator's: real time plus
+	// how far the test has advanced the manual clock.
+	start := f.clock.Now()
+	f.conn.now = func() time.Time { return time.Now().Add(f.clock.Now().Sub(start)) }
 	f.r = NewReconciler(mgr, f.conn)
 	f.tr = &Translator{Client: &indexedClient{Client: mgr.GetClient()}, Recorder: mgr.GetEventRecorder("test"), Selector: ts.selector, Spec: ts.spec}
 	f.sweep, err = NewSweep(mgr, f.conn, f.opts)

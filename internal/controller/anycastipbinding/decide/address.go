@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -230,4 +231,18 @@ func DeleteStep(a *tencentcloud.Address, instanceID string) Step {
 	default:
 		return StepForget
 	}
+}
+
+// TaskOverdue reports whether a task that started at startedAt has run for
+// twice the task poll interval, long enough to ask the cloud whether it
+// failed. A start time read back from the API server (metav1.Time) or from
+// crossplane's RFC 3339 annotations has whole seconds: the task may have
+// started up to a second after it, so such a time counts from the end of
+// its second; otherwise every task recorded that way looked overdue up to
+// a second early, and a normal one cost a DescribeTaskResult call.
+func TaskOverdue(startedAt, now time.Time, poll time.Duration) bool {
+	if startedAt.Nanosecond() == 0 {
+		startedAt = startedAt.Add(time.Second)
+	}
+	return now.Sub(startedAt) >= 2*poll
 }

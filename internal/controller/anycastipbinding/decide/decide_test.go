@@ -3,6 +3,7 @@ package decide
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -338,5 +339,28 @@ func TestSafeOnStale(t *testing.T) {
 				t.Errorf("SafeOnStale(%v) = %v, want %v", tc.ops, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTaskOverdue(t *testing.T) {
+	const poll = time.Second
+	now := time.Date(2026, 11, 21, 12, 0, 10, 500_000_000, time.UTC)
+	cases := []struct {
+		name    string
+		started time.Time
+		want    bool
+	}{
+		{"precise, just started", now.Add(-100 * time.Millisecond), false},
+		{"precise, one poll", now.Add(-poll), false},
+		{"precise, two polls", now.Add(-2 * poll), true},
+		// 12:00:08 read back may have been 12:00:08.999: 1.5 s, not 2.5 s.
+		{"whole seconds, within two polls of the end of its second", time.Date(2026, 11, 21, 12, 0, 8, 0, time.UTC), false},
+		{"whole seconds, two polls after the end of its second", time.Date(2026, 11, 21, 12, 0, 7, 0, time.UTC), true},
+		{"unknown start", time.Time{}, true},
+	}
+	for _, tc := range cases {
+		if got := TaskOverdue(tc.started, now, poll); got != tc.want {
+			t.Errorf("%s: TaskOverdue(%s) = %v, want %v", tc.name, tc.started.Format(time.RFC3339Nano), got, tc.want)
+		}
 	}
 }
