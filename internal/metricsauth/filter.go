@@ -20,13 +20,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
@@ -42,7 +42,8 @@ const (
 	allowTTL        = 5 * time.Minute
 	denyTTL         = 30 * time.Second
 	reviewTimeout   = 10 * time.Second
-	// maxCached bounds each cache (scrapers are few).
+	// maxCached bounds each cache (scrapers are few; the least recently
+	// used answer goes first).
 	maxCached = 1024
 )
 
@@ -73,15 +74,24 @@ func Filter(config *rest.Config, httpClient *http.Client) (metricsserver.Filter,
 // the answers.
 type Guard struct {
 	reviewer Reviewer
-	now      func() time.Time
-	tokens   *ttlCache[authnv1.TokenReviewStatus]
-	access   *ttlCache[bool]
+	// tokens holds TokenReviewStatus answers by token digest, access the
+	// allowed verdicts by accessKey.
+	tokens, access *cache.LRUExpireCache
 }
 
-// NewGuard returns a Guard asking r.
+// NewGuard returns a Guard asking r, its caches on the clock now.
 func NewGuard(r Reviewer, now func() time.Time) *Guard {
-	return &Guard{reviewer: r, now: now, tokens: newTTLCache[authnv1.TokenReviewStatus](), access: newTTLCache[bool]()}
+	return &Guard{reviewer: r, tokens: newCache(now), access: newCache(now)}
 }
+
+// newCache is a cache of at most maxCached answers on the clock now.
+func newCache(now func() time.Time) *cache.LRUExpireCache {
+	return cache.NewLRUExpireCacheWithClock(maxCached, clockFunc(now))
+}
+
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
 
 // Handler wraps next: 401 without an accepted token, 403 for a user not
 // allowed the request, 500 when the API server cannot answer.
@@ -121,42 +131,38 @@ func (g *Guard) Handler(log logr.Logger, next http.Handler) http.Handler {
 }
 
 func (g *Guard) authenticate(ctx context.Context, token string) (authnv1.TokenReviewStatus, error) {
-	key := digest(token)
-	if st, ok := g.tokens.get(key, g.now()); ok {
-		return st, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
-	defer cancel()
-	st, err := g.reviewer.ReviewToken(ctx, token)
-	if err != nil {
-		return authnv1.TokenReviewStatus{}, err
-	}
-	ttl := tokenTTL
-	if !st.Authenticated {
-		ttl = tokenFailureTTL
-	}
-	g.tokens.put(key, st, g.now(), ttl)
-	return st, nil
+	return cached(ctx, g.tokens, digest(token), func(ctx context.Context) (authnv1.TokenReviewStatus, error) {
+		return g.reviewer.ReviewToken(ctx, token)
+	}, func(st authnv1.TokenReviewStatus) bool { return st.Authenticated }, tokenTTL, tokenFailureTTL)
 }
 
 func (g *Guard) authorize(ctx context.Context, spec authzv1.SubjectAccessReviewSpec) (bool, error) {
-	key := accessKey(spec)
-	if allowed, ok := g.access.get(key, g.now()); ok {
-		return allowed, nil
+	return cached(ctx, g.access, accessKey(spec), func(ctx context.Context) (bool, error) {
+		st, err := g.reviewer.ReviewAccess(ctx, spec)
+		return st.Allowed && !st.Denied, err
+	}, func(allowed bool) bool { return allowed }, allowTTL, denyTTL)
+}
+
+// cached returns c's answer for key, or asks review (bounded by
+// reviewTimeout) and keeps its answer for okTTL when positive reports it
+// positive, failTTL otherwise.
+func cached[V any](ctx context.Context, c *cache.LRUExpireCache, key string, review func(context.Context) (V, error), positive func(V) bool, okTTL, failTTL time.Duration) (V, error) {
+	if v, ok := c.Get(key); ok {
+		return v.(V), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
-	st, err := g.reviewer.ReviewAccess(ctx, spec)
+	v, err := review(ctx)
 	if err != nil {
-		return false, err
+		var zero V
+		return zero, err
 	}
-	allowed := st.Allowed && !st.Denied
-	ttl := denyTTL
-	if allowed {
-		ttl = allowTTL
+	ttl := failTTL
+	if positive(v) {
+		ttl = okTTL
 	}
-	g.access.put(key, allowed, g.now(), ttl)
-	return allowed, nil
+	c.Add(key, v, ttl)
+	return v, nil
 }
 
 // BearerToken returns the token of an "Authorization: Bearer <token>"
@@ -219,50 +225,6 @@ func accessKey(s authzv1.SubjectAccessReviewSpec) string {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// ttlCache is a small map of answers with expiry times.
-type ttlCache[V any] struct {
-	mu      sync.Mutex
-	entries map[string]ttlEntry[V]
-}
-
-type ttlEntry[V any] struct {
-	value   V
-	expires time.Time
-}
-
-func newTTLCache[V any]() *ttlCache[V] {
-	return &ttlCache[V]{entries: map[string]ttlEntry[V]{}}
-}
-
-func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[key]
-	if !ok || !now.Before(e.expires) {
-		var zero V
-		return zero, false
-	}
-	return e.value, true
-}
-
-// put stores v until now+ttl. A full cache first drops what has expired,
-// and everything if that is not enough.
-func (c *ttlCache[V]) put(key string, v V, now time.Time, ttl time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= maxCached {
-		for k, e := range c.entries {
-			if !now.Before(e.expires) {
-				delete(c.entries, k)
-			}
-		}
-		if len(c.entries) >= maxCached {
-			clear(c.entries)
-		}
-	}
-	c.entries[key] = ttlEntry[V]{value: v, expires: now.Add(ttl)}
 }
 
 // apiReviewer asks the API server.

@@ -179,12 +179,11 @@ func TestAccessKeyIgnoresOrderButNotContent(t *testing.T) {
 }
 
 func TestCacheBounded(t *testing.T) {
-	c := newTTLCache[bool]()
-	now := time.Unix(1_700_000_000, 0)
+	c := newCache(func() time.Time { return time.Unix(1_700_000_000, 0) })
 	for i := range maxCached + 10 {
-		c.put(digest(string(rune(i))), true, now, time.Minute)
+		c.Add(digest(string(rune(i))), true, time.Minute)
 	}
-	if n := len(c.entries); n > maxCached {
+	if n := len(c.Keys()); n > maxCached {
 		t.Errorf("%d entries, want at most %d", n, maxCached)
 	}
 }

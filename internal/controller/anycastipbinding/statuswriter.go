@@ -272,7 +272,7 @@ func (c *noopStatusClient) Patch(ctx context.Context, obj client.Object, patch c
 // its address): the pass's first progress may then be deferred like any
 // later one (decide.DeferStatus), its window counted from now.
 func (c *noopStatusClient) noteNeverWritten(b *networkingv1alpha1.AnycastIPBinding) {
-	if c.progressWindow <= 0 || !equality.Semantic.DeepEqual(b.Status, networkingv1alpha1.AnycastIPBindingStatus{}) {
+	if c.progressWindow <= 0 || !decide.NeverWritten(b.Status) {
 		return
 	}
 	raw, err := json.Marshal(b.Status)
@@ -280,10 +280,9 @@ func (c *noopStatusClient) noteNeverWritten(b *networkingv1alpha1.AnycastIPBindi
 		return
 	}
 	c.mu.Lock()
-	_, seen := c.last[string(b.UID)]
-	c.mu.Unlock()
-	if !seen {
-		c.remember(string(b.UID), lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: c.now()})
+	defer c.mu.Unlock()
+	if _, seen := c.last[string(b.UID)]; !seen {
+		c.rememberLocked(string(b.UID), lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: c.now()})
 	}
 }
 
@@ -454,6 +453,10 @@ func (w *noopStatusWriter) retryConflict(ctx context.Context, b *networkingv1alp
 func (c *noopStatusClient) remember(uid string, l lastStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.rememberLocked(uid, l)
+}
+
+func (c *noopStatusClient) rememberLocked(uid string, l lastStatus) {
 	if len(c.last) >= maxRememberedStatuses {
 		// Deleted bindings' entries are never looked up again; forgetting
 		// everything now and then bounds the memory at the cost of one

@@ -50,7 +50,7 @@ func DeferStatus(w StatusWrite) bool {
 	if !transitionalReady(w.Next) || w.Next.AddressID == "" || w.Next.AddressID != w.ExternalName {
 		return false
 	}
-	if neverWritten(w.Written) {
+	if NeverWritten(w.Written) {
 		return onlySuccessfulSync(w.Next)
 	}
 	if !transitionalReady(w.Written) || w.Next.AddressID != w.Written.AddressID {
@@ -65,9 +65,9 @@ func DeferStatus(w StatusWrite) bool {
 	return equality.Semantic.DeepEqual(otherConditions(w.Written), otherConditions(w.Next))
 }
 
-// neverWritten reports whether s is the empty status of a binding no
+// NeverWritten reports whether s is the empty status of a binding no
 // controller has written yet.
-func neverWritten(s networkingv1alpha1.AnycastIPBindingStatus) bool {
+func NeverWritten(s networkingv1alpha1.AnycastIPBindingStatus) bool {
 	return equality.Semantic.DeepEqual(s, networkingv1alpha1.AnycastIPBindingStatus{})
 }
 

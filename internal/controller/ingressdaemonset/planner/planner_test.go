@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -304,20 +305,9 @@ func TestComputeNeverExceedsBudget(t *testing.T) {
 			if len(plan.Steps) == 0 {
 				break
 			}
-			idx := map[string]int{}
-			for i, n := range nodes {
-				idx[n.Name] = i
-			}
-			for _, s := range plan.Steps {
-				n := &nodes[idx[s.Node]]
-				switch s.Action {
-				case Detach:
-					n.Phase = appsv1alpha1.NodePhaseDetaching
-				case Update:
-					n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+			for _, n := range apply(nodes, plan.Steps) {
+				if n.Phase == appsv1alpha1.NodePhaseUpdating {
 					n.Available, n.RolledOut = round%2 == 0, round%2 == 0 // sometimes slow
-				case Reattach, Finish:
-					n.Phase = appsv1alpha1.NodePhaseReady
 				}
 			}
 			for i := range nodes { // slow nodes become ready next round
@@ -359,25 +349,12 @@ func TestComputeBudgetWhileStatusLags(t *testing.T) {
 			nodes[i] = stale(string(rune('a'+i)), oldRev)
 		}
 		p := params(func(p *Params) { p.MaxNodes = maxNodes })
-		idx := map[string]int{}
-		for i, n := range nodes {
-			idx[n.Name] = i
-		}
 		for round := 0; ; round++ {
 			if round > 200 {
 				t.Fatalf("maxNodes %d: rollout did not finish", maxNodes)
 			}
 			plan := Compute(nodes, p)
-			for _, s := range plan.Steps {
-				n := &nodes[idx[s.Node]]
-				switch s.Action {
-				case Detach:
-					n.Phase = appsv1alpha1.NodePhaseDetaching
-				case Update:
-					n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
-				case Reattach, Finish:
-					n.Phase = appsv1alpha1.NodePhaseReady
-				}
+			for _, n := range apply(nodes, plan.Steps) {
 				n.StatusStale, n.Available, n.RolledOut = true, false, false
 			}
 			busy := 0
@@ -539,16 +516,33 @@ func countInRollout(nodes []Node) int {
 	return n
 }
 
+// apply applies steps to nodes as the controller does (a Detach starts
+// detaching, an Update moves the node to the new revision, a Reattach or
+// Finish makes it Ready) and returns the nodes it changed, for the
+// caller's model of the Deployment controller.
+func apply(nodes []Node, steps []Step) []*Node {
+	changed := make([]*Node, 0, len(steps))
+	for _, s := range steps {
+		n := &nodes[slices.IndexFunc(nodes, func(n Node) bool { return n.Name == s.Node })]
+		switch s.Action {
+		case Detach:
+			n.Phase = appsv1alpha1.NodePhaseDetaching
+		case Update:
+			n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+		case Reattach, Finish:
+			n.Phase = appsv1alpha1.NodePhaseReady
+		}
+		changed = append(changed, n)
+	}
+	return changed
+}
+
 // simulate runs a rollout of nodes to completion: each round it plans,
 // applies the steps (an updated node's pods are replaced at once and are
 // ready in the next round), calls check, then between (if any). It fails
 // if the rollout does not finish.
 func simulate(t *testing.T, nodes []Node, p Params, between, check func(round int, nodes []Node)) {
 	t.Helper()
-	idx := map[string]int{}
-	for i, n := range nodes {
-		idx[n.Name] = i
-	}
 	for round := 0; ; round++ {
 		if round > 200 {
 			t.Fatalf("rollout did not finish: %+v", nodes)
@@ -559,16 +553,9 @@ func simulate(t *testing.T, nodes []Node, p Params, between, check func(round in
 			}
 		}
 		plan := Compute(nodes, p)
-		for _, s := range plan.Steps {
-			n := &nodes[idx[s.Node]]
-			switch s.Action {
-			case Detach:
-				n.Phase = appsv1alpha1.NodePhaseDetaching
-			case Update:
-				n.Phase, n.Revision = appsv1alpha1.NodePhaseUpdating, newRev
+		for _, n := range apply(nodes, plan.Steps) {
+			if n.Phase == appsv1alpha1.NodePhaseUpdating {
 				n.Available, n.PartlyReady, n.RolledOut = false, false, false
-			case Reattach, Finish:
-				n.Phase = appsv1alpha1.NodePhaseReady
 			}
 		}
 		check(round, nodes)
