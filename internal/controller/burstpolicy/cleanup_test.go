@@ -24,8 +24,7 @@ func marksOf(p *corev1.Pod) decide.Marks { return decide.RevertMarks(p.Labels, p
 // side, without a finalizer, while a pod another policy governs keeps its
 // marks. Tolerations stay.
 func TestRevertOnSwitchOffAndDelete(t *testing.T) {
-	const ns = "revert"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "revert")
 	labels := map[string]string{"app": "rv"}
 	policy := &schedulingv1alpha1.BurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "rv", Namespace: ns},

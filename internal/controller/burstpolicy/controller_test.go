@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,13 +40,24 @@ const (
 
 var eksToleration = corev1.Toleration{Key: decide.TencentEKSTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 
-// fixture creates a namespace and the two nodes (once).
-func fixture(t *testing.T, ns string) context.Context {
+// fixture creates a namespace of the test's own, named after base, and the
+// two nodes (once). The namespace name is new on every run: envtest runs no
+// namespace controller, so a namespace never goes away, and a second run
+// (-count=2) would meet the first one's objects. The test's pods are
+// deleted when it ends, so that none holds room on a node for another.
+func fixture(t *testing.T, base string) (context.Context, string) {
 	t.Helper()
 	ctx := testenv.Context(t)
+	ns := base + "-" + utilrand.String(5)
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
+	t.Cleanup(func() {
+		// No kubelet confirms a bound pod's end: delete at once.
+		if err := env.Client.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0)); err != nil {
+			t.Errorf("deleting the pods of %s: %v", ns, err)
+		}
+	})
 	for _, n := range []*corev1.Node{
 		{ObjectMeta: metav1.ObjectMeta{Name: localNode}},
 		{ObjectMeta: metav1.ObjectMeta{Name: virtualNode, Labels: map[string]string{corev1.LabelInstanceTypeStable: "eklet"}},
@@ -55,7 +67,7 @@ func fixture(t *testing.T, ns string) context.Context {
 			t.Fatalf("creating node %s: %v", n.Name, err)
 		}
 	}
-	return ctx
+	return ctx, ns
 }
 
 func newReconciler(rec events.EventRecorder) *burstpolicy.Reconciler {
@@ -150,8 +162,7 @@ func condition(p *schedulingv1alpha1.BurstPolicy, typ string) metav1.Condition {
 // newest pods burst, the oldest stays local; once bound, the virtual pods
 // carry the lower deletion cost and the status counts them.
 func TestSeedDeployment(t *testing.T) {
-	const ns = "seed"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "seed")
 	labels := map[string]string{"app": "nginx"}
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns},
@@ -251,8 +262,7 @@ func TestSeedDeployment(t *testing.T) {
 // TestSwitchedOff: the cluster default is off and the policy says nothing, so
 // nothing bursts and the pods say why.
 func TestSwitchedOff(t *testing.T) {
-	const ns = "switched-off"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "switched-off")
 	def := &schedulingv1alpha1.ClusterBurstPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: schedulingv1alpha1.ClusterBurstPolicySpec{Enabled: ptr.To(false)}}
 	if err := env.Client.Create(ctx, def); err != nil {
 		t.Fatal(err)
@@ -308,8 +318,7 @@ func TestSwitchedOff(t *testing.T) {
 // TestRestrictions: every restriction keeps its pod local with its reason in
 // the status and an Event; a plain pod bursts.
 func TestRestrictions(t *testing.T) {
-	const ns = "restrictions"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "restrictions")
 	labels := map[string]string{"app": "r"}
 	policy := &schedulingv1alpha1.BurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns},
@@ -319,7 +328,7 @@ func TestRestrictions(t *testing.T) {
 		t.Fatal(err)
 	}
 	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "restrictions-local-pv"},
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-local-pv"},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -420,8 +429,7 @@ func TestRestrictions(t *testing.T) {
 
 // TestTargetNotFound: a policy naming a missing workload is not Ready.
 func TestTargetNotFound(t *testing.T) {
-	const ns = "missing"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "missing")
 	policy := &schedulingv1alpha1.BurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: ns},
 		Spec:       schedulingv1alpha1.BurstPolicySpec{TargetRef: &schedulingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "ghost"}},
@@ -470,8 +478,7 @@ func TestDefaultsReady(t *testing.T) {
 // TestWorkloadTranslator: the legacy annotations become an owned BurstPolicy,
 // which goes when the annotations go.
 func TestWorkloadTranslator(t *testing.T) {
-	const ns = "legacy"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "legacy")
 	labels := map[string]string{"app": "legacy"}
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "nginx-deployment", Namespace: ns},
@@ -545,11 +552,7 @@ func TestWorkloadTranslator(t *testing.T) {
 // TestEKSConfigTranslator: eks-config's AUTO_SCALE_EKS becomes the cluster
 // default; a hand-made default is left alone.
 func TestEKSConfigTranslator(t *testing.T) {
-	ctx := testenv.Context(t)
-	const ns = "eks-system"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, ns := fixture(t, "eks-system")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: translate.EKSConfigName, Namespace: ns}, Data: map[string]string{"AUTO_SCALE_EKS": `"false"`}}
 	if err := env.Client.Create(ctx, cm); err != nil {
 		t.Fatal(err)

@@ -105,8 +105,7 @@ func TestShouldGate(t *testing.T) {
 
 // TestPodGaterHandle calls the webhook handler with a real admission request.
 func TestPodGaterHandle(t *testing.T) {
-	const ns = "webhook"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "webhook")
 	labels := map[string]string{"app": "gated"}
 	policy := &schedulingv1alpha1.BurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "gated", Namespace: ns},
@@ -166,8 +165,7 @@ func TestPodGaterHandle(t *testing.T) {
 // (ungated) and pins the others to virtual nodes; the API server accepts the
 // node selector because the pods were gated.
 func TestGatedPodsArePinned(t *testing.T) {
-	const ns = "pinned"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "pinned")
 	labels := map[string]string{"app": "pinned"}
 	policy := &schedulingv1alpha1.BurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "pinned", Namespace: ns},
@@ -205,8 +203,7 @@ func TestGatedPodsArePinned(t *testing.T) {
 // TestGateReconciler: a gated pod no policy governs is released at once, a
 // governed one only after the timeout.
 func TestGateReconciler(t *testing.T) {
-	const ns = "gate-safety"
-	ctx := fixture(t, ns)
+	ctx, ns := fixture(t, "gate-safety")
 	labels := map[string]string{"app": "gs"}
 	gate := func(p *corev1.Pod) {
 		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: schedulingv1alpha1.SchedulingGateBurst}}

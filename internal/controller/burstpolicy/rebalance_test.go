@@ -25,9 +25,8 @@ import (
 // the eviction (Warning Event); without it, exactly one burst pod (the
 // newest) is evicted, and no second one while it terminates.
 func TestRebalance(t *testing.T) {
-	const ns = "rebalance"
-	ctx := fixture(t, ns)
-	const node = "rb-local"
+	ctx, ns := fixture(t, "rebalance")
+	node := ns + "-local"
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}
 	if err := env.Client.Create(ctx, n); err != nil {
 		t.Fatal(err)
@@ -45,7 +44,8 @@ func TestRebalance(t *testing.T) {
 	if err := env.Client.Update(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.Delete(t.Context(), n) })
+	// Not t.Context(): it is canceled before cleanups run.
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
 
 	labels := map[string]string{"app": "rb", appsv1.DefaultDeploymentUniqueLabelKey: "r1"}
 	policy := &schedulingv1alpha1.BurstPolicy{
