@@ -561,6 +561,31 @@ func (f *rolloutFixture) markUpdatingRolledOut() {
 	}
 }
 
+// rollOutOneAtATime plays 40 rounds of the Deployment controller observing
+// the pass's writes, a pass, and the Deployment controller rolling out the
+// nodes in the Updating phase, 2 s apart, and fails as soon as more than one
+// node is in the rollout (budget 1). With beforeObserved, each round also
+// passes once more before the Deployment controller observes its writes.
+func (f *rolloutFixture) rollOutOneAtATime(beforeObserved bool) {
+	f.t.Helper()
+	for round := 0; round < 40; round++ {
+		observeMetadataChanges(f.t, f.ctx, f.ns)
+		f.reconcile()
+		if busy := f.inRollout(); len(busy) > 1 {
+			f.t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
+		}
+		f.markUpdatingRolledOut()
+		f.now = f.now.Add(2 * time.Second)
+		if !beforeObserved {
+			continue
+		}
+		f.reconcile()
+		if busy := f.inRollout(); len(busy) > 1 {
+			f.t.Fatalf("round %d, before the Deployment controller observed: %v in the rollout at once, budget 1", round, busy)
+		}
+	}
+}
+
 // TestBudgetWhileDeploymentStatusIsStale switches a rolled-out
 // IngressDaemonSet from degraded to detach mode together with a template
 // change. The new per-node strategy is written to every node's Deployment in
@@ -601,19 +626,7 @@ func TestBudgetWhileDeploymentStatusIsStale(t *testing.T) {
 
 	// The whole rollout, with a pass before and after the Deployment
 	// controller observes each round's writes: never more than one node.
-	for round := 0; round < 40; round++ {
-		observeMetadataChanges(t, ctx, ns)
-		f.reconcile()
-		if busy := f.inRollout(); len(busy) > 1 {
-			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
-		}
-		f.markUpdatingRolledOut()
-		f.now = f.now.Add(2 * time.Second)
-		f.reconcile()
-		if busy := f.inRollout(); len(busy) > 1 {
-			t.Fatalf("round %d, before the Deployment controller observed: %v in the rollout at once, budget 1", round, busy)
-		}
-	}
+	f.rollOutOneAtATime(true)
 	got := f.get()
 	for _, n := range nodes {
 		if img := getDeployment(t, ctx, ns, f.deployment(n)).Spec.Template.Spec.Containers[0].Image; img != "lb:2" {
@@ -682,15 +695,7 @@ func TestBudgetWhileReplicasScaleUp(t *testing.T) {
 
 	// The whole rollout: partly ready nodes stay so until updated, and
 	// never more than one node is in the rollout.
-	for round := 0; round < 40; round++ {
-		observeMetadataChanges(t, ctx, ns)
-		f.reconcile()
-		if busy := f.inRollout(); len(busy) > 1 {
-			t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
-		}
-		f.markUpdatingRolledOut()
-		f.now = f.now.Add(2 * time.Second)
-	}
+	f.rollOutOneAtATime(false)
 	f.reconcile()
 	got := f.get()
 	for _, n := range nodes {

@@ -355,17 +355,24 @@ func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet) (*corev1.ServiceAccount
 	return sa, role, rb
 }
 
+// DeploymentStatusCurrent reports whether the Deployment controller has
+// observed d's latest spec, so that its status describes it (a status
+// older than the spec tells nothing about the spec's replicas).
+func DeploymentStatusCurrent(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration >= d.Generation
+}
+
 // DeploymentAvailable reports whether every replica of d is ready.
 func DeploymentAvailable(d *appsv1.Deployment) bool {
 	want := ptr.Deref(d.Spec.Replicas, 1)
-	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas >= want
+	return DeploymentStatusCurrent(d) && d.Status.ReadyReplicas >= want
 }
 
 // DeploymentPartlyReady reports whether some but not every replica of d is
 // ready, by a current status: the node serves, with fewer replicas than it
 // wants.
 func DeploymentPartlyReady(d *appsv1.Deployment) bool {
-	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas > 0 && !DeploymentAvailable(d)
+	return DeploymentStatusCurrent(d) && d.Status.ReadyReplicas > 0 && !DeploymentAvailable(d)
 }
 
 // DeploymentRolledOut reports whether the Deployment controller has finished
@@ -374,7 +381,7 @@ func DeploymentPartlyReady(d *appsv1.Deployment) bool {
 func DeploymentRolledOut(d *appsv1.Deployment) bool {
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status
-	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want &&
+	return DeploymentStatusCurrent(d) && s.UpdatedReplicas == want && s.Replicas == want &&
 		s.ReadyReplicas >= want && ptr.Deref(s.TerminatingReplicas, 0) == 0
 }
 

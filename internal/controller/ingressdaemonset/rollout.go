@@ -115,7 +115,7 @@ func (s *scope) plannerNodes() []planner.Node {
 			n.Phase = phaseOf(d)
 			n.Available = DeploymentAvailable(d)
 			n.RolledOut = DeploymentRolledOut(d)
-			n.StatusStale = d.Status.ObservedGeneration < d.Generation
+			n.StatusStale = !DeploymentStatusCurrent(d)
 			n.PartlyReady = DeploymentPartlyReady(d)
 			if t, err := planner.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil {
 				n.DetachStartedAt = t
