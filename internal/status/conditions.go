@@ -1,7 +1,7 @@
 // Package status makes every edgeplane kind report observedGeneration and
 // Ready the same way.
 //
-// There are two families (see ARCHITECTURE.md §3 and §4):
+// There are two families (docs/architecture.md, "Reconcilers"):
 //
 //   - In-cluster kinds (reconciled by controller-runtime reconcilers) keep
 //     []metav1.Condition and status.observedGeneration and implement Object.

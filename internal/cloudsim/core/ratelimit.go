@@ -22,7 +22,11 @@ const (
 	BucketEC2DescribeNetworkInterfacesUnfiltered = ProviderEC2 + "/DescribeNetworkInterfaces#unfiltered"
 )
 
-// DefaultBuckets are the real default buckets (cloud-apis.md §1.1 and §2.4).
+// DefaultBuckets are the real default buckets: EC2's request token buckets per
+// action (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html)
+// and Tencent Cloud VPC's per-action limits (each action's API page, e.g.
+// https://www.tencentcloud.com/document/api/215/16699); docs/architecture.md
+// lists them.
 // EC2 evaluates each API individually, so every action has its own bucket
 // with its category's size; Tencent publishes a per-action requests/second
 // limit, modelled as a bucket holding one second's worth.

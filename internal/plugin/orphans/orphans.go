@@ -4,7 +4,7 @@
 // report mode. It runs the same decision (internal/orphan's Sweeper in
 // ModeReport), once, and never changes the cloud.
 //
-// The tag contract (ARCHITECTURE.md, "Reverse reconciliation"): every cloud
+// The tag contract (docs/architecture.md, "Reverse reconciliation"): every cloud
 // object edgeplane creates carries the cluster identity (TagCluster), the
 // owning kind (TagOwnerKind) and the owning CR's UID (TagOwnerUID). The
 // owner kinds are a registry (OwnerKinds): one entry per cloud-backed kind.
