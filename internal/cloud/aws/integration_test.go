@@ -45,7 +45,7 @@ func testOptions(url string) epaws.Options {
 	return epaws.Options{
 		Region:      "us-east-1",
 		Endpoint:    url,
-		Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous},
+		Credentials: epaws.Credentials{Source: epaws.CredentialsNone},
 		Retry:       epaws.RetryOptions{MaxAttempts: 10, BaseDelay: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
 		Timeout:     5 * time.Second,
 	}
@@ -160,7 +160,7 @@ func TestLifecycle(t *testing.T) {
 
 	requests, _, _ := cloud.Collectors()
 	var m dto.Metric
-	if err := requests.WithLabelValues(cloud.ProviderAWS, "ReleaseAddress", "InvalidAddressID.NotFound").Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
+	if err := requests.WithLabelValues(cloud.ProviderAWS, "ReleaseAddress", "InvalidAllocationID.NotFound").Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
 		t.Fatalf("the failed ReleaseAddress was not counted by result code: %v, %v", m.GetCounter().GetValue(), err)
 	}
 }
@@ -430,8 +430,8 @@ func TestEventualConsistencyWindow(t *testing.T) {
 
 func TestNewValidatesOptions(t *testing.T) {
 	cases := map[string]epaws.Options{
-		"no region":          {Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous}},
-		"relative endpoint":  {Region: "r", Endpoint: "127.0.0.1:1", Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous}},
+		"no region":          {Credentials: epaws.Credentials{Source: epaws.CredentialsNone}},
+		"relative endpoint":  {Region: "r", Endpoint: "127.0.0.1:1", Credentials: epaws.Credentials{Source: epaws.CredentialsNone}},
 		"static without key": {Region: "r", Credentials: epaws.Credentials{Source: epaws.CredentialsStatic}},
 		"unknown source":     {Region: "r", Credentials: epaws.Credentials{Source: "Magic"}},
 	}
@@ -446,7 +446,9 @@ func TestNewValidatesOptions(t *testing.T) {
 
 func TestStaticCredentialsAreSentAndNeverPrinted(t *testing.T) {
 	ctx := context.Background()
-	emu := startEmulator(t, cloudsim.Options{Seed: 9})
+	emu := startEmulator(t, cloudsim.Options{Seed: 9, Settings: core.Settings{
+		EC2Credentials: map[string]core.EC2Credential{"AKIAEXAMPLE": {SecretAccessKey: "very-secret"}},
+	}})
 	opts := testOptions(emu.URL())
 	opts.Credentials = epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "very-secret"}
 	c := newClient(t, opts)
@@ -457,5 +459,40 @@ func TestStaticCredentialsAreSentAndNeverPrinted(t *testing.T) {
 		if slices.ContainsFunc([]string{"AKIAEXAMPLE", "very-secret"}, func(secret string) bool { return strings.Contains(s, secret) }) {
 			t.Fatalf("credentials printed a secret: %s", s)
 		}
+	}
+}
+
+// TestRejectedCredentialsAreAuthErrors: the emulator checks SigV4 like EC2,
+// and every way it refuses credentials reaches the client as an auth error
+// (never retried as if transient, never taken for NotFound).
+func TestRejectedCredentialsAreAuthErrors(t *testing.T) {
+	ctx := context.Background()
+	skewed := time.Now().Add(20 * time.Minute)
+	cases := map[string]struct {
+		creds epaws.Credentials
+		clock func() time.Time
+		code  string
+	}{
+		"unknown access key": {creds: epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: "AKIAUNKNOWN", SecretAccessKey: "x"}, code: epaws.CodeAuthFailure},
+		"wrong secret":       {creds: epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: epaws.EmulatorAccessKeyID, SecretAccessKey: "wrong"}, code: epaws.CodeSignatureDoesNotMatch},
+		"clock 20 minutes off": {
+			creds: epaws.Credentials{Source: epaws.CredentialsNone},
+			clock: func() time.Time { return skewed }, code: epaws.CodeRequestExpired,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			emu := startEmulator(t, cloudsim.Options{Seed: 11, SignatureClock: tc.clock})
+			opts := testOptions(emu.URL())
+			opts.Credentials = tc.creds
+			c := newClient(t, opts)
+			_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+			if !epaws.IsAuthError(err) || epaws.ErrorCode(err) != tc.code {
+				t.Fatalf("err = %v (code %q), want %s classified as an auth error", err, epaws.ErrorCode(err), tc.code)
+			}
+			if n := emu.World().Stats()["ec2/DescribeAddresses/"+tc.code]; n != 1 {
+				t.Fatalf("the emulator answered %s %d times, want once (not retried)", tc.code, n)
+			}
+		})
 	}
 }

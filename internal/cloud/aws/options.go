@@ -29,8 +29,18 @@ const (
 	// shared config, web identity (IRSA), EKS Pod Identity / container
 	// credentials, then the instance role (IMDS).
 	CredentialsDefaultChain CredentialsSource = "DefaultChain"
-	// CredentialsAnonymous sends unsigned requests; for the local emulator.
-	CredentialsAnonymous CredentialsSource = "Anonymous"
+	// CredentialsNone is for the local emulator, which checks SigV4 like
+	// EC2 does: "none" means signing with the emulator's well-known key
+	// pair (EmulatorAccessKeyID/EmulatorSecretAccessKey), never an
+	// unsigned request.
+	CredentialsNone CredentialsSource = "None"
+)
+
+// The emulator's well-known key pair (internal/cloudsim/core uses the same
+// literals). They are not secrets.
+const (
+	EmulatorAccessKeyID     = "AKIAEDGEPLANESIM0000"
+	EmulatorSecretAccessKey = "edgeplaneEmulatorSecretAccessKey00000000"
 )
 
 // Credentials select and carry credentials. The secret fields never appear
@@ -165,7 +175,7 @@ func (o *Options) validate() error {
 		if o.Credentials.AccessKeyID == "" || o.Credentials.SecretAccessKey == "" {
 			return fmt.Errorf("static credentials need an access key ID and a secret access key")
 		}
-	case CredentialsDefaultChain, CredentialsAnonymous:
+	case CredentialsDefaultChain, CredentialsNone:
 	default:
 		return fmt.Errorf("unknown credentials source %q", o.Credentials.Source)
 	}
@@ -209,8 +219,8 @@ func credentialsProvider(ctx context.Context, opts Options) (awssdk.CredentialsP
 	case CredentialsStatic:
 		c := opts.Credentials
 		return awssdk.NewCredentialsCache(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)), nil
-	case CredentialsAnonymous:
-		return awssdk.AnonymousCredentials{}, nil
+	case CredentialsNone:
+		return credentials.NewStaticCredentialsProvider(EmulatorAccessKeyID, EmulatorSecretAccessKey, ""), nil
 	default:
 		// Only the credential chain is taken from the shared configuration;
 		// endpoint, retries and HTTP settings stay ours.
