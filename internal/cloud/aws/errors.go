@@ -115,6 +115,14 @@ var authCodes = map[string]bool{
 // Retrying the same call will not help until the credentials change.
 func IsAuthError(err error) bool { return authCodes[ErrorCode(err)] }
 
+// IsCredentialsRejected: EC2 refused the credentials themselves (every call
+// of the account fails alike), as opposed to IAM denying one action
+// (UnauthorizedOperation).
+func IsCredentialsRejected(err error) bool {
+	c := ErrorCode(err)
+	return authCodes[c] && c != CodeUnauthorizedOperation
+}
+
 // IsInvalidParameter: the request itself is wrong (a bad value or
 // combination); retrying it unchanged will not help.
 func IsInvalidParameter(err error) bool {

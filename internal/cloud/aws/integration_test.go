@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -282,7 +283,9 @@ func TestErrorsAreClassified(t *testing.T) {
 			if err := emu.World().AddFault(core.FaultSpec{Provider: core.ProviderEC2, Action: "DescribeAddresses", ErrorRate: 1, ErrorCode: code, Times: 1}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+			// A client of its own: a rejection closes the client's
+			// credential gate for a while (TestRevokedKeyCostsOneCallPerWindow).
+			_, err := newClient(t, testOptions(emu.URL())).DescribeAddresses(ctx, epaws.AddressQuery{})
 			if !epaws.IsAuthError(err) || epaws.ErrorCode(err) != code {
 				t.Fatalf("err = %v, want %s classified as an auth error", err, code)
 			}
@@ -494,5 +497,70 @@ func TestRejectedCredentialsAreAuthErrors(t *testing.T) {
 				t.Fatalf("the emulator answered %s %d times, want once (not retried)", tc.code, n)
 			}
 		})
+	}
+}
+
+// TestRevokedKeyCostsOneCallPerWindow: once EC2 rejects the account's key,
+// the client makes no call until the backoff window has passed, then one
+// probe; when the key works again the next probe opens the client. Calls
+// are counted by the emulator.
+func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
+	ctx := context.Background()
+	const key, secret = "AKIAREVOKED000000001", "revoked-secret"
+	emu := startEmulator(t, cloudsim.Options{Seed: 13, Settings: core.Settings{
+		EC2Credentials: map[string]core.EC2Credential{key: {SecretAccessKey: secret}},
+	}})
+	now := time.Unix(1_800_000_000, 0)
+	opts := testOptions(emu.URL())
+	opts.Credentials = epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: key, SecretAccessKey: secret}
+	opts.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Minute, Max: time.Hour}
+	opts.Clock = func() time.Time { return now }
+	c := newClient(t, opts)
+	calls := func() int64 {
+		var n int64
+		for k, v := range emu.World().Stats() {
+			if strings.HasPrefix(k, "ec2/DescribeAddresses/") {
+				n += v
+			}
+		}
+		return n
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) { delete(s.EC2Credentials, key) }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+		var gated *cloud.CredentialsRejectedError
+		if !epaws.IsCredentialsRejected(err) || (i > 0 && !errors.As(err, &gated)) {
+			t.Fatalf("call %d: %v, want the rejection (from the gate after the first)", i, err)
+		}
+	}
+	if n := calls(); n != 2 {
+		t.Fatalf("the emulator saw %d calls, want 2 (one accepted, one rejected)", n)
+	}
+	now = now.Add(time.Minute)
+	for range 5 {
+		_, _ = c.DescribeAddresses(ctx, epaws.AddressQuery{})
+	}
+	if n := calls(); n != 3 {
+		t.Fatalf("after one window the emulator saw %d calls, want 3 (one probe)", n)
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) {
+		s.EC2Credentials[key] = core.EC2Credential{SecretAccessKey: secret}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err == nil {
+		t.Fatal("a call went out inside the doubled window")
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatalf("the probe after the key came back: %v", err)
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatalf("after recovery: %v", err)
 	}
 }

@@ -138,6 +138,11 @@ type Options struct {
 	// Timeout bounds each HTTP attempt (default 10s). The call as a whole is
 	// bounded by the caller's context.
 	Timeout time.Duration
+	// CredentialBackoff bounds the calls of an account whose credentials
+	// EC2 rejects (see cloud.CredentialGate).
+	CredentialBackoff cloud.CredentialBackoff
+	// Clock is the credential gate's clock (default time.Now), for tests.
+	Clock func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -206,11 +211,14 @@ func NewEC2API(ctx context.Context, opts Options) (*ec2.Client, error) {
 		Retryer:     func() awssdk.Retryer { return newRetryer(opts.Retry) },
 	}
 	th := newThrottler(opts.RateLimits)
+	gate := cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = awssdk.String(opts.Endpoint)
 		}
-		o.APIOptions = append(o.APIOptions, th.addMiddleware, addMetricsMiddleware)
+		// The gate goes last so that it runs first: a call it blocks
+		// never reaches the metrics, the buckets or the network.
+		o.APIOptions = append(o.APIOptions, th.addMiddleware, addMetricsMiddleware, gateMiddleware(gate))
 	}), nil
 }
 
