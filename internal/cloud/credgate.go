@@ -87,6 +87,7 @@ func (g *CredentialGate) Admit() (probe bool, err error) {
 		return false, nil
 	}
 	if g.probing || g.now().Before(g.retryAt) {
+		credentialHolds.Inc()
 		return false, &CredentialsRejectedError{Err: g.last, RetryAt: g.retryAt}
 	}
 	g.probing = true

@@ -143,6 +143,8 @@ type Options struct {
 	CredentialBackoff cloud.CredentialBackoff
 	// Clock is the credential gate's clock (default time.Now), for tests.
 	Clock func() time.Time
+	// Gate is the account's credential gate; nil: a new one.
+	Gate *cloud.CredentialGate
 }
 
 func (o *Options) defaults() {
@@ -211,7 +213,10 @@ func NewEC2API(ctx context.Context, opts Options) (*ec2.Client, error) {
 		Retryer:     func() awssdk.Retryer { return newRetryer(opts.Retry) },
 	}
 	th := newThrottler(opts.RateLimits)
-	gate := cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	gate := opts.Gate
+	if gate == nil {
+		gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	}
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = awssdk.String(opts.Endpoint)

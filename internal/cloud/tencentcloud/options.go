@@ -143,6 +143,8 @@ type Options struct {
 	CredentialBackoff cloud.CredentialBackoff
 	// Clock is the credential gate's clock (default time.Now), for tests.
 	Clock func() time.Time
+	// Gate is the account's credential gate; nil: a new one.
+	Gate *cloud.CredentialGate
 }
 
 func (o *Options) defaults() {
@@ -278,6 +280,8 @@ type APIs struct {
 	VPC VPCAPI
 	Tag TagAPI
 	CVM CVMAPI
+	// Gate is the credential gate the three share (nil for fakes).
+	Gate *cloud.CredentialGate
 }
 
 // NewAPIs builds the vpc, tag and cvm SDK clients edgeplane uses, sharing
@@ -313,8 +317,11 @@ func NewAPIs(opts Options) (*APIs, error) {
 	}
 	c.WithHttpTransport(transport)
 	// One gate for the three services: they share the account.
-	gate := cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
-	return &APIs{VPC: instrumentedVPC{api: v, gate: gate}, Tag: instrumentedTag{api: t, gate: gate}, CVM: instrumentedCVM{api: c, gate: gate}}, nil
+	gate := opts.Gate
+	if gate == nil {
+		gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	}
+	return &APIs{VPC: instrumentedVPC{api: v, gate: gate}, Tag: instrumentedTag{api: t, gate: gate}, CVM: instrumentedCVM{api: c, gate: gate}, Gate: gate}, nil
 }
 
 // rateLimitedTransport takes a token from the action's bucket (the

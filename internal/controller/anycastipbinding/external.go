@@ -600,6 +600,7 @@ func (e *external) describe(ctx context.Context, id string) (*tencentcloud.Addre
 // classify maps a cloud error to a Ready reason.
 func classify(err error) string {
 	return status.ReasonFor(err, networkingv1alpha1.AnycastReasonCloudError,
+		status.Classifier{Reason: networkingv1alpha1.AnycastReasonCredentialsRejected, Matches: tencentcloud.IsCredentialsRejected},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonQuotaExceeded, Matches: tencentcloud.IsQuotaExceeded},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonAnycastNotEnabled, Matches: tencentcloud.IsAnycastNotAllowed},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonThrottled, Matches: tencentcloud.IsThrottled},

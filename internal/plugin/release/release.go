@@ -54,7 +54,7 @@ var networking = schema.GroupVersion{Group: "networking.edgeplane.io", Version: 
 
 // Kinds are the kinds with cloud objects and a finalizer.
 var Kinds = []Kind{
-	{Name: "podelasticip", Resource: networking.WithResource("podelasticips"), Namespaced: true, CloudFields: []string{"allocationId", "publicIp"}},
+	{Name: "podelasticip", Resource: networking.WithResource("podelasticips"), Namespaced: true, CloudFields: []string{"allocationID", "publicIP"}},
 	{Name: "anycastipbinding", Resource: networking.WithResource("anycastipbindings"), CloudFields: []string{"addressID", "publicIP"}},
 }
 
