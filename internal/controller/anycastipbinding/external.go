@@ -101,6 +101,11 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		return managed.ExternalObservation{}, err
 	}
 	obs, err := e.observe(ctx, b)
+	if tencentcloud.IsCredentialsRejected(err) {
+		// Say why, also while deleting: the finalizer waits for the
+		// account (its calls are held back by the credential gate).
+		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonCredentialsRejected, err.Error())
+	}
 	if e.tracked != nil {
 		select {
 		case terr := <-e.tracked:
