@@ -2,7 +2,6 @@ package ec2
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"net/url"
@@ -173,7 +172,7 @@ func canonicalRequest(r *http.Request, signedHeaders []string, body []byte) stri
 	}
 	payload := r.Header.Get("X-Amz-Content-Sha256")
 	if payload == "" {
-		payload = sha256Hex(body)
+		payload = core.SHA256Hex(body)
 	}
 	return strings.Join([]string{
 		r.Method,
@@ -256,21 +255,10 @@ func uriEncode(s string) string {
 // and signs the string to sign.
 func sigV4Signature(secret string, a sigV4Auth, amzDate, canonical string) string {
 	scope := strings.Join([]string{a.Date, a.Region, a.Service, "aws4_request"}, "/")
-	stringToSign := strings.Join([]string{sigV4Algorithm, amzDate, scope, sha256Hex([]byte(canonical))}, "\n")
-	k := hmacSHA256([]byte("AWS4"+secret), a.Date)
-	k = hmacSHA256(k, a.Region)
-	k = hmacSHA256(k, a.Service)
-	k = hmacSHA256(k, "aws4_request")
-	return hex.EncodeToString(hmacSHA256(k, stringToSign))
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-func hmacSHA256(key []byte, msg string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(msg))
-	return m.Sum(nil)
+	stringToSign := strings.Join([]string{sigV4Algorithm, amzDate, scope, core.SHA256Hex([]byte(canonical))}, "\n")
+	k := core.HMACSHA256([]byte("AWS4"+secret), a.Date)
+	k = core.HMACSHA256(k, a.Region)
+	k = core.HMACSHA256(k, a.Service)
+	k = core.HMACSHA256(k, "aws4_request")
+	return hex.EncodeToString(core.HMACSHA256(k, stringToSign))
 }
