@@ -118,10 +118,13 @@ func (g *CredentialGate) Done(probe bool, rejected error) {
 
 // Rejected returns the last rejection and when the next call may go out;
 // nil while the credentials are not known to be rejected.
-func (g *CredentialGate) Rejected() (error, time.Time) {
+func (g *CredentialGate) Rejected() *CredentialsRejectedError {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.last, g.retryAt
+	if g.last == nil {
+		return nil
+	}
+	return &CredentialsRejectedError{Err: g.last, RetryAt: g.retryAt}
 }
 
 // nextWindow doubles the window within the backoff's bounds.

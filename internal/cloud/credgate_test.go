@@ -33,8 +33,8 @@ func TestCredentialGate(t *testing.T) {
 	a, b := admit(false, true), admit(false, true)
 	g.Done(a, denied)
 	g.Done(b, denied) // in flight before the gate closed: no longer window
-	if _, at := g.Rejected(); !at.Equal(clk.t.Add(10 * time.Second)) {
-		t.Fatalf("retry at %v, want now+10s", at)
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(10*time.Second)) {
+		t.Fatalf("rejection %v, want a retry at now+10s", r)
 	}
 	// Closed: no call, however many resources ask.
 	for range 100 {
@@ -45,24 +45,24 @@ func TestCredentialGate(t *testing.T) {
 	p := admit(true, true)
 	admit(false, false)
 	g.Done(p, denied)
-	if _, at := g.Rejected(); !at.Equal(clk.t.Add(20 * time.Second)) {
-		t.Fatalf("after a rejected probe retry at %v, want now+20s (doubled)", at)
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(20*time.Second)) {
+		t.Fatalf("after a rejected probe %v, want a retry at now+20s (doubled)", r)
 	}
 	clk.advance(20 * time.Second)
 	g.Done(admit(true, true), denied)
-	if _, at := g.Rejected(); !at.Equal(clk.t.Add(25 * time.Second)) {
-		t.Fatalf("retry at %v, want now+25s (capped)", at)
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(25*time.Second)) {
+		t.Fatalf("rejection %v, want a retry at now+25s (capped)", r)
 	}
 	// Fixed credentials: the next probe succeeds and the gate opens.
 	clk.advance(25 * time.Second)
 	g.Done(admit(true, true), nil)
-	if err, _ := g.Rejected(); err != nil {
-		t.Fatalf("still rejected after a successful probe: %v", err)
+	if r := g.Rejected(); r != nil {
+		t.Fatalf("still rejected after a successful probe: %v", r)
 	}
 	admit(false, true)
 	// A new rejection starts from the initial window again.
 	g.Done(false, denied)
-	if _, at := g.Rejected(); !at.Equal(clk.t.Add(10 * time.Second)) {
-		t.Fatalf("retry at %v, want now+10s", at)
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(10*time.Second)) {
+		t.Fatalf("rejection %v, want a retry at now+10s", r)
 	}
 }

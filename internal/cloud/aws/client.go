@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -37,9 +36,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 // CredentialsRejected returns EC2's last refusal of this client's
 // credentials and when the next call may go out; nil while they are not
 // known to be rejected.
-func (c *Client) CredentialsRejected() (error, time.Time) {
+func (c *Client) CredentialsRejected() *cloud.CredentialsRejectedError {
 	if c.gate == nil {
-		return nil, time.Time{}
+		return nil
 	}
 	return c.gate.Rejected()
 }

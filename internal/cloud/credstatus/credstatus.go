@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 // Ref names a provider config; Namespace is empty for a
@@ -53,7 +54,7 @@ func New() *Board {
 // Report records the outcome of the account's calls for ref: rejected is
 // the cloud's refusal (nil: the credentials are not known to be refused).
 // The config controller is notified when the state changes.
-func (b *Board) Report(ref Ref, rejected error, retryAt time.Time) {
+func (b *Board) Report(ref Ref, rejected *cloud.CredentialsRejectedError) {
 	if b == nil {
 		return
 	}
@@ -65,7 +66,7 @@ func (b *Board) Report(ref Ref, rejected error, retryAt time.Time) {
 		delete(b.rejected, ref)
 		changed = true
 	case rejected != nil:
-		next := Rejection{Message: rejected.Error(), RetryAt: retryAt}
+		next := Rejection{Message: rejected.Err.Error(), RetryAt: rejected.RetryAt}
 		changed = !was || prev.Message != next.Message
 		b.rejected[ref] = next
 	}

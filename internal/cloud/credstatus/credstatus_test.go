@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 func TestBoardNotifiesOnChangeOnly(t *testing.T) {
@@ -13,13 +14,16 @@ func TestBoardNotifiesOnChangeOnly(t *testing.T) {
 	ref := Ref{Kind: cloudv1alpha1.ProviderConfigKind, Namespace: "team-a", Name: "aws"}
 	events := b.Events(ref.Kind)
 	at := time.Unix(1_800_000_000, 0)
-	b.Report(ref, nil, time.Time{}) // nothing known, nothing changes
-	b.Report(ref, errors.New("AuthFailure"), at)
-	b.Report(ref, errors.New("AuthFailure"), at.Add(time.Minute)) // same refusal
+	rejected := func(at time.Time) *cloud.CredentialsRejectedError {
+		return &cloud.CredentialsRejectedError{Err: errors.New("AuthFailure"), RetryAt: at}
+	}
+	b.Report(ref, nil) // nothing known, nothing changes
+	b.Report(ref, rejected(at))
+	b.Report(ref, rejected(at.Add(time.Minute))) // same refusal
 	if r, ok := b.Rejected(ref); !ok || r.Message != "AuthFailure" {
 		t.Fatalf("Rejected = %+v, %v", r, ok)
 	}
-	b.Report(ref, nil, time.Time{})
+	b.Report(ref, nil)
 	if _, ok := b.Rejected(ref); ok {
 		t.Fatal("still rejected after a clear")
 	}
@@ -30,7 +34,7 @@ func TestBoardNotifiesOnChangeOnly(t *testing.T) {
 		t.Fatalf("notification for %s/%s", e.Object.GetNamespace(), e.Object.GetName())
 	}
 	var nilBoard *Board
-	nilBoard.Report(ref, errors.New("x"), at)
+	nilBoard.Report(ref, rejected(at))
 	if _, ok := nilBoard.Rejected(ref); ok || nilBoard.Events(ref.Kind) != nil {
 		t.Fatal("a nil board must ignore reports")
 	}

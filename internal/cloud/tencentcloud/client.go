@@ -52,9 +52,9 @@ func NewWithAPIs(apis APIs) *Client {
 // CredentialsRejected returns Tencent Cloud's last refusal of this client's
 // credentials and when the next call may go out; nil while they are not
 // known to be rejected.
-func (c *Client) CredentialsRejected() (error, time.Time) {
+func (c *Client) CredentialsRejected() *cloud.CredentialsRejectedError {
 	if c.gate == nil {
-		return nil, time.Time{}
+		return nil
 	}
 	return c.gate.Rejected()
 }

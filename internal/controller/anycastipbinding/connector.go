@@ -184,9 +184,8 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	// What the account's last calls found out about its credentials goes
 	// to the provider config's Ready condition.
 	if acct.client != nil {
-		rejected, retryAt := acct.client.CredentialsRejected()
 		ref := *b.Spec.ProviderConfigReference
-		c.creds.Report(credstatus.Ref{Kind: ref.Kind, Name: ref.Name}, rejected, retryAt)
+		c.creds.Report(credstatus.Ref{Kind: ref.Kind, Name: ref.Name}, acct.client.CredentialsRejected())
 	}
 	return &external{c: c, acct: acct, tracked: tracked}, nil
 }

@@ -79,8 +79,7 @@ func (c *connector) Connect(ctx context.Context, cr *networkingv1alpha1.PodElast
 	}
 	// What the account's last calls found out about its credentials goes
 	// to the provider config's Ready condition.
-	rejected, retryAt := acct.aws.CredentialsRejected()
-	c.creds.Report(configRef(cr.Spec.ProviderConfigReference, cr.Namespace), rejected, retryAt)
+	c.creds.Report(configRef(cr.Spec.ProviderConfigReference, cr.Namespace), acct.aws.CredentialsRejected())
 	return &external{conn: c, acct: acct}, nil
 }
 

@@ -168,7 +168,15 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 		t.Fatalf("creating ClusterProviderConfig: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), cpc)
+		// The ProviderConfig controller (configController) holds a config
+		// in use with a finalizer; it has stopped by now, so drop it, or
+		// later tests' sweeps would list a config whose emulator is gone.
+		ctx := context.Background()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err == nil && len(cpc.Finalizers) > 0 {
+			cpc.Finalizers = nil
+			_ = env.Client.Update(ctx, cpc)
+		}
+		_ = env.Client.Delete(ctx, cpc)
 	})
 	t.Cleanup(w.cleanup)
 	if !wo.noManager {
