@@ -87,7 +87,11 @@ up() {
 		# --- PodElasticIP (issue 4): the ENI holding the kwok pod IPs, and room for addresses.
 		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
 			"http://$cloudsim_addr/admin/fixtures" > /dev/null
-		curl -fsS -X PATCH -H 'Content-Type: application/json' --data '{"ec2AddressQuota": 100}' \
+		# The emulator checks SigV4 signatures: besides its well-known key pair
+		# (credentials source None) it accepts the tenant example's key
+		# (examples/providerconfig/providerconfig-tenant.yaml), for another account.
+		curl -fsS -X PATCH -H 'Content-Type: application/json' \
+			--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}' \
 			"http://$cloudsim_addr/admin/settings" > /dev/null
 		# --- end PodElasticIP
 	fi

@@ -2,7 +2,7 @@
 // Query API and Tencent Cloud API 3.0 subsets edgeplane uses, on the real
 // wire protocols, plus an admin API under /admin/ (see
 // internal/cloudsim/admin.go). It serves on loopback only unless told
-// otherwise: it has no real authentication for EC2.
+// otherwise: its admin API is not authenticated and its keys are public.
 //
 // Usage:
 //
@@ -26,9 +26,25 @@
 //
 // Flags override the config file's settings. Point clients at the base URL:
 // aws-sdk-go-v2 BaseEndpoint / `aws --endpoint-url`, tencentcloud-sdk-go
-// HttpProfile.Endpoint (host:port) with Scheme "HTTP". The Tencent side
-// accepts the SecretId/SecretKey pair in settings.tencentCredentials, by
-// default AKIDedgeplaneEmulator0000000000000 / edgeplaneEmulatorSecretKey0000000.
+// HttpProfile.Endpoint (host:port) with Scheme "HTTP". Both fronts check
+// signatures like the real clouds (an unsigned or wrongly signed request,
+// an unknown key or a skewed clock is refused with the cloud's own error):
+// EC2 accepts the access keys in settings.ec2Credentials, by default only
+// AKIAEDGEPLANESIM0000 / edgeplaneEmulatorSecretAccessKey00000000; Tencent
+// the pairs in settings.tencentCredentials, by default only
+// AKIDedgeplaneEmulator0000000000000 / edgeplaneEmulatorSecretKey0000000.
+// These well-known pairs are what credentials source None signs with. A
+// config file adds keys (each EC2 key may name its own account):
+//
+//	settings:
+//	  ec2Credentials:
+//	    AKIAEDGEPLANESIM0000: {secretAccessKey: edgeplaneEmulatorSecretAccessKey00000000}
+//	    AKIATENANTA000000001: {secretAccessKey: tenant-a-secret, accountId: "210987654321"}
+//	  tencentCredentials:
+//	    AKIDedgeplaneEmulator0000000000000: edgeplaneEmulatorSecretKey0000000
+//
+// PATCH /admin/settings with {"ec2Credentials": {"AKIA…": null}} revokes a
+// key at run time (likewise tencentCredentials).
 package main
 
 import (
@@ -143,7 +159,7 @@ func newLogger(format, level string) (*slog.Logger, error) {
 }
 
 // checkLoopback refuses to expose the emulator beyond this machine unless
-// asked to: EC2 requests are not authenticated.
+// asked to: the admin API is not authenticated and the keys are public.
 func checkLoopback(addr string, allowRemote bool) error {
 	if allowRemote {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -30,10 +31,26 @@ var (
 		Help:      "Time an attempt waited for a client-side token bucket before being sent.",
 		Buckets:   []float64{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 	}, []string{"provider", "action"})
+
+	credentialHolds = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "edgeplane",
+		Subsystem: "cloud",
+		Name:      "credential_holds_total",
+		Help:      "Cloud API calls not sent because the cloud rejected the account's credentials and the backoff window had not passed (see CredentialsRejected).",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(apiRequests, apiDuration, throttleWait)
+	metrics.Registry.MustRegister(apiRequests, apiDuration, throttleWait, credentialHolds)
+}
+
+// CredentialHolds is how many calls credential gates have held back so far.
+func CredentialHolds() float64 {
+	var m dto.Metric
+	if err := credentialHolds.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
 }
 
 // ObserveCall records one finished cloud API call.

@@ -67,6 +67,7 @@ func ec2Request(base string, form url.Values) func() *http.Request {
 	return func() *http.Request {
 		r, _ := http.NewRequest(http.MethodPost, base, bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+		cloudsimtest.SignEC2Default(r, body)
 		return r
 	}
 }
@@ -158,7 +159,7 @@ func BenchmarkTencentAllocateAddresses(b *testing.B) {
 func BenchmarkEC2DescribeAddressesViaSDK(b *testing.B) {
 	emu := benchEmulator(b, tenAddresses())
 	c, err := epaws.New(context.Background(), epaws.Options{
-		Region: "us-east-1", Endpoint: emu.URL(), Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous},
+		Region: "us-east-1", Endpoint: emu.URL(), Credentials: epaws.Credentials{Source: epaws.CredentialsNone},
 		RateLimits: epaws.RateLimits{Disabled: true}, HTTPClient: benchClient(),
 	})
 	if err != nil {

@@ -17,6 +17,10 @@ import (
 //	  tencentAddressQuota: 20
 //	  rateLimitScale: 1
 //	  taskDuration: 2s
+//	  ec2Credentials:            # default: the well-known emulator pair only
+//	    AKIATENANTA000000001: {secretAccessKey: tenant-a-secret, accountId: "210987654321"}
+//	  tencentCredentials:        # default: the well-known emulator pair only
+//	    AKIDtenantA: tenant-a-secret
 //	ec2:
 //	  instances:
 //	  - instanceId: i-0a1b2c3d4e5f60718

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/tencent"
 )
@@ -56,6 +57,7 @@ func FuzzEC2Request(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		cloudsimtest.SignEC2Default(r, []byte(body))
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, r)
 		var doc struct{ XMLName xml.Name }

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/ec2"
@@ -42,6 +43,11 @@ type Options struct {
 	Fixtures *core.Fixtures
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SignatureClock is the wall clock request signatures are checked
+	// against (default time.Now): clients sign with their own wall clock
+	// even when the emulator runs on a manual one. Tests set it off the
+	// real time to emulate a client whose clock is skewed.
+	SignatureClock func() time.Time
 }
 
 // Server is the emulator's single HTTP entry point.
@@ -70,8 +76,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		world:   w,
-		ec2:     ec2.NewHandler(w, opts.Logger),
-		tencent: tencent.NewHandler(w, opts.Logger),
+		ec2:     ec2.NewHandler(w, opts.Logger, opts.SignatureClock),
+		tencent: tencent.NewHandler(w, opts.Logger, opts.SignatureClock),
 		log:     opts.Logger,
 	}
 	s.admin = newAdminHandler(s)

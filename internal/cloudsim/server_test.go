@@ -32,13 +32,23 @@ func ec2Call(t *testing.T, base string, params url.Values) (int, []byte) {
 	if params.Get("Version") == "" {
 		params.Set("Version", ec2.APIVersion)
 	}
-	resp, err := http.Post(base, "application/x-www-form-urlencoded; charset=utf-8", strings.NewReader(params.Encode()))
+	resp, err := http.DefaultClient.Do(signedEC2Request(base, params))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, body
+}
+
+// signedEC2Request is a form POST signed with the emulator's well-known
+// key pair.
+func signedEC2Request(base string, params url.Values) *http.Request {
+	body := []byte(params.Encode())
+	req, _ := http.NewRequest(http.MethodPost, base, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	cloudsimtest.SignEC2Default(req, body)
+	return req
 }
 
 // xmlDoc is a generic XML tree for asserting on element names.
@@ -118,7 +128,7 @@ func TestEC2WireFormat(t *testing.T) {
 		{"other version", url.Values{"Action": {"DescribeAddresses"}, "Version": {"2014-01-01"}}, 400, "InvalidParameterValue"},
 		{"unknown parameter", url.Values{"Action": {"DescribeAddresses"}, "Colour": {"red"}}, 400, "UnknownParameter"},
 		{"dry run", url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {alloc}, "DryRun": {"true"}}, 412, "DryRunOperation"},
-		{"release unknown", url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {"eipalloc-00000000000000000"}}, 400, "InvalidAddressID.NotFound"},
+		{"release unknown", url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {"eipalloc-00000000000000000"}}, 400, "InvalidAllocationID.NotFound"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,8 +143,11 @@ func TestEC2WireFormat(t *testing.T) {
 		t.Fatalf("the dry-run release changed state: %d addresses", n)
 	}
 
-	// GET with the parameters in the query string works too.
-	resp, err := http.Get(emu.URL() + "/?Action=DescribeAddresses&Version=2016-11-15")
+	// GET with the parameters in the query string works too (signed over
+	// the canonical query).
+	get, _ := http.NewRequest(http.MethodGet, emu.URL()+"/?Action=DescribeAddresses&Version=2016-11-15", nil)
+	cloudsimtest.SignEC2Default(get, nil)
+	resp, err := http.DefaultClient.Do(get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +271,7 @@ func TestCommitThenDropOnTheWire(t *testing.T) {
 	}
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	form := url.Values{"Action": {"AllocateAddress"}, "Version": {ec2.APIVersion}}
-	_, err := client.Post(emu.URL(), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	_, err := client.Do(signedEC2Request(emu.URL(), form))
 	var ue *url.Error
 	if !errors.As(err, &ue) || !ue.Timeout() {
 		t.Fatalf("err = %v, want a client timeout", err)
@@ -270,7 +283,7 @@ func TestCommitThenDropOnTheWire(t *testing.T) {
 	if err := emu.World().AddFault(core.FaultSpec{Provider: core.ProviderEC2, Action: "AllocateAddress", DropRate: 1, DropHold: core.Duration(time.Millisecond), Times: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := http.Post(emu.URL(), "application/x-www-form-urlencoded", strings.NewReader(form.Encode())); err == nil {
+	if _, err := http.DefaultClient.Do(signedEC2Request(emu.URL(), form)); err == nil {
 		t.Fatal("a dropped response reached the client")
 	}
 	if n := len(emu.World().Snapshot().EC2.Addresses); n != 2 {
@@ -419,6 +432,8 @@ settings:
   ec2AddressQuota: 7
   taskDuration: 250ms
   tencentCredentials: {AKIDx: secret}
+  ec2Credentials:
+    AKIATENANT: {secretAccessKey: tenant-secret, accountId: "210987654321"}
 ec2:
   instances:
   - instanceId: i-0123456789abcdef0
@@ -432,7 +447,8 @@ tencent:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Settings.EC2AddressQuota != 7 || c.Settings.TaskDuration.D() != 250*time.Millisecond || len(c.EC2.Instances) != 1 || len(c.Tencent.Addresses) != 1 {
+	if c.Settings.EC2AddressQuota != 7 || c.Settings.TaskDuration.D() != 250*time.Millisecond || len(c.EC2.Instances) != 1 || len(c.Tencent.Addresses) != 1 ||
+		c.Settings.EC2Credentials["AKIATENANT"] != (core.EC2Credential{SecretAccessKey: "tenant-secret", AccountID: "210987654321"}) {
 		t.Fatalf("config = %+v", c)
 	}
 	if _, err := cloudsim.New(cloudsim.Options{Settings: c.Settings, Fixtures: &c.Fixtures}); err != nil {
@@ -450,8 +466,93 @@ func TestRequestsAreCountedForAssertions(t *testing.T) {
 	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 8})
 	ec2Call(t, emu.URL(), url.Values{"Action": {"DescribeAddresses"}})
 	ec2Call(t, emu.URL(), url.Values{"Action": {"ReleaseAddress"}, "AllocationId": {"eipalloc-00000000000000000"}})
-	want := map[string]int64{"ec2/DescribeAddresses/OK": 1, "ec2/ReleaseAddress/InvalidAddressID.NotFound": 1}
+	want := map[string]int64{"ec2/DescribeAddresses/OK": 1, "ec2/ReleaseAddress/InvalidAllocationID.NotFound": 1}
 	if diff := cmp.Diff(want, emu.World().Stats()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestEC2Authentication: the EC2 front checks SigV4 against its
+// credentials map and answers each failure with EC2's code and status; a
+// key revoked through the admin API stops working at once, and the admin
+// API never shows a secret.
+func TestEC2Authentication(t *testing.T) {
+	const key, secret = "AKIATENANTA000000001", "tenant-a-secret"
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 12, Settings: core.Settings{EC2Credentials: map[string]core.EC2Credential{
+		core.DefaultEC2AccessKeyID: {SecretAccessKey: core.DefaultEC2SecretAccessKey},
+		key:                        {SecretAccessKey: secret, AccountID: "210987654321"},
+	}}})
+	describe := url.Values{"Action": {"DescribeAddresses"}, "Version": {ec2.APIVersion}}
+	send := func(sign func(r *http.Request, body []byte)) (int, string) {
+		t.Helper()
+		body := []byte(describe.Encode())
+		req, _ := http.NewRequest(http.MethodPost, emu.URL(), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+		sign(req, body)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusOK {
+			return resp.StatusCode, "OK"
+		}
+		doc := parseXML(t, b)
+		return resp.StatusCode, doc.child("Errors").child("Error").child("Code").Text
+	}
+	signWith := func(k, s string, at time.Time) func(*http.Request, []byte) {
+		return func(r *http.Request, body []byte) { cloudsimtest.SignEC2(r, body, k, s, at) }
+	}
+	cases := []struct {
+		name   string
+		sign   func(*http.Request, []byte)
+		status int
+		code   string
+	}{
+		{"well-known emulator key", cloudsimtest.SignEC2Default, 200, "OK"},
+		{"configured key", signWith(key, secret, time.Time{}), 200, "OK"},
+		{"unsigned", func(*http.Request, []byte) {}, 401, core.EC2MissingAuthenticationToken},
+		{"unknown access key", signWith("AKIANOBODY0000000000", secret, time.Time{}), 401, core.EC2AuthFailure},
+		{"wrong secret", signWith(key, "not-the-secret", time.Time{}), 403, core.EC2SignatureDoesNotMatch},
+		{"body changed after signing", func(r *http.Request, body []byte) {
+			cloudsimtest.SignEC2Default(r, []byte("Action=ReleaseAddress"))
+		}, 403, core.EC2SignatureDoesNotMatch},
+		{"signed 16 minutes ago", signWith(key, secret, time.Now().Add(-16*time.Minute)), 400, core.EC2RequestExpired},
+		{"signed 16 minutes ahead", signWith(key, secret, time.Now().Add(16*time.Minute)), 400, core.EC2RequestExpired},
+		{"signed 10 minutes ago", signWith(key, secret, time.Now().Add(-10*time.Minute)), 200, "OK"},
+		{"malformed Authorization", func(r *http.Request, _ []byte) { r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Signature=00") }, 400, core.EC2IncompleteSignature},
+	}
+	for _, tc := range cases {
+		if status, code := send(tc.sign); status != tc.status || code != tc.code {
+			t.Errorf("%s: HTTP %d %s, want %d %s", tc.name, status, code, tc.status, tc.code)
+		}
+	}
+
+	if status, body := adminDo(t, http.MethodPatch, emu.URL()+"/admin/settings", `{"ec2Credentials": {"`+key+`": null}}`); status != 200 {
+		t.Fatalf("revoking: %d %s", status, body)
+	}
+	if status, code := send(signWith(key, secret, time.Time{})); status != 401 || code != core.EC2AuthFailure {
+		t.Fatalf("revoked key: HTTP %d %s, want 401 AuthFailure", status, code)
+	}
+	if status, code := send(cloudsimtest.SignEC2Default); status != 200 {
+		t.Fatalf("the other key stopped working after the revocation: %d %s", status, code)
+	}
+	// Tencent keys are revoked the same way.
+	describeTC := func() string {
+		return errCode(tcCall(t, emu.URL(), "vpc", "DescribeAddresses", tencent.VersionVPC, "ap-hongkong", "{}", core.DefaultTencentSecretID, core.DefaultTencentSecretKey))
+	}
+	if code := describeTC(); code != "" {
+		t.Fatalf("Tencent call before the revocation: %s", code)
+	}
+	if status, body := adminDo(t, http.MethodPatch, emu.URL()+"/admin/settings", `{"tencentCredentials": {"`+core.DefaultTencentSecretID+`": null}}`); status != 200 {
+		t.Fatalf("revoking the Tencent key: %d %s", status, body)
+	}
+	if code := describeTC(); code != core.TCAuthFailureSecretIDNotFound {
+		t.Fatalf("revoked Tencent key: %q, want %s", code, core.TCAuthFailureSecretIDNotFound)
+	}
+	status, body := adminDo(t, http.MethodGet, emu.URL()+"/admin/settings", "")
+	if status != 200 || bytes.Contains(body, []byte(core.DefaultEC2SecretAccessKey)) || !bytes.Contains(body, []byte(core.DefaultEC2AccessKeyID)) {
+		t.Fatalf("GET /admin/settings must list access key IDs and no secret: %d %s", status, body)
 	}
 }

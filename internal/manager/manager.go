@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		return nil, fmt.Errorf("adding the readiness check: %w", err)
 	}
 
-	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace}
+	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New()}
 	names := make([]string, 0, len(enabled))
 	servesWebhooks := false
 	for _, c := range enabled {

@@ -76,10 +76,25 @@ type awsCLI struct {
 	env []string
 }
 
+// The access key the AWS CLI signs with; the emulator is told to accept it.
+const (
+	cliAccessKeyID     = "AKIACOMPATTEST000001"
+	cliSecretAccessKey = "compat-secret"
+)
+
+// cliCredentials are the emulator settings accepting the CLI's key.
+func cliCredentials() map[string]core.EC2Credential {
+	return map[string]core.EC2Credential{cliAccessKeyID: {SecretAccessKey: cliSecretAccessKey}}
+}
+
 func newAWSCLI(t *testing.T, url string) *awsCLI {
+	return newAWSCLIWithKey(t, url, cliAccessKeyID, cliSecretAccessKey)
+}
+
+func newAWSCLIWithKey(t *testing.T, url, accessKeyID, secret string) *awsCLI {
 	dir := t.TempDir()
 	return &awsCLI{t: t, bin: requireTool(t, "aws"), url: url, env: []string{
-		"AWS_ACCESS_KEY_ID=AKIACOMPATTEST", "AWS_SECRET_ACCESS_KEY=compat-secret", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=" + accessKeyID, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_CONFIG_FILE=" + filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(dir, "credentials"),
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=", "AWS_MAX_ATTEMPTS=2", "HOME=" + dir,
 	}}
@@ -126,7 +141,7 @@ type cliAddress struct {
 }
 
 func TestAWSCLI(t *testing.T) {
-	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{{
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2Credentials: cliCredentials()}, Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{{
 		InstanceID: instanceID, VpcID: vpcID, SubnetID: "subnet-1", AvailabilityZone: "us-east-1a",
 		NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eniID, PrivateIPAddresses: []string{"10.0.1.10", podIP}}},
 	}}}}})
@@ -170,11 +185,20 @@ func TestAWSCLI(t *testing.T) {
 	aws.fails("InvalidIPAddress.InUse", "release-address", "--allocation-id", alloc.AllocationId)
 	aws.fails("Resource.AlreadyAssociated", "associate-address", "--allocation-id", alloc.AllocationId,
 		"--network-interface-id", eniID, "--private-ip-address", "10.0.1.10", "--no-allow-reassociation")
+	// A second address onto the private IP that already carries the
+	// first: refused without reassociation, the first stays where it is.
+	var second cliAddress
+	aws.ok(&second, "allocate-address", "--domain", "vpc")
+	aws.fails("Resource.AlreadyAssociated", "associate-address", "--allocation-id", second.AllocationId,
+		"--network-interface-id", eniID, "--private-ip-address", podIP, "--no-allow-reassociation")
+	aws.fails("Resource.AlreadyAssociated", "associate-address", "--allocation-id", second.AllocationId,
+		"--instance-id", instanceID, "--private-ip-address", podIP, "--no-allow-reassociation")
+	aws.ok(nil, "release-address", "--allocation-id", second.AllocationId)
 
 	aws.ok(nil, "delete-tags", "--resources", alloc.AllocationId, "--tags", "Key=edgeplane.io/pod")
 	aws.ok(nil, "disassociate-address", "--association-id", assoc.AssociationId)
 	aws.ok(nil, "release-address", "--allocation-id", alloc.AllocationId)
-	aws.fails("InvalidAddressID.NotFound", "release-address", "--allocation-id", alloc.AllocationId)
+	aws.fails("InvalidAllocationID.NotFound", "release-address", "--allocation-id", alloc.AllocationId)
 
 	aws.ok(&described, "describe-addresses")
 	if len(described.Addresses) != 0 {
@@ -183,6 +207,70 @@ func TestAWSCLI(t *testing.T) {
 	if n := len(emu.World().Snapshot().EC2.Addresses); n != 0 {
 		t.Fatalf("the emulator holds %d addresses after release", n)
 	}
+}
+
+// TestAWSCLIAuthentication: the emulator refuses what EC2 refuses, and the
+// AWS CLI reads each refusal as EC2's error code: an unknown access key, a
+// wrong secret, a clock more than 15 minutes off (the emulator's clock is
+// moved, so the CLI's own signature is the skewed one), and a key revoked
+// through the admin API.
+func TestAWSCLIAuthentication(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2Credentials: cliCredentials()}})
+	newAWSCLI(t, emu.URL()).ok(nil, "describe-addresses")
+	newAWSCLIWithKey(t, emu.URL(), "AKIANOBODY0000000000", cliSecretAccessKey).fails("AuthFailure", "describe-addresses")
+	newAWSCLIWithKey(t, emu.URL(), cliAccessKeyID, "not-the-secret").fails("SignatureDoesNotMatch", "describe-addresses")
+
+	if err := emu.World().UpdateSettings(func(s *core.Settings) { delete(s.EC2Credentials, cliAccessKeyID) }); err != nil {
+		t.Fatal(err)
+	}
+	newAWSCLI(t, emu.URL()).fails("AuthFailure", "describe-addresses")
+
+	skewed := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2Credentials: cliCredentials()},
+		SignatureClock: func() time.Time { return time.Now().Add(20 * time.Minute) }})
+	newAWSCLI(t, skewed.URL()).fails("RequestExpired", "describe-addresses")
+}
+
+// TestTencentNodeSDKAuthentication: the Tencent front refuses an unknown
+// SecretId, a wrong SecretKey and a timestamp more than 5 minutes off
+// with Tencent's documented codes, as the official Node.js SDK reports
+// them.
+func TestTencentNodeSDKAuthentication(t *testing.T) {
+	node := requireTool(t, "node")
+	nodeDir := nodeSDKDir(t)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 2})
+	skewed := cloudsimtest.Start(t, cloudsim.Options{Seed: 2, SignatureClock: func() time.Time { return time.Now().Add(10 * time.Minute) }})
+	cases := []struct {
+		name, url, id, key, code string
+	}{
+		{"well-known pair", emu.URL(), core.DefaultTencentSecretID, core.DefaultTencentSecretKey, ""},
+		{"unknown SecretId", emu.URL(), "AKIDnobody", core.DefaultTencentSecretKey, core.TCAuthFailureSecretIDNotFound},
+		{"wrong SecretKey", emu.URL(), core.DefaultTencentSecretID, "not-the-key", core.TCAuthFailureSignatureFailure},
+		{"clock 10 minutes off", skewed.URL(), core.DefaultTencentSecretID, core.DefaultTencentSecretKey, core.TCAuthFailureSignatureExpire},
+	}
+	for _, tc := range cases {
+		stdout, stderr, code := run(t, []string{
+			"TC_ENDPOINT=" + strings.TrimPrefix(tc.url, "http://"), "TC_SECRET_ID=" + tc.id, "TC_SECRET_KEY=" + tc.key,
+		}, nodeDir, node, "tencent-auth.js")
+		var got struct{ Code, RequestID string }
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 {
+			t.Fatalf("%s: tencent-auth.js (exit %d) printed %q: %v\nstderr: %s", tc.name, code, stdout, err, stderr)
+		}
+		if got.Code != tc.code {
+			t.Errorf("%s: code %q, want %q", tc.name, got.Code, tc.code)
+		}
+	}
+}
+
+func nodeSDKDir(t *testing.T) string {
+	t.Helper()
+	nodeDir, err := filepath.Abs("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "tencentcloud-sdk-nodejs", "package.json")); err != nil {
+		t.Fatalf("the Tencent Cloud Node.js SDK is not installed in %s: %s", nodeDir, installHint)
+	}
+	return nodeDir
 }
 
 // nodeResult is what test/compat/node/tencent.js prints.
@@ -228,13 +316,7 @@ type nodeResult struct {
 
 func TestTencentNodeSDK(t *testing.T) {
 	node := requireTool(t, "node")
-	nodeDir, err := filepath.Abs("node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "tencentcloud-sdk-nodejs", "package.json")); err != nil {
-		t.Fatalf("the Tencent Cloud Node.js SDK is not installed in %s: %s", nodeDir, installHint)
-	}
+	nodeDir := nodeSDKDir(t)
 	const instance = "ins-node0001"
 	emu := cloudsimtest.Start(t, cloudsim.Options{
 		Seed:     2,

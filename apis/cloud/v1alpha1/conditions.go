@@ -10,6 +10,12 @@ const (
 
 	// ReasonCredentialsAvailable: the credentials source is usable.
 	ReasonCredentialsAvailable xpv2.ConditionReason = "CredentialsAvailable"
+	// ReasonCredentialsRejected: the cloud refused the credentials (a
+	// revoked or unknown key, a wrong secret, a skewed clock), as seen by
+	// a managed resource using the config. Calls of the account are held
+	// back and retried with a growing backoff; fixing the credentials
+	// clears it.
+	ReasonCredentialsRejected xpv2.ConditionReason = "CredentialsRejected"
 	// ReasonSecretNotFound: the Secret that secretRef names does not exist.
 	ReasonSecretNotFound xpv2.ConditionReason = "SecretNotFound"
 	// ReasonSecretKeyMissing: the Secret lacks a key the provider needs.

@@ -46,6 +46,10 @@ const (
 	AnycastReasonProviderConfigError = "ProviderConfigError"
 	// AnycastReasonCloudError: any other cloud error; retried.
 	AnycastReasonCloudError = "CloudError"
+	// AnycastReasonCredentialsRejected: Tencent Cloud refused the provider
+	// config's credentials; the account's calls are held back with a
+	// growing backoff.
+	AnycastReasonCredentialsRejected = "CredentialsRejected"
 )
 
 // Adoption sources (status.adopted).

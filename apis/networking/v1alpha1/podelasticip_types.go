@@ -314,6 +314,15 @@ const (
 	// PodElasticIPReasonInvalidSpec: the spec (or the legacy annotations it
 	// was translated from) cannot be acted on; see the message.
 	PodElasticIPReasonInvalidSpec xpv2.ConditionReason = "InvalidSpec"
+	// PodElasticIPReasonPrivateIPInUse: the pod's private IP already carries
+	// another Elastic IP (not this PodElasticIP's); EC2 refuses to
+	// associate a second one. Retried with backoff until that address is
+	// gone.
+	PodElasticIPReasonPrivateIPInUse xpv2.ConditionReason = "PrivateIPInUse"
+	// PodElasticIPReasonCredentialsRejected: EC2 refused the provider
+	// config's credentials; the account's calls are held back with a
+	// growing backoff (see the ProviderConfig's Ready condition).
+	PodElasticIPReasonCredentialsRejected xpv2.ConditionReason = "CredentialsRejected"
 	// PodElasticIPReasonCloudError: any other cloud error; see the message
 	// and the Synced condition.
 	PodElasticIPReasonCloudError xpv2.ConditionReason = "CloudError"

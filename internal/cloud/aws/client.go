@@ -9,22 +9,38 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 // Client is the typed EC2 client the Elastic IP reconciler uses. It only
 // maps between edgeplane's types and the SDK; throttling and retries happen
 // inside the SDK client it wraps.
 type Client struct {
-	api EC2API
+	api  EC2API
+	gate *cloud.CredentialGate
 }
 
 // New builds a Client on a configured SDK client (see NewEC2API).
 func New(ctx context.Context, opts Options) (*Client, error) {
+	if opts.Gate == nil {
+		opts.Gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	}
 	api, err := NewEC2API(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{api: api}, nil
+	return &Client{api: api, gate: opts.Gate}, nil
+}
+
+// CredentialsRejected returns EC2's last refusal of this client's
+// credentials and when the next call may go out; nil while they are not
+// known to be rejected.
+func (c *Client) CredentialsRejected() *cloud.CredentialsRejectedError {
+	if c.gate == nil {
+		return nil
+	}
+	return c.gate.Rejected()
 }
 
 // NewWithAPI wraps any EC2API, typically a fake in tests.

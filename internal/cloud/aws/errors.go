@@ -30,6 +30,13 @@ const (
 	CodeInvalidIPAddressInUse      = "InvalidIPAddress.InUse"
 	CodeAuthFailure                = "AuthFailure"
 	CodeUnauthorizedOperation      = "UnauthorizedOperation"
+	CodeSignatureDoesNotMatch      = "SignatureDoesNotMatch"
+	CodeRequestExpired             = "RequestExpired"
+	CodeMissingAuthenticationToken = "MissingAuthenticationToken"
+	CodeIncompleteSignature        = "IncompleteSignature"
+	CodeInvalidClientTokenID       = "InvalidClientTokenId"
+	CodeOptInRequired              = "OptInRequired"
+	CodeBlocked                    = "Blocked"
 	CodeInvalidParameterValue      = "InvalidParameterValue"
 	CodeInvalidParameterCombo      = "InvalidParameterCombination"
 	CodeInvalidPublicIpv4PoolIDNF  = "InvalidPublicIpv4PoolID.NotFound"
@@ -85,11 +92,35 @@ func IsAlreadyAssociated(err error) bool { return ErrorCode(err) == CodeResource
 // IsInUse: the address is still associated and cannot be released.
 func IsInUse(err error) bool { return ErrorCode(err) == CodeInvalidIPAddressInUse }
 
-// IsAuthError: credentials were rejected (AuthFailure) or IAM denied the
-// action (UnauthorizedOperation). Retrying will not help.
-func IsAuthError(err error) bool {
+// authCodes are EC2's answers to a request whose credentials it does not
+// accept: an unknown or revoked key (AuthFailure, InvalidClientTokenId), a
+// wrong secret (SignatureDoesNotMatch), a clock off by more than 15
+// minutes (RequestExpired), no or a malformed signature, an account that
+// is blocked or not signed up, or IAM denying the action
+// (UnauthorizedOperation). EC2 API reference, Error codes, common client
+// errors.
+var authCodes = map[string]bool{
+	CodeAuthFailure:                true,
+	CodeUnauthorizedOperation:      true,
+	CodeSignatureDoesNotMatch:      true,
+	CodeRequestExpired:             true,
+	CodeMissingAuthenticationToken: true,
+	CodeIncompleteSignature:        true,
+	CodeInvalidClientTokenID:       true,
+	CodeOptInRequired:              true,
+	CodeBlocked:                    true,
+}
+
+// IsAuthError: the credentials were rejected or IAM denied the action.
+// Retrying the same call will not help until the credentials change.
+func IsAuthError(err error) bool { return authCodes[ErrorCode(err)] }
+
+// IsCredentialsRejected: EC2 refused the credentials themselves (every call
+// of the account fails alike), as opposed to IAM denying one action
+// (UnauthorizedOperation).
+func IsCredentialsRejected(err error) bool {
 	c := ErrorCode(err)
-	return c == CodeAuthFailure || c == CodeUnauthorizedOperation
+	return authCodes[c] && c != CodeUnauthorizedOperation
 }
 
 // IsInvalidParameter: the request itself is wrong (a bad value or

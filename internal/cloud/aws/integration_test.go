@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func testOptions(url string) epaws.Options {
 	return epaws.Options{
 		Region:      "us-east-1",
 		Endpoint:    url,
-		Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous},
+		Credentials: epaws.Credentials{Source: epaws.CredentialsNone},
 		Retry:       epaws.RetryOptions{MaxAttempts: 10, BaseDelay: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
 		Timeout:     5 * time.Second,
 	}
@@ -160,7 +161,7 @@ func TestLifecycle(t *testing.T) {
 
 	requests, _, _ := cloud.Collectors()
 	var m dto.Metric
-	if err := requests.WithLabelValues(cloud.ProviderAWS, "ReleaseAddress", "InvalidAddressID.NotFound").Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
+	if err := requests.WithLabelValues(cloud.ProviderAWS, "ReleaseAddress", "InvalidAllocationID.NotFound").Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
 		t.Fatalf("the failed ReleaseAddress was not counted by result code: %v, %v", m.GetCounter().GetValue(), err)
 	}
 }
@@ -282,7 +283,9 @@ func TestErrorsAreClassified(t *testing.T) {
 			if err := emu.World().AddFault(core.FaultSpec{Provider: core.ProviderEC2, Action: "DescribeAddresses", ErrorRate: 1, ErrorCode: code, Times: 1}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+			// A client of its own: a rejection closes the client's
+			// credential gate for a while (TestRevokedKeyCostsOneCallPerWindow).
+			_, err := newClient(t, testOptions(emu.URL())).DescribeAddresses(ctx, epaws.AddressQuery{})
 			if !epaws.IsAuthError(err) || epaws.ErrorCode(err) != code {
 				t.Fatalf("err = %v, want %s classified as an auth error", err, code)
 			}
@@ -430,8 +433,8 @@ func TestEventualConsistencyWindow(t *testing.T) {
 
 func TestNewValidatesOptions(t *testing.T) {
 	cases := map[string]epaws.Options{
-		"no region":          {Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous}},
-		"relative endpoint":  {Region: "r", Endpoint: "127.0.0.1:1", Credentials: epaws.Credentials{Source: epaws.CredentialsAnonymous}},
+		"no region":          {Credentials: epaws.Credentials{Source: epaws.CredentialsNone}},
+		"relative endpoint":  {Region: "r", Endpoint: "127.0.0.1:1", Credentials: epaws.Credentials{Source: epaws.CredentialsNone}},
 		"static without key": {Region: "r", Credentials: epaws.Credentials{Source: epaws.CredentialsStatic}},
 		"unknown source":     {Region: "r", Credentials: epaws.Credentials{Source: "Magic"}},
 	}
@@ -446,7 +449,9 @@ func TestNewValidatesOptions(t *testing.T) {
 
 func TestStaticCredentialsAreSentAndNeverPrinted(t *testing.T) {
 	ctx := context.Background()
-	emu := startEmulator(t, cloudsim.Options{Seed: 9})
+	emu := startEmulator(t, cloudsim.Options{Seed: 9, Settings: core.Settings{
+		EC2Credentials: map[string]core.EC2Credential{"AKIAEXAMPLE": {SecretAccessKey: "very-secret"}},
+	}})
 	opts := testOptions(emu.URL())
 	opts.Credentials = epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "very-secret"}
 	c := newClient(t, opts)
@@ -457,5 +462,105 @@ func TestStaticCredentialsAreSentAndNeverPrinted(t *testing.T) {
 		if slices.ContainsFunc([]string{"AKIAEXAMPLE", "very-secret"}, func(secret string) bool { return strings.Contains(s, secret) }) {
 			t.Fatalf("credentials printed a secret: %s", s)
 		}
+	}
+}
+
+// TestRejectedCredentialsAreAuthErrors: the emulator checks SigV4 like EC2,
+// and every way it refuses credentials reaches the client as an auth error
+// (never retried as if transient, never taken for NotFound).
+func TestRejectedCredentialsAreAuthErrors(t *testing.T) {
+	ctx := context.Background()
+	skewed := time.Now().Add(20 * time.Minute)
+	cases := map[string]struct {
+		creds epaws.Credentials
+		clock func() time.Time
+		code  string
+	}{
+		"unknown access key": {creds: epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: "AKIAUNKNOWN", SecretAccessKey: "x"}, code: epaws.CodeAuthFailure},
+		"wrong secret":       {creds: epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: epaws.EmulatorAccessKeyID, SecretAccessKey: "wrong"}, code: epaws.CodeSignatureDoesNotMatch},
+		"clock 20 minutes off": {
+			creds: epaws.Credentials{Source: epaws.CredentialsNone},
+			clock: func() time.Time { return skewed }, code: epaws.CodeRequestExpired,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			emu := startEmulator(t, cloudsim.Options{Seed: 11, SignatureClock: tc.clock})
+			opts := testOptions(emu.URL())
+			opts.Credentials = tc.creds
+			c := newClient(t, opts)
+			_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+			if !epaws.IsAuthError(err) || epaws.ErrorCode(err) != tc.code {
+				t.Fatalf("err = %v (code %q), want %s classified as an auth error", err, epaws.ErrorCode(err), tc.code)
+			}
+			if n := emu.World().Stats()["ec2/DescribeAddresses/"+tc.code]; n != 1 {
+				t.Fatalf("the emulator answered %s %d times, want once (not retried)", tc.code, n)
+			}
+		})
+	}
+}
+
+// TestRevokedKeyCostsOneCallPerWindow: once EC2 rejects the account's key,
+// the client makes no call until the backoff window has passed, then one
+// probe; when the key works again the next probe opens the client. Calls
+// are counted by the emulator.
+func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
+	ctx := context.Background()
+	const key, secret = "AKIAREVOKED000000001", "revoked-secret"
+	emu := startEmulator(t, cloudsim.Options{Seed: 13, Settings: core.Settings{
+		EC2Credentials: map[string]core.EC2Credential{key: {SecretAccessKey: secret}},
+	}})
+	now := time.Unix(1_800_000_000, 0)
+	opts := testOptions(emu.URL())
+	opts.Credentials = epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: key, SecretAccessKey: secret}
+	opts.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Minute, Max: time.Hour}
+	opts.Clock = func() time.Time { return now }
+	c := newClient(t, opts)
+	calls := func() int64 {
+		var n int64
+		for k, v := range emu.World().Stats() {
+			if strings.HasPrefix(k, "ec2/DescribeAddresses/") {
+				n += v
+			}
+		}
+		return n
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) { delete(s.EC2Credentials, key) }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		_, err := c.DescribeAddresses(ctx, epaws.AddressQuery{})
+		var gated *cloud.CredentialsRejectedError
+		if !epaws.IsCredentialsRejected(err) || (i > 0 && !errors.As(err, &gated)) {
+			t.Fatalf("call %d: %v, want the rejection (from the gate after the first)", i, err)
+		}
+	}
+	if n := calls(); n != 2 {
+		t.Fatalf("the emulator saw %d calls, want 2 (one accepted, one rejected)", n)
+	}
+	now = now.Add(time.Minute)
+	for range 5 {
+		_, _ = c.DescribeAddresses(ctx, epaws.AddressQuery{})
+	}
+	if n := calls(); n != 3 {
+		t.Fatalf("after one window the emulator saw %d calls, want 3 (one probe)", n)
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) {
+		s.EC2Credentials[key] = core.EC2Credential{SecretAccessKey: secret}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err == nil {
+		t.Fatal("a call went out inside the doubled window")
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatalf("the probe after the key came back: %v", err)
+	}
+	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
+		t.Fatalf("after recovery: %v", err)
 	}
 }

@@ -57,6 +57,9 @@ type NetworkInterface struct {
 	PrivateIPs   []string
 	IPv4Prefixes []netip.Prefix
 	Tags         map[string]string
+	// PublicIPs maps a private IP to the Elastic IP associated with it,
+	// whichever account owns that address.
+	PublicIPs map[string]string
 }
 
 // tagsToSDK converts a tag map into SDK tags ordered by key, so requests are
@@ -174,6 +177,12 @@ func networkInterfaceFromSDK(n types.NetworkInterface) NetworkInterface {
 	for _, p := range n.PrivateIpAddresses {
 		if p.PrivateIpAddress == nil {
 			continue
+		}
+		if p.Association != nil && awssdk.ToString(p.Association.PublicIp) != "" {
+			if out.PublicIPs == nil {
+				out.PublicIPs = map[string]string{}
+			}
+			out.PublicIPs[*p.PrivateIpAddress] = *p.Association.PublicIp
 		}
 		if awssdk.ToBool(p.Primary) {
 			out.PrivateIPs = append([]string{*p.PrivateIpAddress}, out.PrivateIPs...)

@@ -133,3 +133,25 @@ func addMetricsMiddleware(stack *middleware.Stack) error {
 		})
 	return stack.Initialize.Add(m, middleware.Before)
 }
+
+// gateMiddleware keeps calls away from EC2 while the account's credentials
+// are rejected (cloud.CredentialGate): one client serves one account.
+func gateMiddleware(g *cloud.CredentialGate) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		m := middleware.InitializeMiddlewareFunc("edgeplane/CredentialGate",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				probe, err := g.Admit()
+				if err != nil {
+					return middleware.InitializeOutput{}, middleware.Metadata{}, err
+				}
+				out, md, err := next.HandleInitialize(ctx, in)
+				var rejected error
+				if IsCredentialsRejected(err) {
+					rejected = err
+				}
+				g.Done(probe, rejected)
+				return out, md, err
+			})
+		return stack.Initialize.Add(m, middleware.Before)
+	}
+}

@@ -29,8 +29,18 @@ const (
 	// shared config, web identity (IRSA), EKS Pod Identity / container
 	// credentials, then the instance role (IMDS).
 	CredentialsDefaultChain CredentialsSource = "DefaultChain"
-	// CredentialsAnonymous sends unsigned requests; for the local emulator.
-	CredentialsAnonymous CredentialsSource = "Anonymous"
+	// CredentialsNone is for the local emulator, which checks SigV4 like
+	// EC2 does: "none" means signing with the emulator's well-known key
+	// pair (EmulatorAccessKeyID/EmulatorSecretAccessKey), never an
+	// unsigned request.
+	CredentialsNone CredentialsSource = "None"
+)
+
+// The emulator's well-known key pair (internal/cloudsim/core uses the same
+// literals). They are not secrets.
+const (
+	EmulatorAccessKeyID     = "AKIAEDGEPLANESIM0000"
+	EmulatorSecretAccessKey = "edgeplaneEmulatorSecretAccessKey00000000"
 )
 
 // Credentials select and carry credentials. The secret fields never appear
@@ -128,6 +138,13 @@ type Options struct {
 	// Timeout bounds each HTTP attempt (default 10s). The call as a whole is
 	// bounded by the caller's context.
 	Timeout time.Duration
+	// CredentialBackoff bounds the calls of an account whose credentials
+	// EC2 rejects (see cloud.CredentialGate).
+	CredentialBackoff cloud.CredentialBackoff
+	// Clock is the credential gate's clock (default time.Now), for tests.
+	Clock func() time.Time
+	// Gate is the account's credential gate; nil: a new one.
+	Gate *cloud.CredentialGate
 }
 
 func (o *Options) defaults() {
@@ -165,7 +182,7 @@ func (o *Options) validate() error {
 		if o.Credentials.AccessKeyID == "" || o.Credentials.SecretAccessKey == "" {
 			return fmt.Errorf("static credentials need an access key ID and a secret access key")
 		}
-	case CredentialsDefaultChain, CredentialsAnonymous:
+	case CredentialsDefaultChain, CredentialsNone:
 	default:
 		return fmt.Errorf("unknown credentials source %q", o.Credentials.Source)
 	}
@@ -196,11 +213,17 @@ func NewEC2API(ctx context.Context, opts Options) (*ec2.Client, error) {
 		Retryer:     func() awssdk.Retryer { return newRetryer(opts.Retry) },
 	}
 	th := newThrottler(opts.RateLimits)
+	gate := opts.Gate
+	if gate == nil {
+		gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	}
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = awssdk.String(opts.Endpoint)
 		}
-		o.APIOptions = append(o.APIOptions, th.addMiddleware, addMetricsMiddleware)
+		// The gate goes last so that it runs first: a call it blocks
+		// never reaches the metrics, the buckets or the network.
+		o.APIOptions = append(o.APIOptions, th.addMiddleware, addMetricsMiddleware, gateMiddleware(gate))
 	}), nil
 }
 
@@ -209,8 +232,8 @@ func credentialsProvider(ctx context.Context, opts Options) (awssdk.CredentialsP
 	case CredentialsStatic:
 		c := opts.Credentials
 		return awssdk.NewCredentialsCache(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)), nil
-	case CredentialsAnonymous:
-		return awssdk.AnonymousCredentials{}, nil
+	case CredentialsNone:
+		return credentials.NewStaticCredentialsProvider(EmulatorAccessKeyID, EmulatorSecretAccessKey, ""), nil
 	default:
 		// Only the credential chain is taken from the shared configuration;
 		// endpoint, retries and HTTP settings stay ours.

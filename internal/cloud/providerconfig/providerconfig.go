@@ -189,7 +189,7 @@ func (c Config) AWS() (aws.Options, error) {
 	case cloudv1alpha1.CredentialsInjectedIdentity:
 		o.Credentials = aws.Credentials{Source: aws.CredentialsDefaultChain}
 	case cloudv1alpha1.CredentialsNone:
-		o.Credentials = aws.Credentials{Source: aws.CredentialsAnonymous}
+		o.Credentials = aws.Credentials{Source: aws.CredentialsNone}
 	default:
 		return aws.Options{}, fmt.Errorf("%w: unknown credentials source %q in %s", ErrCredentials, c.source, c)
 	}

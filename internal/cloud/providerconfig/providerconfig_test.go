@@ -74,7 +74,7 @@ func TestClientsConnectThroughResolvedConfigs(t *testing.T) {
 				SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: "tc-bad"}}),
 	)
 
-	// No reference: the default ClusterProviderConfig, unsigned, at the emulator.
+	// No reference: the default ClusterProviderConfig (credentials None: the emulator's well-known key pair), at the emulator.
 	cfg, err := Resolve(ctx, env.Client, nil, "team-a", "cluster-x")
 	if err != nil {
 		t.Fatalf("resolving the default config: %v", err)

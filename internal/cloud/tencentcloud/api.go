@@ -51,63 +51,76 @@ var (
 )
 
 // Instrumented wrappers record every call (after the SDK's retries) in the
-// cloud API metrics, whichever way the API is used.
+// cloud API metrics, whichever way the API is used, and keep calls away
+// from the cloud while the account's credentials are rejected (the gate;
+// nil: no gate).
 
-type instrumentedVPC struct{ api VPCAPI }
+type instrumentedVPC struct {
+	api  VPCAPI
+	gate *cloud.CredentialGate
+}
 
-func observe[T any](action string, start time.Time, resp T, err error) (T, error) {
+// call runs one SDK call through the credential gate and the metrics.
+func call[T any](gate *cloud.CredentialGate, action string, do func() (T, error)) (T, error) {
+	start := time.Now()
+	probe := false
+	if gate != nil {
+		var err error
+		if probe, err = gate.Admit(); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
+	resp, err := do()
+	if gate != nil {
+		var rejected error
+		if IsCredentialsRejected(err) {
+			rejected = err
+		}
+		gate.Done(probe, rejected)
+	}
 	cloud.ObserveCall(cloud.ProviderTencentCloud, action, resultCode(err), time.Since(start))
 	return resp, err
 }
 
 func (v instrumentedVPC) AllocateAddressesWithContext(ctx context.Context, r *vpc.AllocateAddressesRequest) (*vpc.AllocateAddressesResponse, error) {
-	start := time.Now()
-	resp, err := v.api.AllocateAddressesWithContext(ctx, r)
-	return observe("AllocateAddresses", start, resp, err)
+	return call(v.gate, "AllocateAddresses", func() (*vpc.AllocateAddressesResponse, error) { return v.api.AllocateAddressesWithContext(ctx, r) })
 }
 
 func (v instrumentedVPC) AssociateAddressWithContext(ctx context.Context, r *vpc.AssociateAddressRequest) (*vpc.AssociateAddressResponse, error) {
-	start := time.Now()
-	resp, err := v.api.AssociateAddressWithContext(ctx, r)
-	return observe("AssociateAddress", start, resp, err)
+	return call(v.gate, "AssociateAddress", func() (*vpc.AssociateAddressResponse, error) { return v.api.AssociateAddressWithContext(ctx, r) })
 }
 
 func (v instrumentedVPC) DisassociateAddressWithContext(ctx context.Context, r *vpc.DisassociateAddressRequest) (*vpc.DisassociateAddressResponse, error) {
-	start := time.Now()
-	resp, err := v.api.DisassociateAddressWithContext(ctx, r)
-	return observe("DisassociateAddress", start, resp, err)
+	return call(v.gate, "DisassociateAddress", func() (*vpc.DisassociateAddressResponse, error) { return v.api.DisassociateAddressWithContext(ctx, r) })
 }
 
 func (v instrumentedVPC) ReleaseAddressesWithContext(ctx context.Context, r *vpc.ReleaseAddressesRequest) (*vpc.ReleaseAddressesResponse, error) {
-	start := time.Now()
-	resp, err := v.api.ReleaseAddressesWithContext(ctx, r)
-	return observe("ReleaseAddresses", start, resp, err)
+	return call(v.gate, "ReleaseAddresses", func() (*vpc.ReleaseAddressesResponse, error) { return v.api.ReleaseAddressesWithContext(ctx, r) })
 }
 
 func (v instrumentedVPC) DescribeAddressesWithContext(ctx context.Context, r *vpc.DescribeAddressesRequest) (*vpc.DescribeAddressesResponse, error) {
-	start := time.Now()
-	resp, err := v.api.DescribeAddressesWithContext(ctx, r)
-	return observe("DescribeAddresses", start, resp, err)
+	return call(v.gate, "DescribeAddresses", func() (*vpc.DescribeAddressesResponse, error) { return v.api.DescribeAddressesWithContext(ctx, r) })
 }
 
 func (v instrumentedVPC) DescribeTaskResultWithContext(ctx context.Context, r *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error) {
-	start := time.Now()
-	resp, err := v.api.DescribeTaskResultWithContext(ctx, r)
-	return observe("DescribeTaskResult", start, resp, err)
+	return call(v.gate, "DescribeTaskResult", func() (*vpc.DescribeTaskResultResponse, error) { return v.api.DescribeTaskResultWithContext(ctx, r) })
 }
 
-type instrumentedTag struct{ api TagAPI }
+type instrumentedTag struct {
+	api  TagAPI
+	gate *cloud.CredentialGate
+}
 
 func (t instrumentedTag) DescribeResourcesByTags(r *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error) {
-	start := time.Now()
-	resp, err := t.api.DescribeResourcesByTags(r)
-	return observe("DescribeResourcesByTags", start, resp, err)
+	return call(t.gate, "DescribeResourcesByTags", func() (*tag.DescribeResourcesByTagsResponse, error) { return t.api.DescribeResourcesByTags(r) })
 }
 
-type instrumentedCVM struct{ api CVMAPI }
+type instrumentedCVM struct {
+	api  CVMAPI
+	gate *cloud.CredentialGate
+}
 
 func (c instrumentedCVM) DescribeInstancesWithContext(ctx context.Context, r *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error) {
-	start := time.Now()
-	resp, err := c.api.DescribeInstancesWithContext(ctx, r)
-	return observe("DescribeInstances", start, resp, err)
+	return call(c.gate, "DescribeInstances", func() (*cvm.DescribeInstancesResponse, error) { return c.api.DescribeInstancesWithContext(ctx, r) })
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 // pageSize is the largest Limit DescribeAddresses and DescribeInstances
@@ -26,6 +28,7 @@ type Client struct {
 	tag          TagAPI
 	cvm          CVMAPI
 	pollInterval time.Duration
+	gate         *cloud.CredentialGate
 }
 
 // New builds a Client on configured SDK clients (see NewAPIs).
@@ -43,7 +46,17 @@ func New(opts Options) (*Client, error) {
 
 // NewWithAPIs wraps any implementations, typically fakes in tests.
 func NewWithAPIs(apis APIs) *Client {
-	return &Client{vpc: apis.VPC, tag: apis.Tag, cvm: apis.CVM, pollInterval: time.Second}
+	return &Client{vpc: apis.VPC, tag: apis.Tag, cvm: apis.CVM, pollInterval: time.Second, gate: apis.Gate}
+}
+
+// CredentialsRejected returns Tencent Cloud's last refusal of this client's
+// credentials and when the next call may go out; nil while they are not
+// known to be rejected.
+func (c *Client) CredentialsRejected() *cloud.CredentialsRejectedError {
+	if c.gate == nil {
+		return nil
+	}
+	return c.gate.Rejected()
 }
 
 // AllocateAddress allocates one address with req's type, bandwidth and

@@ -121,6 +121,15 @@ func IsAuthError(err error) bool {
 	return c == "AuthFailure" || strings.HasPrefix(c, "AuthFailure.") || c == CodeUnauthorizedOperation
 }
 
+// IsCredentialsRejected: Tencent Cloud refused the credentials themselves
+// (AuthFailure.*: unknown SecretId, bad signature, expired signature or
+// token), so every call of the account fails alike; UnauthorizedOperation
+// (CAM denying one action) is not included.
+func IsCredentialsRejected(err error) bool {
+	c := ErrorCode(err)
+	return c == "AuthFailure" || strings.HasPrefix(c, "AuthFailure.")
+}
+
 // IsInvalidParameter: the request itself is wrong.
 func IsInvalidParameter(err error) bool {
 	return codeIs(err, "InvalidParameter", "InvalidParameterValue", "MissingParameter", "UnknownParameter", "InvalidParameterConflict")

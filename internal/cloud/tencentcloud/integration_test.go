@@ -461,3 +461,53 @@ func TestNewValidatesOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestRevokedKeyCostsOneCallPerWindow: once Tencent Cloud rejects the
+// account's key, none of the three services' clients calls until the
+// backoff window has passed, then one probe; a working key reopens them.
+func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
+	ctx := context.Background()
+	const id, key = "AKIDrevoked", "revoked-key"
+	emu := start(t, cloudsim.Options{Seed: 14, Settings: core.Settings{TencentCredentials: map[string]string{id: key}}})
+	now := time.Unix(1_800_000_000, 0)
+	opts := testOptions(emu.URL())
+	opts.Credentials = tc.Credentials{Source: tc.CredentialsStatic, SecretID: id, SecretKey: key}
+	opts.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Minute, Max: time.Hour}
+	opts.Clock = func() time.Time { return now }
+	c := newClient(t, opts)
+	calls := func() int64 {
+		var n int64
+		for _, v := range emu.World().Stats() {
+			n += v
+		}
+		return n
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) { delete(s.TencentCredentials, id) }); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		_, err := c.DescribeAddresses(ctx, tc.AddressQuery{})
+		if !tc.IsCredentialsRejected(err) {
+			t.Fatalf("DescribeAddresses: %v, want the rejection", err)
+		}
+		if _, err := c.DescribeInstances(ctx, nodeInstance); !tc.IsCredentialsRejected(err) {
+			t.Fatalf("DescribeInstances: %v, want the rejection (one gate per account)", err)
+		}
+	}
+	if n := calls(); n != 1 {
+		t.Fatalf("the emulator saw %d calls, want 1", n)
+	}
+	if err := emu.World().UpdateSettings(func(s *core.Settings) { s.TencentCredentials[id] = key }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DescribeAddresses(ctx, tc.AddressQuery{}); err == nil {
+		t.Fatal("a call went out inside the window")
+	}
+	now = now.Add(time.Minute)
+	if _, err := c.DescribeAddresses(ctx, tc.AddressQuery{}); err != nil {
+		t.Fatalf("the probe after the key came back: %v", err)
+	}
+	if n := calls(); n != 2 {
+		t.Fatalf("the emulator saw %d calls, want 2", n)
+	}
+}

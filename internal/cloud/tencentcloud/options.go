@@ -138,6 +138,13 @@ type Options struct {
 	TaskPollInterval time.Duration
 	// Language of error messages: en-US (default) or zh-CN.
 	Language string
+	// CredentialBackoff bounds the calls of an account whose credentials
+	// Tencent Cloud rejects (see cloud.CredentialGate).
+	CredentialBackoff cloud.CredentialBackoff
+	// Clock is the credential gate's clock (default time.Now), for tests.
+	Clock func() time.Time
+	// Gate is the account's credential gate; nil: a new one.
+	Gate *cloud.CredentialGate
 }
 
 func (o *Options) defaults() {
@@ -273,6 +280,8 @@ type APIs struct {
 	VPC VPCAPI
 	Tag TagAPI
 	CVM CVMAPI
+	// Gate is the credential gate the three share (nil for fakes).
+	Gate *cloud.CredentialGate
 }
 
 // NewAPIs builds the vpc, tag and cvm SDK clients edgeplane uses, sharing
@@ -307,7 +316,12 @@ func NewAPIs(opts Options) (*APIs, error) {
 		return nil, fmt.Errorf("creating the CVM client: %w", err)
 	}
 	c.WithHttpTransport(transport)
-	return &APIs{VPC: instrumentedVPC{v}, Tag: instrumentedTag{t}, CVM: instrumentedCVM{c}}, nil
+	// One gate for the three services: they share the account.
+	gate := opts.Gate
+	if gate == nil {
+		gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
+	}
+	return &APIs{VPC: instrumentedVPC{api: v, gate: gate}, Tag: instrumentedTag{api: t, gate: gate}, CVM: instrumentedCVM{api: c, gate: gate}, Gate: gate}, nil
 }
 
 // rateLimitedTransport takes a token from the action's bucket (the

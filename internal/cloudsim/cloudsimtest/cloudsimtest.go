@@ -2,12 +2,21 @@
 package cloudsimtest
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 )
 
 // Emulator is a running emulator: the Server (for World() access) and its
@@ -34,4 +43,24 @@ func Start(t testing.TB, opts cloudsim.Options) *Emulator {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &Emulator{Server: s, HTTP: srv}
+}
+
+// SignEC2 signs an EC2 Query request with SigV4 as the AWS SDK does (the
+// SDK's own signer, so the emulator's verifier is checked against an
+// implementation it does not share), for tests that talk to the emulator
+// without an EC2 client. The zero time means now.
+func SignEC2(r *http.Request, body []byte, accessKeyID, secretAccessKey string, at time.Time) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}
+	// SignHTTP only fails on a request it cannot read; these are built
+	// by the tests themselves.
+	_ = v4.NewSigner().SignHTTP(context.Background(), creds, r, hex.EncodeToString(sum[:]), "ec2", "us-east-1", at)
+}
+
+// SignEC2Default signs with the emulator's well-known key pair, now.
+func SignEC2Default(r *http.Request, body []byte) {
+	SignEC2(r, body, core.DefaultEC2AccessKeyID, core.DefaultEC2SecretAccessKey, time.Time{})
 }

@@ -118,32 +118,123 @@ func TestEC2AddressStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := w.EC2DescribeAddresses(nil, nil, []Filter{{Name: "instance-id", Values: []string{"i-0123456789abcdef0"}}})
+	got, _ := w.EC2DescribeAddresses("", nil, nil, []Filter{{Name: "instance-id", Values: []string{"i-0123456789abcdef0"}}})
 	if len(got) != 1 || got[0].AllocationID != b.AllocationID || got[0].AssociationID != viaInstance || got[0].PrivateIPAddress != "10.0.0.1" {
 		t.Fatalf("after displacement: %+v", got)
 	}
-	if err := w.EC2ReleaseAddress(b.AllocationID, ""); code(err) != EC2InvalidIPAddressInUse {
+	if err := w.EC2ReleaseAddress("", b.AllocationID, ""); code(err) != EC2InvalidIPAddressInUse {
 		t.Fatalf("release associated: %v", err)
 	}
-	if err := w.EC2DisassociateAddress(viaInstance, ""); err != nil {
+	if err := w.EC2DisassociateAddress("", viaInstance, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.EC2DisassociateAddress(viaInstance, ""); err != nil {
+	if err := w.EC2DisassociateAddress("", viaInstance, ""); err != nil {
 		t.Fatalf("disassociation is idempotent: %v", err)
 	}
-	if err := w.EC2DisassociateAddress("eipassoc-00000000000000000", ""); code(err) != EC2InvalidAssociationIDNotFound {
+	if err := w.EC2DisassociateAddress("", "eipassoc-00000000000000000", ""); code(err) != EC2InvalidAssociationIDNotFound {
 		t.Fatalf("unknown association: %v", err)
 	}
 	for _, id := range []string{a.AllocationID, b.AllocationID} {
-		if err := w.EC2ReleaseAddress(id, ""); err != nil {
+		if err := w.EC2ReleaseAddress("", id, ""); err != nil {
 			t.Fatalf("release %s: %v", id, err)
 		}
 	}
-	if err := w.EC2ReleaseAddress(a.AllocationID, ""); code(err) != EC2InvalidAddressIDNotFound {
+	if err := w.EC2ReleaseAddress("", a.AllocationID, ""); code(err) != EC2InvalidAllocationIDNotFound {
 		t.Fatalf("second release: %v", err)
 	}
 	if n := len(w.Snapshot().EC2.Addresses); n != 0 {
 		t.Fatalf("%d addresses leaked", n)
+	}
+}
+
+// TestEC2NoReassociationOntoTakenTarget: with AllowReassociation=false a
+// private IP (by ENI or by instance) that already carries another address
+// fails with Resource.AlreadyAssociated and keeps its address; without the
+// parameter the address moves, as EC2's automatic reassociation does.
+func TestEC2NoReassociationOntoTakenTarget(t *testing.T) {
+	f := &Fixtures{EC2: EC2Fixtures{Instances: []EC2InstanceFixture{{
+		InstanceID: "i-0123456789abcdef0", VpcID: "vpc-1",
+		NetworkInterfaces: []EC2ENIFixture{{NetworkInterfaceID: "eni-0123456789abcdef0", PrivateIPAddresses: []string{"10.0.0.1", "10.0.0.2"}}},
+	}}}}
+	w, _ := newWorld(t, Settings{}, f)
+	eni := "eni-0123456789abcdef0"
+	foreign, _ := w.EC2AllocateAddress(EC2AllocateInput{})
+	mine, _ := w.EC2AllocateAddress(EC2AllocateInput{})
+	held, err := w.EC2AssociateAddress(EC2AssociateInput{AllocationID: foreign.AllocationID, NetworkInterfaceID: eni, PrivateIPAddress: "10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	for name, in := range map[string]EC2AssociateInput{
+		"network interface": {AllocationID: mine.AllocationID, NetworkInterfaceID: eni, PrivateIPAddress: "10.0.0.1", AllowReassociation: &no},
+		"instance":          {AllocationID: mine.AllocationID, InstanceID: "i-0123456789abcdef0", AllowReassociation: &no},
+	} {
+		if _, err := w.EC2AssociateAddress(in); code(err) != EC2ResourceAlreadyAssociated {
+			t.Fatalf("%s: %v, want Resource.AlreadyAssociated", name, err)
+		}
+	}
+	got, _ := w.EC2DescribeAddresses("", []string{foreign.AllocationID}, nil, nil)
+	if len(got) != 1 || got[0].AssociationID != held {
+		t.Fatalf("the foreign address lost its association: %+v", got)
+	}
+	if _, err := w.EC2AssociateAddress(EC2AssociateInput{AllocationID: mine.AllocationID, NetworkInterfaceID: eni, PrivateIPAddress: "10.0.0.1"}); err != nil {
+		t.Fatalf("automatic reassociation: %v", err)
+	}
+	got, _ = w.EC2DescribeAddresses("", []string{foreign.AllocationID}, nil, nil)
+	if len(got) != 1 || got[0].AssociationID != "" {
+		t.Fatalf("automatic reassociation left the foreign address associated: %+v", got)
+	}
+}
+
+// TestEC2Accounts: an address belongs to the account that allocated it.
+// Another account does not see it, cannot tag or associate it, and
+// releasing it (by allocation ID, or by public IP after the owner's release
+// gave the IP to someone else) is AuthFailure; quotas are per account.
+func TestEC2Accounts(t *testing.T) {
+	w, _ := newWorld(t, Settings{EC2AddressQuota: 1, EC2PublicIPv4Pools: map[string]string{"amazon": "192.0.2.0/30"}}, &Fixtures{EC2: EC2Fixtures{Instances: []EC2InstanceFixture{{
+		InstanceID: "i-0123456789abcdef0", VpcID: "vpc-1",
+		NetworkInterfaces: []EC2ENIFixture{{NetworkInterfaceID: "eni-0123456789abcdef0", PrivateIPAddresses: []string{"10.0.0.1"}}},
+	}}}})
+	const alice, bob = "111111111111", "222222222222"
+	a, err := w.EC2AllocateAddress(EC2AllocateInput{Account: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.EC2AllocateAddress(EC2AllocateInput{Account: alice}); code(err) != EC2AddressLimitExceeded {
+		t.Fatalf("alice's second address: %v, want AddressLimitExceeded", err)
+	}
+	if got, _ := w.EC2DescribeAddresses(bob, nil, nil, nil); len(got) != 0 {
+		t.Fatalf("bob sees %+v", got)
+	}
+	if _, err := w.EC2DescribeAddresses(bob, []string{a.AllocationID}, nil, nil); code(err) != EC2InvalidAllocationIDNotFound {
+		t.Fatalf("bob describes alice's address: %v", err)
+	}
+	if err := w.EC2CreateTags(bob, []string{a.AllocationID}, []Tag{{"k", "v"}}); code(err) != EC2InvalidAllocationIDNotFound {
+		t.Fatalf("bob tags alice's address: %v", err)
+	}
+	if _, err := w.EC2AssociateAddress(EC2AssociateInput{Account: bob, AllocationID: a.AllocationID, NetworkInterfaceID: "eni-0123456789abcdef0"}); code(err) != EC2AuthFailure {
+		t.Fatalf("bob associates alice's address: %v, want AuthFailure", err)
+	}
+	if err := w.EC2ReleaseAddress(bob, a.AllocationID, ""); code(err) != EC2AuthFailure {
+		t.Fatalf("bob releases alice's address: %v, want AuthFailure", err)
+	}
+	// Alice releases; bob is given the same public IP; alice's stale
+	// release by public IP now hits bob's address.
+	if err := w.EC2ReleaseAddress(alice, a.AllocationID, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.EC2AllocateAddress(EC2AllocateInput{Account: bob, Address: a.PublicIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EC2ReleaseAddress(alice, "", a.PublicIP); code(err) != EC2AuthFailure {
+		t.Fatalf("alice releases the IP now allocated to bob: %v, want AuthFailure", err)
+	}
+	if err := w.EC2ReleaseAddress(alice, a.AllocationID, ""); code(err) != EC2InvalidAllocationIDNotFound {
+		t.Fatalf("alice releases her released allocation again: %v, want InvalidAllocationID.NotFound", err)
+	}
+	if got, _ := w.EC2DescribeAddresses(bob, nil, nil, nil); len(got) != 1 || got[0].AllocationID != b.AllocationID {
+		t.Fatalf("bob's address after alice's attempts: %+v", got)
 	}
 }
 
@@ -174,7 +265,7 @@ func TestEC2DescribeFiltersAndTags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := w.EC2DescribeAddresses(nil, nil, tc.filters)
+			got, err := w.EC2DescribeAddresses("", nil, nil, tc.filters)
 			if code(err) != tc.code {
 				t.Fatalf("err = %v, want %q", err, tc.code)
 			}
@@ -183,37 +274,37 @@ func TestEC2DescribeFiltersAndTags(t *testing.T) {
 			}
 		})
 	}
-	if _, err := w.EC2DescribeAddresses([]string{b.AllocationID}, nil, nil); code(err) != EC2InvalidAllocationIDNotFound {
+	if _, err := w.EC2DescribeAddresses("", []string{b.AllocationID}, nil, nil); code(err) != EC2InvalidAllocationIDNotFound {
 		t.Fatalf("describing an address inside its visibility window by ID: %v, want NotFound", err)
 	}
 	clock.Advance(time.Minute)
-	if got, err := w.EC2DescribeAddresses([]string{b.AllocationID}, nil, nil); err != nil || len(got) != 1 {
+	if got, err := w.EC2DescribeAddresses("", []string{b.AllocationID}, nil, nil); err != nil || len(got) != 1 {
 		t.Fatalf("after the window: %v, %v", got, err)
 	}
 
-	if err := w.EC2CreateTags([]string{a.AllocationID}, []Tag{{"aws:reserved", "x"}}); code(err) != EC2InvalidParameterValue {
+	if err := w.EC2CreateTags("", []string{a.AllocationID}, []Tag{{"aws:reserved", "x"}}); code(err) != EC2InvalidParameterValue {
 		t.Fatalf("aws: prefix: %v", err)
 	}
-	if err := w.EC2CreateTags([]string{a.AllocationID, "eipalloc-00000000000000000"}, []Tag{{"new", "1"}}); code(err) != EC2InvalidAllocationIDNotFound {
+	if err := w.EC2CreateTags("", []string{a.AllocationID, "eipalloc-00000000000000000"}, []Tag{{"new", "1"}}); code(err) != EC2InvalidAllocationIDNotFound {
 		t.Fatalf("CreateTags with one unknown ID: %v", err)
 	}
-	if got, _ := w.EC2DescribeAddresses(nil, nil, []Filter{{Name: "tag-key", Values: []string{"new"}}}); len(got) != 0 {
+	if got, _ := w.EC2DescribeAddresses("", nil, nil, []Filter{{Name: "tag-key", Values: []string{"new"}}}); len(got) != 0 {
 		t.Fatal("CreateTags is all or nothing, but a tag was added")
 	}
-	if err := w.EC2CreateTags([]string{"sg-123"}, []Tag{{"k", "v"}}); code(err) != EC2InvalidID {
+	if err := w.EC2CreateTags("", []string{"sg-123"}, []Tag{{"k", "v"}}); code(err) != EC2InvalidID {
 		t.Fatalf("untaggable ID: %v", err)
 	}
 	other := "pod-z"
-	if err := w.EC2DeleteTags([]string{a.AllocationID}, []EC2DeleteTag{{Key: "owner", Value: &other}}); err != nil {
+	if err := w.EC2DeleteTags("", []string{a.AllocationID}, []EC2DeleteTag{{Key: "owner", Value: &other}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := w.EC2DescribeAddresses(nil, nil, []Filter{{Name: "tag:owner", Values: []string{"pod-a"}}}); len(got) != 1 {
+	if got, _ := w.EC2DescribeAddresses("", nil, nil, []Filter{{Name: "tag:owner", Values: []string{"pod-a"}}}); len(got) != 1 {
 		t.Fatal("DeleteTags with a non-matching value removed the tag")
 	}
-	if err := w.EC2DeleteTags([]string{a.AllocationID}, []EC2DeleteTag{{Key: "owner"}}); err != nil {
+	if err := w.EC2DeleteTags("", []string{a.AllocationID}, []EC2DeleteTag{{Key: "owner"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := w.EC2DescribeAddresses(nil, nil, []Filter{{Name: "tag-key", Values: []string{"owner"}}}); len(got) != 1 || got[0].AllocationID != b.AllocationID {
+	if got, _ := w.EC2DescribeAddresses("", nil, nil, []Filter{{Name: "tag-key", Values: []string{"owner"}}}); len(got) != 1 || got[0].AllocationID != b.AllocationID {
 		t.Fatalf("after DeleteTags: %+v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"maps"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -36,7 +37,9 @@ type ec2Address struct {
 	Tags               map[string]string
 	CreatedAt          time.Time
 	VisibleAt          time.Time
-	seq                int64
+	// Account allocated the address; only it can see and change it.
+	Account string
+	seq     int64
 }
 
 type ec2ENI struct {
@@ -102,6 +105,7 @@ func (st *ec2State) syncPools(s *Settings) error {
 // EC2Address is the public view of an Elastic IP.
 type EC2Address struct {
 	AllocationID            string     `json:"allocationId"`
+	AccountID               string     `json:"accountId"`
 	PublicIP                string     `json:"publicIp"`
 	Domain                  string     `json:"domain"`
 	PublicIPv4Pool          string     `json:"publicIpv4Pool"`
@@ -164,6 +168,7 @@ type EC2Instance struct {
 func (w *World) ec2AddressView(a *ec2Address, now time.Time) EC2Address {
 	v := EC2Address{
 		AllocationID:       a.AllocationID,
+		AccountID:          a.Account,
 		PublicIP:           a.PublicIP.String(),
 		Domain:             a.Domain,
 		PublicIPv4Pool:     a.Pool,
@@ -234,7 +239,10 @@ type EC2AllocateInput struct {
 	Address            string
 	NetworkBorderGroup string
 	// Region is the signing region, used as the default network border group.
-	Region   string
+	Region string
+	// Account is the caller's account (from its access key); empty means
+	// Settings.EC2AccountID.
+	Account  string
 	TagSpecs []EC2TagSpec
 	// VisibilityDelay hides the new address from DescribeAddresses for a
 	// while (eventual consistency); set from the fault decision.
@@ -295,7 +303,8 @@ func (w *World) EC2AllocateAddress(in EC2AllocateInput) (EC2Address, *APIError) 
 	if !ok {
 		return EC2Address{}, badRequest(EC2InvalidPublicIpv4PoolNotFound, "The public IPv4 pool ID '%s' does not exist", poolName)
 	}
-	if len(w.ec2.addresses) >= w.settings.EC2AddressQuota {
+	account := w.account(in.Account)
+	if w.ec2.countOwned(account) >= w.settings.EC2AddressQuota {
 		return EC2Address{}, badRequest(EC2AddressLimitExceeded, "The maximum number of addresses has been reached.")
 	}
 	var ip netip.Addr
@@ -325,6 +334,7 @@ func (w *World) EC2AllocateAddress(in EC2AllocateInput) (EC2Address, *APIError) 
 		Tags:               tags,
 		CreatedAt:          now,
 		VisibleAt:          now.Add(in.VisibilityDelay),
+		Account:            account,
 		seq:                w.ec2.seq,
 	}
 	w.ec2.addresses[a.AllocationID] = a
@@ -341,6 +351,29 @@ type EC2AssociateInput struct {
 	// AllowReassociation is nil when the parameter was not sent: in a
 	// VPC-only account reassociation is then automatic.
 	AllowReassociation *bool
+	// Account is the caller's account; empty means Settings.EC2AccountID.
+	Account string
+}
+
+// account is the caller's account, the world's own when none is given.
+func (w *World) account(a string) string { return cmp.Or(a, w.settings.EC2AccountID) }
+
+func (st *ec2State) countOwned(account string) int {
+	n := 0
+	for _, a := range st.addresses {
+		if a.Account == account {
+			n++
+		}
+	}
+	return n
+}
+
+// notYours is EC2's answer to a change of another account's Elastic IP:
+// "AuthFailure … for example, trying to associate an Elastic IP address
+// that is not yours" (EC2 API reference, Error codes, common client
+// errors: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html).
+func notYours(a *ec2Address) *APIError {
+	return Errf(http.StatusUnauthorized, EC2AuthFailure, "You do not have permission to access the specified resource %s.", a.AllocationID)
 }
 
 // EC2AssociateAddress associates an Elastic IP with a private IP of an ENI.
@@ -350,6 +383,9 @@ func (w *World) EC2AssociateAddress(in EC2AssociateInput) (string, *APIError) {
 	a, err := w.ec2.findAddress(in.AllocationID, in.PublicIP)
 	if err != nil {
 		return "", err
+	}
+	if a.Account != w.account(in.Account) {
+		return "", notYours(a)
 	}
 	if in.InstanceID != "" && in.NetworkInterfaceID != "" {
 		return "", badRequest(EC2InvalidParameterCombination, "Only one of instanceId or networkInterfaceId may be specified")
@@ -388,18 +424,31 @@ func (w *World) EC2AssociateAddress(in EC2AssociateInput) (string, *APIError) {
 	if !eni.holds(privateIP) {
 		return "", badRequest(EC2InvalidParameterValue, "The private IP address %s is not assigned to network interface %s", privateIP, eni.ID)
 	}
-	if a.AssociationID != "" {
-		if a.ENIID == eni.ID && a.PrivateIP == privateIP {
-			// Idempotent: associating again with the same target succeeds.
-			return a.AssociationID, nil
-		}
-		if in.AllowReassociation != nil && !*in.AllowReassociation {
-			return "", badRequest(EC2ResourceAlreadyAssociated, "resource %s is already associated with associate-id %s", a.AllocationID, a.AssociationID)
-		}
+	if a.AssociationID != "" && a.ENIID == eni.ID && a.PrivateIP == privateIP {
+		// Idempotent: associating again with the same target succeeds.
+		return a.AssociationID, nil
 	}
-	// A private IP carries at most one Elastic IP: the previous one is
-	// disassociated, as EC2 does when remapping.
-	if prev := w.ec2.addressAt(eni.ID, privateIP); prev != nil && prev != a {
+	// AllowReassociation: "Reassociation is automatic, but you can specify
+	// false to ensure the operation fails if the Elastic IP address is
+	// already associated with another resource" (EC2 API reference,
+	// AssociateAddress); the failure is Resource.AlreadyAssociated, "the
+	// specified resource is already in use" (Error codes page). It holds on
+	// both ends: this address bound elsewhere, or the target private IP
+	// (of the ENI or instance) already carrying another address, which EC2
+	// names in the message ("resource i-… is already associated with
+	// associate-id eipassoc-…").
+	noReassoc := in.AllowReassociation != nil && !*in.AllowReassociation
+	if noReassoc && a.AssociationID != "" {
+		return "", badRequest(EC2ResourceAlreadyAssociated, "resource %s is already associated with associate-id %s", a.AllocationID, a.AssociationID)
+	}
+	prev := w.ec2.addressAt(eni.ID, privateIP)
+	if prev != nil && prev != a && noReassoc {
+		target := cmp.Or(in.InstanceID, eni.ID)
+		return "", badRequest(EC2ResourceAlreadyAssociated, "resource %s is already associated with associate-id %s", target, prev.AssociationID)
+	}
+	// A private IP carries at most one Elastic IP: with reassociation
+	// allowed the previous one is disassociated, as EC2 does when remapping.
+	if prev != nil && prev != a {
 		prev.AssociationID, prev.ENIID, prev.PrivateIP = "", "", ""
 	}
 	a.AssociationID = w.ec2ID("eipassoc")
@@ -447,7 +496,8 @@ func (st *ec2State) findAddress(allocationID, publicIP string) (*ec2Address, *AP
 
 // EC2DisassociateAddress removes an association. Repeating it for an
 // association that no longer exists succeeds (the API is idempotent).
-func (w *World) EC2DisassociateAddress(associationID, publicIP string) *APIError {
+// account is the caller's (empty: Settings.EC2AccountID).
+func (w *World) EC2DisassociateAddress(account, associationID, publicIP string) *APIError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if associationID == "" && publicIP == "" {
@@ -456,6 +506,9 @@ func (w *World) EC2DisassociateAddress(associationID, publicIP string) *APIError
 	for _, a := range w.ec2.addresses {
 		if (associationID != "" && a.AssociationID == associationID) ||
 			(associationID == "" && a.PublicIP.String() == publicIP) {
+			if a.Account != w.account(account) {
+				return notYours(a)
+			}
 			a.AssociationID, a.ENIID, a.PrivateIP = "", "", ""
 			return nil
 		}
@@ -469,22 +522,25 @@ func (w *World) EC2DisassociateAddress(associationID, publicIP string) *APIError
 	return nil
 }
 
-// EC2ReleaseAddress releases an unassociated Elastic IP.
-func (w *World) EC2ReleaseAddress(allocationID, publicIP string) *APIError {
+// EC2ReleaseAddress releases an unassociated Elastic IP of the caller's
+// account (empty: Settings.EC2AccountID).
+func (w *World) EC2ReleaseAddress(account, allocationID, publicIP string) *APIError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var a *ec2Address
-	switch {
-	case allocationID != "":
-		a = w.ec2.addresses[allocationID]
-		if a == nil {
-			return badRequest(EC2InvalidAddressIDNotFound, "The allocation ID '%s' does not exist", allocationID)
-		}
-	default:
-		var err *APIError
-		if a, err = w.ec2.findAddress("", publicIP); err != nil {
-			return err
-		}
+	// An unknown allocation ID is InvalidAllocationID.NotFound, what EC2
+	// answers to ReleaseAddress (the errors page lists the code for
+	// AllocationId look-ups; InvalidAddressID.NotFound is not what the API
+	// returns for an eipalloc- ID).
+	a, err := w.ec2.findAddress(allocationID, publicIP)
+	if err != nil {
+		return err
+	}
+	// "If you attempt to release an Elastic IP address that you already
+	// released, you'll get an AuthFailure error if the address is already
+	// allocated to another Amazon Web Services account" (EC2 API
+	// reference, ReleaseAddress).
+	if a.Account != w.account(account) {
+		return notYours(a)
 	}
 	if a.AssociationID != "" {
 		return badRequest(EC2InvalidIPAddressInUse, "Address %s is in use.", a.PublicIP)
@@ -538,16 +594,19 @@ func tagFilter(name string, tags map[string]string, values []string) (matched, i
 // EC2DescribeAddresses lists addresses. Explicit IDs that do not exist (or
 // are still inside their eventual-consistency window) fail with NotFound, as
 // on EC2; filters never fail for lack of matches.
-func (w *World) EC2DescribeAddresses(allocationIDs, publicIPs []string, filters []Filter) ([]EC2Address, *APIError) {
+// Only the caller's account's addresses exist for it (account empty:
+// Settings.EC2AccountID).
+func (w *World) EC2DescribeAddresses(account string, allocationIDs, publicIPs []string, filters []Filter) ([]EC2Address, *APIError) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
+	account = w.account(account)
 	for _, f := range filters {
 		if _, ok := ec2AddressFilters[f.Name]; !ok && !strings.HasPrefix(f.Name, "tag:") {
 			return nil, badRequest(EC2InvalidParameterValue, "The filter '%s' is invalid", f.Name)
 		}
 	}
-	visible := func(a *ec2Address) bool { return !a.VisibleAt.After(now) }
+	visible := func(a *ec2Address) bool { return a.Account == account && !a.VisibleAt.After(now) }
 	for _, id := range allocationIDs {
 		if a := w.ec2.addresses[id]; a == nil || !visible(a) {
 			return nil, badRequest(EC2InvalidAllocationIDNotFound, "The allocation ID '%s' does not exist", id)
@@ -736,12 +795,13 @@ type EC2DeleteTag struct {
 	Value *string
 }
 
-// ec2Taggable resolves a resource ID to its tag map.
-func (w *World) ec2Taggable(id string) (map[string]string, func(map[string]string), *APIError) {
+// ec2Taggable resolves a resource ID to its tag map; another account's
+// address does not exist for the caller.
+func (w *World) ec2Taggable(account, id string) (map[string]string, func(map[string]string), *APIError) {
 	switch {
 	case strings.HasPrefix(id, "eipalloc-"):
 		a := w.ec2.addresses[id]
-		if a == nil {
+		if a == nil || a.Account != w.account(account) {
 			return nil, nil, badRequest(EC2InvalidAllocationIDNotFound, "The allocation ID '%s' does not exist", id)
 		}
 		return a.Tags, func(m map[string]string) { a.Tags = m }, nil
@@ -763,7 +823,7 @@ func (w *World) ec2Taggable(id string) (map[string]string, func(map[string]strin
 }
 
 // EC2CreateTags adds or overwrites tags on every resource, all or nothing.
-func (w *World) EC2CreateTags(resourceIDs []string, tags []Tag) *APIError {
+func (w *World) EC2CreateTags(account string, resourceIDs []string, tags []Tag) *APIError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(resourceIDs) == 0 {
@@ -781,7 +841,7 @@ func (w *World) EC2CreateTags(resourceIDs []string, tags []Tag) *APIError {
 	}
 	var targets []target
 	for _, id := range resourceIDs {
-		cur, set, err := w.ec2Taggable(id)
+		cur, set, err := w.ec2Taggable(account, id)
 		if err != nil {
 			return err
 		}
@@ -804,7 +864,7 @@ func (w *World) EC2CreateTags(resourceIDs []string, tags []Tag) *APIError {
 }
 
 // EC2DeleteTags removes tags; with no tags given, every tag is removed.
-func (w *World) EC2DeleteTags(resourceIDs []string, tags []EC2DeleteTag) *APIError {
+func (w *World) EC2DeleteTags(account string, resourceIDs []string, tags []EC2DeleteTag) *APIError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(resourceIDs) == 0 {
@@ -816,7 +876,7 @@ func (w *World) EC2DeleteTags(resourceIDs []string, tags []EC2DeleteTag) *APIErr
 	}
 	var targets []target
 	for _, id := range resourceIDs {
-		cur, set, err := w.ec2Taggable(id)
+		cur, set, err := w.ec2Taggable(account, id)
 		if err != nil {
 			return err
 		}

@@ -34,7 +34,6 @@ func badRequest(code, format string, args ...any) *APIError {
 const (
 	EC2AddressLimitExceeded          = "AddressLimitExceeded"
 	EC2InvalidAddressNotFound        = "InvalidAddress.NotFound"
-	EC2InvalidAddressIDNotFound      = "InvalidAddressID.NotFound"
 	EC2InvalidAllocationIDNotFound   = "InvalidAllocationID.NotFound"
 	EC2InvalidAssociationIDNotFound  = "InvalidAssociationID.NotFound"
 	EC2InvalidNetworkInterfaceIDNF   = "InvalidNetworkInterfaceID.NotFound"
@@ -56,6 +55,10 @@ const (
 	EC2InsufficientAddressCapacity   = "InsufficientAddressCapacity"
 	EC2InternalError                 = "InternalError"
 	EC2AuthFailure                   = "AuthFailure"
+	EC2SignatureDoesNotMatch         = "SignatureDoesNotMatch"
+	EC2RequestExpired                = "RequestExpired"
+	EC2MissingAuthenticationToken    = "MissingAuthenticationToken"
+	EC2IncompleteSignature           = "IncompleteSignature"
 	EC2UnauthorizedOperation         = "UnauthorizedOperation"
 )
 

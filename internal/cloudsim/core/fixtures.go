@@ -58,6 +58,10 @@ type EC2AddressFixture struct {
 	Tags               map[string]string `json:"tags,omitempty"`
 	NetworkInterfaceID string            `json:"networkInterfaceId,omitempty"`
 	PrivateIPAddress   string            `json:"privateIpAddress,omitempty"`
+	// AccountID owns the address (default Settings.EC2AccountID): an
+	// address of another account is one this cluster's keys cannot see
+	// or change.
+	AccountID string `json:"accountId,omitempty"`
 }
 
 // TencentFixtures seed the Tencent side.
@@ -204,6 +208,7 @@ func (w *World) applyFixturesLocked(f *Fixtures) (*FixtureResult, error) {
 			Tags:               cloneTags(fa.Tags),
 			CreatedAt:          now,
 			VisibleAt:          now,
+			Account:            w.account(fa.AccountID),
 			seq:                w.ec2.seq,
 		}
 		if fa.NetworkInterfaceID != "" {

@@ -12,13 +12,31 @@ const (
 	ProviderTencent = "tencent"
 )
 
-// Default test credentials accepted by the Tencent front-end. The Tencent SDK
-// always signs, so "no credentials" against the emulator means these keys
-// (internal/cloud/tencentcloud uses the same literals for CredentialsNone).
+// The well-known emulator key pairs, accepted by default. Both fronts check
+// signatures like the real clouds, so "no credentials" against the emulator
+// (credentials source None) means signing with these: internal/cloud/aws
+// and internal/cloud/tencentcloud use the same literals. They are not
+// secrets.
 const (
 	DefaultTencentSecretID  = "AKIDedgeplaneEmulator0000000000000"
 	DefaultTencentSecretKey = "edgeplaneEmulatorSecretKey0000000"
+
+	DefaultEC2AccessKeyID     = "AKIAEDGEPLANESIM0000"
+	DefaultEC2SecretAccessKey = "edgeplaneEmulatorSecretAccessKey00000000"
 )
+
+// EC2Credential is one access key the EC2 front accepts. Each key acts for
+// an account: addresses belong to the account that allocated them, and
+// another account can neither see nor change them.
+type EC2Credential struct {
+	// SecretAccessKey signs the requests. An entry without one (a PATCH
+	// of {"AKIA…": null} through the admin API) is removed: the key is
+	// revoked.
+	SecretAccessKey string `json:"secretAccessKey,omitempty"`
+	// AccountID defaults to Settings.EC2AccountID, the account the
+	// fixtures' instances and ENIs belong to.
+	AccountID string `json:"accountId,omitempty"`
+}
 
 // Settings are the emulator's tunables. Every field has a default, applied
 // by Normalize, so a zero Settings is valid.
@@ -53,7 +71,17 @@ type Settings struct {
 	// UnauthorizedOperation.AnycastEip. Nil means both real zones.
 	TencentAnycastZones []string `json:"tencentAnycastZones,omitempty"`
 	// TencentCredentials maps SecretId to SecretKey for TC3 signature checks.
+	// Nil means the well-known emulator pair only; an empty map accepts no
+	// key at all. An entry with an empty key is removed (revoked).
 	TencentCredentials map[string]string `json:"tencentCredentials,omitempty"`
+	// EC2Credentials maps access key IDs to their secret and account for
+	// SigV4 checks. Nil means the well-known emulator pair only; an empty
+	// map accepts no key at all.
+	EC2Credentials map[string]EC2Credential `json:"ec2Credentials,omitempty"`
+	// EC2SignatureMaxSkew is the accepted distance between a request's
+	// X-Amz-Date and the wall clock (real API: 15 minutes). Negative
+	// disables the check.
+	EC2SignatureMaxSkew Duration `json:"ec2SignatureMaxSkew,omitempty"`
 	// TencentSignatureMaxSkew is the accepted X-TC-Timestamp skew against the
 	// wall clock (real API: 5 minutes). Negative disables the check.
 	TencentSignatureMaxSkew Duration `json:"tencentSignatureMaxSkew,omitempty"`
@@ -95,11 +123,31 @@ func (s *Settings) Normalize() error {
 	if s.TencentAnycastZones == nil {
 		s.TencentAnycastZones = []string{AnycastZoneOverseas, AnycastZoneGlobal}
 	}
-	if len(s.TencentCredentials) == 0 {
+	if s.TencentCredentials == nil {
 		s.TencentCredentials = map[string]string{DefaultTencentSecretID: DefaultTencentSecretKey}
+	}
+	for id, key := range s.TencentCredentials {
+		if key == "" {
+			delete(s.TencentCredentials, id)
+		}
 	}
 	if s.TencentSignatureMaxSkew == 0 {
 		s.TencentSignatureMaxSkew = Duration(5 * time.Minute)
+	}
+	if s.EC2Credentials == nil {
+		s.EC2Credentials = map[string]EC2Credential{DefaultEC2AccessKeyID: {SecretAccessKey: DefaultEC2SecretAccessKey}}
+	}
+	for id, c := range s.EC2Credentials {
+		switch {
+		case c.SecretAccessKey == "":
+			delete(s.EC2Credentials, id)
+		case c.AccountID == "":
+			c.AccountID = s.EC2AccountID
+			s.EC2Credentials[id] = c
+		}
+	}
+	if s.EC2SignatureMaxSkew == 0 {
+		s.EC2SignatureMaxSkew = Duration(15 * time.Minute)
 	}
 
 	if s.EC2AddressQuota < 0 || s.TencentAddressQuota < 0 {

@@ -35,15 +35,18 @@ type TencentSnapshot struct {
 	ClientTokens int          `json:"clientTokens"`
 }
 
-// SettingsView is Settings with the Tencent secret keys left out: the
-// snapshot lists which SecretIds are accepted, never the keys.
+// SettingsView is Settings with the secret keys left out: the snapshot
+// lists which SecretIds and access key IDs are accepted, never the keys.
 type SettingsView struct {
 	Settings
-	// TencentCredentials shadows the embedded field of the same JSON name
-	// and is always nil, so the keys never reach the JSON.
-	TencentCredentials  map[string]string `json:"tencentCredentials,omitempty"`
-	TencentSecretIDs    []string          `json:"tencentSecretIds"`
-	EffectiveRateLimits map[string]Bucket `json:"effectiveRateLimits,omitempty"`
+	// TencentCredentials and EC2Credentials shadow the embedded fields of
+	// the same JSON names and are always nil, so the keys never reach the
+	// JSON.
+	TencentCredentials  map[string]string        `json:"tencentCredentials,omitempty"`
+	EC2Credentials      map[string]EC2Credential `json:"ec2Credentials,omitempty"`
+	TencentSecretIDs    []string                 `json:"tencentSecretIds"`
+	EC2AccessKeyIDs     []string                 `json:"ec2AccessKeyIds"`
+	EffectiveRateLimits map[string]Bucket        `json:"effectiveRateLimits,omitempty"`
 }
 
 // Snapshot returns the current state.
@@ -60,6 +63,7 @@ func (w *World) Snapshot() Snapshot {
 		Settings: SettingsView{
 			Settings:         w.settings,
 			TencentSecretIDs: slices.Sorted(maps.Keys(w.settings.TencentCredentials)),
+			EC2AccessKeyIDs:  slices.Sorted(maps.Keys(w.settings.EC2Credentials)),
 		},
 		EC2: EC2Snapshot{
 			Addresses:         []EC2Address{},

@@ -133,6 +133,7 @@ func (w *World) UpdateSettings(fn func(*Settings)) error {
 	s.RateLimitOverrides = cloneMap(s.RateLimitOverrides)
 	s.EC2PublicIPv4Pools = cloneMap(s.EC2PublicIPv4Pools)
 	s.TencentCredentials = cloneMap(s.TencentCredentials)
+	s.EC2Credentials = cloneMap(s.EC2Credentials)
 	fn(&s)
 	if err := s.Normalize(); err != nil {
 		return fmt.Errorf("validating emulator settings: %w", err)
@@ -162,6 +163,14 @@ func (w *World) TencentSecretKey(secretID string) (string, bool) {
 	defer w.mu.Unlock()
 	k, ok := w.settings.TencentCredentials[secretID]
 	return k, ok
+}
+
+// EC2Credential looks up an access key ID.
+func (w *World) EC2Credential(accessKeyID string) (EC2Credential, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.settings.EC2Credentials[accessKeyID]
+	return c, ok
 }
 
 // Admission is the outcome of Admit: the fault decision and the request ID

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 )
@@ -24,21 +25,30 @@ const MaxBodyBytes = 1 << 20
 type Handler struct {
 	world *core.World
 	log   *slog.Logger
+	// wallClock is used for signature freshness: clients sign with their
+	// wall clock even when the emulator runs on a manual clock.
+	wallClock func() time.Time
 }
 
-// NewHandler returns the EC2 front-end for w.
-func NewHandler(w *core.World, log *slog.Logger) *Handler {
+// NewHandler returns the EC2 front-end for w. wallClock (nil: time.Now)
+// is what request dates are checked against.
+func NewHandler(w *core.World, log *slog.Logger, wallClock func() time.Time) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{world: w, log: log}
+	if wallClock == nil {
+		wallClock = time.Now
+	}
+	return &Handler{world: w, log: log, wallClock: wallClock}
 }
 
 // request is what an operation sees.
 type request struct {
 	params *Params
 	region string
-	adm    core.Admission
+	// account is the caller's, from its access key.
+	account string
+	adm     core.Admission
 }
 
 type operation func(h *Handler, r *request) (any, error)
@@ -93,6 +103,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		h.writeError(rw, "", h.world.RequestID(), core.Errf(http.StatusMethodNotAllowed, "InvalidRequest", "The HTTP method %s is not supported.", r.Method))
 		return
 	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	if err != nil {
+		h.writeError(rw, "", h.world.RequestID(), core.Errf(http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "request body exceeds %d bytes", MaxBodyBytes))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	p, err := ReadParams(r)
 	if err != nil {
 		h.writeError(rw, "", h.world.RequestID(), toAPIError(err))
@@ -115,6 +131,13 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// Authentication comes before throttling and faults, as on EC2: a
+	// rejected request costs the account nothing.
+	account, apiErr := h.authenticate(r, body)
+	if apiErr != nil {
+		h.writeError(rw, action, h.world.RequestID(), apiErr)
+		return
+	}
 	adm, apiErr := h.world.Admit(core.ProviderEC2, action, bucketKey(action, p))
 	if apiErr != nil {
 		h.writeError(rw, action, adm.RequestID, apiErr)
@@ -122,7 +145,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	core.Sleep(r.Context(), adm.Latency)
 
-	req := &request{params: p, region: SigningRegion(r.Header.Get("Authorization")), adm: adm}
+	req := &request{params: p, region: SigningRegion(r.Header.Get("Authorization")), account: account, adm: adm}
 	dry, err := p.Bool("DryRun")
 	if err != nil {
 		h.writeError(rw, action, adm.RequestID, toAPIError(err))
@@ -230,6 +253,7 @@ func (h *Handler) allocateAddress(r *request) (any, error) {
 		Address:            p.String("Address"),
 		NetworkBorderGroup: p.String("NetworkBorderGroup"),
 		Region:             r.region,
+		Account:            r.account,
 		TagSpecs:           specs,
 		VisibilityDelay:    r.adm.VisibilityDelay,
 	}
@@ -263,6 +287,7 @@ func (h *Handler) associateAddress(r *request) (any, error) {
 		NetworkInterfaceID: p.String("NetworkInterfaceId"),
 		PrivateIPAddress:   p.String("PrivateIpAddress"),
 		AllowReassociation: allow,
+		Account:            r.account,
 	}
 	if err := p.Unknown(); err != nil {
 		return nil, err
@@ -286,7 +311,7 @@ func (h *Handler) disassociateAddress(r *request) (any, error) {
 	if dryRun(r) {
 		return nil, nil
 	}
-	if apiErr := h.world.EC2DisassociateAddress(assoc, ip); apiErr != nil {
+	if apiErr := h.world.EC2DisassociateAddress(r.account, assoc, ip); apiErr != nil {
 		return nil, apiErr
 	}
 	return returnOK("DisassociateAddressResponse", r), nil
@@ -302,7 +327,7 @@ func (h *Handler) releaseAddress(r *request) (any, error) {
 	if dryRun(r) {
 		return nil, nil
 	}
-	if apiErr := h.world.EC2ReleaseAddress(alloc, ip); apiErr != nil {
+	if apiErr := h.world.EC2ReleaseAddress(r.account, alloc, ip); apiErr != nil {
 		return nil, apiErr
 	}
 	return returnOK("ReleaseAddressResponse", r), nil
@@ -332,7 +357,7 @@ func (h *Handler) describeAddresses(r *request) (any, error) {
 	if dryRun(r) {
 		return nil, nil
 	}
-	addrs, apiErr := h.world.EC2DescribeAddresses(ids, ips, filters)
+	addrs, apiErr := h.world.EC2DescribeAddresses(r.account, ids, ips, filters)
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -397,7 +422,7 @@ func (h *Handler) createTags(r *request) (any, error) {
 	if dryRun(r) {
 		return nil, nil
 	}
-	if apiErr := h.world.EC2CreateTags(ids, tags); apiErr != nil {
+	if apiErr := h.world.EC2CreateTags(r.account, ids, tags); apiErr != nil {
 		return nil, apiErr
 	}
 	return returnOK("CreateTagsResponse", r), nil
@@ -419,7 +444,7 @@ func (h *Handler) deleteTags(r *request) (any, error) {
 	if dryRun(r) {
 		return nil, nil
 	}
-	if apiErr := h.world.EC2DeleteTags(ids, tags); apiErr != nil {
+	if apiErr := h.world.EC2DeleteTags(r.account, ids, tags); apiErr != nil {
 		return nil, apiErr
 	}
 	return returnOK("DeleteTagsResponse", r), nil

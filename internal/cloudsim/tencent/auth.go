@@ -1,8 +1,6 @@
 package tencent
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -10,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 )
 
 // Algorithm is the only signature algorithm the emulator accepts.
@@ -120,18 +120,18 @@ func CanonicalRequest(r *http.Request, signedHeaders []string, body []byte, host
 		r.URL.RawQuery,
 		hdrs.String(),
 		strings.Join(signedHeaders, ";"),
-		sha256Hex(payload),
+		core.SHA256Hex(payload),
 	}, "\n")
 }
 
 // Signature computes the expected TC3 signature.
 func Signature(secretKey string, a Authorization, timestamp string, canonicalRequest string) string {
 	scope := a.Date + "/" + a.Service + "/tc3_request"
-	stringToSign := Algorithm + "\n" + timestamp + "\n" + scope + "\n" + sha256Hex([]byte(canonicalRequest))
-	k := hmacSHA256([]byte("TC3"+secretKey), a.Date)
-	k = hmacSHA256(k, a.Service)
-	k = hmacSHA256(k, "tc3_request")
-	return hex.EncodeToString(hmacSHA256(k, stringToSign))
+	stringToSign := Algorithm + "\n" + timestamp + "\n" + scope + "\n" + core.SHA256Hex([]byte(canonicalRequest))
+	k := core.HMACSHA256([]byte("TC3"+secretKey), a.Date)
+	k = core.HMACSHA256(k, a.Service)
+	k = core.HMACSHA256(k, "tc3_request")
+	return hex.EncodeToString(core.HMACSHA256(k, stringToSign))
 }
 
 // Sign returns an Authorization header for a request, for tests and tools
@@ -144,15 +144,4 @@ func Sign(r *http.Request, body []byte, secretID, secretKey, service string, tim
 	ts := fmt.Sprint(timestamp.Unix())
 	sig := Signature(secretKey, a, ts, CanonicalRequest(r, a.SignedHeaders, body, r.Host))
 	return fmt.Sprintf("%s Credential=%s/%s/%s/tc3_request, SignedHeaders=content-type;host, Signature=%s", Algorithm, secretID, a.Date, service, sig)
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-func hmacSHA256(key []byte, msg string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(msg))
-	return m.Sum(nil)
 }

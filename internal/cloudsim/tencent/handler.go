@@ -24,12 +24,16 @@ type Handler struct {
 	wallClock func() time.Time
 }
 
-// NewHandler returns the Tencent front-end for w.
-func NewHandler(w *core.World, log *slog.Logger) *Handler {
+// NewHandler returns the Tencent front-end for w. wallClock (nil:
+// time.Now) is what X-TC-Timestamp is checked against.
+func NewHandler(w *core.World, log *slog.Logger, wallClock func() time.Time) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{world: w, log: log, wallClock: time.Now}
+	if wallClock == nil {
+		wallClock = time.Now
+	}
+	return &Handler{world: w, log: log, wallClock: wallClock}
 }
 
 type call struct {

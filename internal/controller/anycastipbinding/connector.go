@@ -2,6 +2,8 @@ package anycastipbinding
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
@@ -54,6 +57,9 @@ type Connector struct {
 	usage       *resource.ProviderConfigUsageTracker
 	clusterName string
 	opts        Options
+	// creds receives the accounts' credential refusals for the provider
+	// configs' Ready conditions (nil: not reported).
+	creds *credstatus.Board
 
 	mu    sync.Mutex
 	cache map[string]*account
@@ -108,6 +114,10 @@ type account struct {
 	identity string
 	legacy   string
 	expires  time.Time
+	// client is the account's Tencent client (its credential gate);
+	// credentials fingerprints its keys, so fixed keys get a new client.
+	client      *tencentcloud.Client
+	credentials string
 }
 
 // NewConnector builds a Connector. clusterName is the identity used when a
@@ -170,6 +180,12 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonProviderConfigError, err.Error())
 		return nil, err
+	}
+	// What the account's last calls found out about its credentials goes
+	// to the provider config's Ready condition.
+	if acct.client != nil {
+		ref := *b.Spec.ProviderConfigReference
+		c.creds.Report(credstatus.Ref{Kind: ref.Kind, Name: ref.Name}, acct.client.CredentialsRejected())
 	}
 	return &external{c: c, acct: acct, tracked: tracked}, nil
 }
@@ -258,6 +274,7 @@ func (c *Connector) resolve(ctx context.Context, key string, ref xpv2.ProviderCo
 		return nil, fmt.Errorf("configuring the Tencent Cloud client: %w", err)
 	}
 	topts.TaskPollInterval = c.opts.TaskPollInterval
+	topts.CredentialBackoff = c.opts.CredentialBackoff
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(&topts)
 	}
@@ -272,10 +289,13 @@ func (c *Connector) resolve(ctx context.Context, key string, ref xpv2.ProviderCo
 	if cfg.ClusterIdentity == "" {
 		return nil, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
 	}
-	a := &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, expires: time.Now().Add(c.cacheTTL())}
+	a := &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy,
+		expires: time.Now().Add(c.cacheTTL()), client: cl, credentials: credentialsFingerprint(topts)}
 	c.mu.Lock()
-	// Keep the client (and its rate-limit buckets) of an unchanged config.
-	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy {
+	// Keep the client (and its rate-limit buckets and credential gate) of
+	// an unchanged config; changed keys (rotated, or fixed after a
+	// rejection) get a new client.
+	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy && old.credentials == a.credentials {
 		old.expires = a.expires
 		a = old
 	} else {
@@ -283,6 +303,14 @@ func (c *Connector) resolve(ctx context.Context, key string, ref xpv2.ProviderCo
 	}
 	c.mu.Unlock()
 	return a, nil
+}
+
+// credentialsFingerprint identifies a client's credentials and endpoint
+// (hashed: the keys stay out of memory dumps of the cache).
+func credentialsFingerprint(o tencentcloud.Options) string {
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", o.Region, o.Endpoint, o.Credentials.Source, o.Credentials.SecretID, o.Credentials.SecretKey, o.Credentials.Token)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // cacheTTL is how long a resolved account or a tracked usage is reused.

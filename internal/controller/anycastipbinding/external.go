@@ -101,6 +101,11 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		return managed.ExternalObservation{}, err
 	}
 	obs, err := e.observe(ctx, b)
+	if tencentcloud.IsCredentialsRejected(err) {
+		// Say why, also while deleting: the finalizer waits for the
+		// account (its calls are held back by the credential gate).
+		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonCredentialsRejected, err.Error())
+	}
 	if e.tracked != nil {
 		select {
 		case terr := <-e.tracked:
@@ -600,6 +605,7 @@ func (e *external) describe(ctx context.Context, id string) (*tencentcloud.Addre
 // classify maps a cloud error to a Ready reason.
 func classify(err error) string {
 	return status.ReasonFor(err, networkingv1alpha1.AnycastReasonCloudError,
+		status.Classifier{Reason: networkingv1alpha1.AnycastReasonCredentialsRejected, Matches: tencentcloud.IsCredentialsRejected},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonQuotaExceeded, Matches: tencentcloud.IsQuotaExceeded},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonAnycastNotEnabled, Matches: tencentcloud.IsAnycastNotAllowed},
 		status.Classifier{Reason: networkingv1alpha1.AnycastReasonThrottled, Matches: tencentcloud.IsThrottled},

@@ -45,6 +45,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/managedevents"
@@ -109,6 +110,10 @@ type Options struct {
 	// ClientCacheTTL is how long a resolved provider config and its client
 	// are reused (default 30s). Not a flag.
 	ClientCacheTTL time.Duration
+	// CredentialBackoff bounds the calls of an account whose credentials
+	// Tencent Cloud rejects: none until the window has passed, then one
+	// probe, whatever the number of bindings using it.
+	CredentialBackoff cloud.CredentialBackoff
 	// ProgressWindow is how long a binding's transitional progress
 	// (Creating → Binding) may go unwritten while the next step follows
 	// (default: six TaskPollIntervals; negative: always written at once).
@@ -148,6 +153,7 @@ func DefaultOptions() Options {
 		AddressType:             string(networkingv1alpha1.AddressTypeAnycastEIP),
 		PollInterval:            2 * time.Minute,
 		TaskPollInterval:        time.Second,
+		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
 		BlockedPollInterval:     30 * time.Second,
 		MaxConcurrentReconciles: 10,
 		BatchWindow:             20 * time.Millisecond,
@@ -170,6 +176,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Tags, "aia-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
 	fs.DurationVar(&o.PollInterval, "aia-poll-interval", o.PollInterval, "How often a bound address is checked again.")
 	fs.DurationVar(&o.TaskPollInterval, "aia-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
+	fs.DurationVar(&o.CredentialBackoff.Initial, "aia-credentials-backoff", o.CredentialBackoff.Initial, "After Tencent Cloud rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
+	fs.DurationVar(&o.CredentialBackoff.Max, "aia-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
 	fs.DurationVar(&o.BatchWindow, "aia-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "aia-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
 	fs.Var(&o.OrphanMode, "aia-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
@@ -273,6 +281,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		return fmt.Errorf("watching ClusterProviderConfigUsages: %w", err)
 	}
 	conn := NewConnector(mgr, cfg.ClusterName, o)
+	conn.creds = cfg.Credentials
 	if err := o.setupBindingController(mgr, conn); err != nil {
 		return err
 	}

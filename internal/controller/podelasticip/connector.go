@@ -14,8 +14,10 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 )
 
@@ -32,6 +34,9 @@ type connector struct {
 	opts    Options
 	cluster string
 	started time.Time
+	// creds receives the accounts' credential refusals for the provider
+	// configs' Ready conditions (nil: not reported).
+	creds *credstatus.Board
 
 	mu      sync.Mutex
 	configs map[string]resolved // by namespace/kind/name
@@ -52,9 +57,9 @@ type account struct {
 
 const configTTL = 10 * time.Second
 
-func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, cluster string) *connector {
+func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, cluster string, creds *credstatus.Board) *connector {
 	return &connector{
-		kube: kube, reader: reader, rec: rec, opts: opts, cluster: cluster, started: time.Now(),
+		kube: kube, reader: reader, rec: rec, opts: opts, cluster: cluster, started: time.Now(), creds: creds,
 		usage:   resource.NewProviderConfigUsageTracker(kube, newUsage()),
 		configs: map[string]resolved{}, clients: map[string]*account{},
 	}
@@ -72,7 +77,23 @@ func (c *connector) Connect(ctx context.Context, cr *networkingv1alpha1.PodElast
 	if err != nil {
 		return nil, err
 	}
+	// What the account's last calls found out about its credentials goes
+	// to the provider config's Ready condition.
+	c.creds.Report(configRef(cr.Spec.ProviderConfigReference, cr.Namespace), acct.aws.CredentialsRejected())
 	return &external{conn: c, acct: acct}, nil
+}
+
+// configRef names the provider config a PodElasticIP in namespace uses.
+func configRef(ref *xpv2.ProviderConfigReference, namespace string) credstatus.Ref {
+	use := providerconfig.DefaultRef()
+	if ref != nil {
+		use = *ref
+	}
+	r := credstatus.Ref{Kind: use.Kind, Name: use.Name}
+	if use.Kind == cloudv1alpha1.ProviderConfigKind {
+		r.Namespace = namespace
+	}
+	return r
 }
 
 func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReference, namespace string) (*account, error) {
@@ -97,6 +118,8 @@ func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReferen
 		return nil, fmt.Errorf("configuring the EC2 client: %w", err)
 	}
 	opts.RateLimits = c.opts.rateLimits()
+	opts.CredentialBackoff = c.opts.CredentialBackoff
+	opts.Clock = c.opts.Clock
 	fp := fingerprint(opts, cfg.ClusterIdentity)
 
 	c.mu.Lock()

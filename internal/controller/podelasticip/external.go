@@ -42,6 +42,13 @@ const (
 	reasonLegacyFailed   = "EIPAssociationFailed"
 )
 
+// errPrivateIPInUse: the pod's private IP carries another Elastic IP, so
+// EC2 refuses ours there (reason PrivateIPInUse).
+var errPrivateIPInUse = errors.New("the pod's private IP already carries another Elastic IP")
+
+// Event reason of a refused association onto an occupied private IP.
+const reasonPrivateIPInUse = "PrivateIPInUse"
+
 // external is one reconcile's view of one PodElasticIP: Observe records
 // what it found (pod, address, plan) for Create, Update or Delete in the
 // same reconcile.
@@ -201,6 +208,10 @@ func setStatus(cr *networkingv1alpha1.PodElasticIP, a *aws.Address, p decide.Pod
 // classify maps a cloud error to a stable reason.
 func classify(err error) xpv2.ConditionReason {
 	switch {
+	case errors.Is(err, errPrivateIPInUse):
+		return networkingv1alpha1.PodElasticIPReasonPrivateIPInUse
+	case aws.IsCredentialsRejected(err):
+		return networkingv1alpha1.PodElasticIPReasonCredentialsRejected
 	case aws.IsQuotaExceeded(err):
 		return networkingv1alpha1.PodElasticIPReasonQuotaExceeded
 	case aws.IsThrottled(err):
@@ -291,6 +302,9 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 			}
 			won, err := e.tryClaim(ctx, cr, a, eni, ip)
 			if err != nil {
+				if errors.Is(err, errPrivateIPInUse) {
+					e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Claim", "%v", err)
+				}
 				return fail(cr, classify(err), err)
 			}
 			if won {
@@ -325,6 +339,11 @@ func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElast
 		switch {
 		case aws.IsAlreadyAssociated(err):
 			e.withdraw(ctx, a.AllocationID, tags)
+			// Another address on the pod's IP refuses every candidate
+			// alike: stop instead of cycling through the pool.
+			if inUse := e.targetInUse(ctx, a, eni.ID, ip); inUse != nil {
+				return false, inUse
+			}
 			return false, nil
 		case err != nil:
 			return false, err
@@ -352,6 +371,35 @@ func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElast
 	e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonClaimed, "Claim", "Claimed %s (%s) and associated it with pod IP %s on %s",
 		a.PublicIP, a.AllocationID, ip, eni.ID)
 	return true, nil
+}
+
+// targetInUse, after EC2 refused to associate a with ip on eniID because
+// of an existing association, finds out whether another address sits on
+// ip. It returns an errPrivateIPInUse error naming the holder, or nil when
+// the refusal was about a itself (or the look failed: the caller then
+// treats the refusal as before).
+func (e *external) targetInUse(ctx context.Context, a aws.Address, eniID, ip string) error {
+	enis, err := e.acct.aws.DescribeNetworkInterfaces(ctx, "network-interface-id", []string{eniID})
+	if err != nil {
+		return nil
+	}
+	var eniPublic string
+	if len(enis) == 1 {
+		eniPublic = enis[0].PublicIPs[ip]
+	}
+	var visible []aws.Address
+	if eniPublic == "" {
+		// A pod IP from a delegated prefix is not among the ENI's listed
+		// private IPs; the account's own addresses still show it.
+		if visible, err = e.acct.aws.DescribeAddresses(ctx, aws.AddressQuery{NetworkInterfaceID: eniID, PrivateIPAddress: ip}); err != nil {
+			return nil
+		}
+	}
+	holder := decide.ForeignHolder(eniPublic, visible, a)
+	if holder == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is associated with %s on %s; remove that association and the PodElasticIP retries", errPrivateIPInUse, holder, ip, eniID)
 }
 
 // withdraw removes the claim tags we wrote, each only if it still has our
@@ -424,6 +472,12 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 			return managed.ExternalUpdate{}, err
 		}
 		id, err := e.acct.aws.AssociateAddress(ctx, a.AllocationID, eni.ID, p.AssociateIP)
+		if aws.IsAlreadyAssociated(err) {
+			if inUse := e.targetInUse(ctx, a, eni.ID, p.AssociateIP); inUse != nil {
+				e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Associate", "%v", inUse)
+				err = inUse
+			}
+		}
 		if err != nil {
 			e.acct.look.Forget(a.AllocationID)
 			if aws.IsInvalidParameter(err) || aws.IsNotFound(err) {

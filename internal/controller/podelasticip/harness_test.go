@@ -12,6 +12,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -27,10 +28,13 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
+	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/testenv"
@@ -105,6 +109,8 @@ type world struct {
 	cluster string
 	c       client.Client
 	stop    func()
+	// creds is set when the ProviderConfig controllers run (configController).
+	creds *credstatus.Board
 }
 
 type worldOpts struct {
@@ -118,6 +124,9 @@ type worldOpts struct {
 	noManager     bool
 	// sim shares another world's emulator (another cluster on one account).
 	sim *cloudsimtest.Emulator
+	// configController also runs the ProviderConfig controllers, fed by
+	// the PodElasticIP controller's credential reports.
+	configController bool
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -145,6 +154,9 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	if wo.defaultConfig {
 		w.cpc = cloudv1alpha1.DefaultProviderConfigName
 	}
+	if wo.configController {
+		w.creds = credstatus.New()
+	}
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
@@ -156,7 +168,15 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 		t.Fatalf("creating ClusterProviderConfig: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), cpc)
+		// The ProviderConfig controller (configController) holds a config
+		// in use with a finalizer; it has stopped by now, so drop it, or
+		// later tests' sweeps would list a config whose emulator is gone.
+		ctx := context.Background()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err == nil && len(cpc.Finalizers) > 0 {
+			cpc.Finalizers = nil
+			_ = env.Client.Update(ctx, cpc)
+		}
+		_ = env.Client.Delete(ctx, cpc)
 	})
 	t.Cleanup(w.cleanup)
 	if !wo.noManager {
@@ -217,9 +237,16 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		w.t.Fatalf("creating manager: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := o.Setup()(ctx, mgr, setup.Config{ClusterName: w.cluster}); err != nil {
+	sc := setup.Config{ClusterName: w.cluster, Credentials: w.creds}
+	if err := o.Setup()(ctx, mgr, sc); err != nil {
 		cancel()
 		w.t.Fatalf("setting up: %v", err)
+	}
+	if w.creds != nil {
+		if err := providerconfig.Setup(ctx, mgr, sc); err != nil {
+			cancel()
+			w.t.Fatalf("setting up the ProviderConfig controllers: %v", err)
+		}
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -402,4 +429,45 @@ func (w *world) getPod(name string) *corev1.Pod {
 		w.t.Fatalf("getting pod %s: %v", name, err)
 	}
 	return p
+}
+
+// eventCount counts the Events with reason on a PodElasticIP.
+func (w *world) eventCount(name, reason string) int {
+	w.t.Helper()
+	var list eventsv1.EventList
+	if err := w.c.List(w.ctx, &list, client.InNamespace(w.ns)); err != nil {
+		w.t.Fatalf("listing events: %v", err)
+	}
+	n := 0
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "PodElasticIP" && e.Regarding.Name == name && e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+// waitConfigReason waits for the test's ClusterProviderConfig's Ready reason.
+func (w *world) waitConfigReason(reason xpv2.ConditionReason) {
+	w.t.Helper()
+	w.eventually(fmt.Sprintf("ClusterProviderConfig %s Ready reason %s", w.cpc, reason), func() (bool, string) {
+		cpc := &cloudv1alpha1.ClusterProviderConfig{}
+		if err := w.c.Get(w.ctx, client.ObjectKey{Name: w.cpc}, cpc); err != nil {
+			return false, err.Error()
+		}
+		c := cpc.GetCondition(xpv2.TypeReady)
+		return c.Reason == reason, fmt.Sprintf("%s/%s %q", c.Status, c.Reason, c.Message)
+	})
+}
+
+// waitRetries waits until the PodElasticIPs have tried the cloud twice
+// each more (held back by the account's credential gate, which counts the
+// calls it holds), giving them the chance to reach the cloud.
+func (w *world) waitRetries(names []string) {
+	w.t.Helper()
+	start := cloud.CredentialHolds()
+	w.eventually("retries of "+strings.Join(names, ", "), func() (bool, string) {
+		got := cloud.CredentialHolds()
+		return got >= start+float64(2*len(names)), fmt.Sprint(got - start)
+	})
 }

@@ -193,9 +193,14 @@ func TestReleasePolicies(t *testing.T) {
 
 // TestNamespacedProviderConfig: a PodElasticIP may use its namespace's own
 // ProviderConfig (here with static credentials from a Secret in that
-// namespace; the emulator accepts any signature); the usage is recorded.
+// namespace, a key the emulator is told to accept); the usage is recorded.
 func TestNamespacedProviderConfig(t *testing.T) {
 	w := newWorld(t, worldOpts{})
+	if err := w.sim.World().UpdateSettings(func(s *core.Settings) {
+		s.EC2Credentials["AKIDEXAMPLE"] = core.EC2Credential{SecretAccessKey: "secret"}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "aws-creds"},
 		Data: map[string][]byte{cloudv1alpha1.SecretKeyAWSAccessKeyID: []byte("AKIDEXAMPLE"), cloudv1alpha1.SecretKeyAWSSecretAccessKey: []byte("secret")}}
 	if err := w.c.Create(w.ctx, secret); err != nil {

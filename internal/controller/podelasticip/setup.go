@@ -87,6 +87,12 @@ type Options struct {
 	// token buckets (bucket sizes stay): for an account with raised refill
 	// rates, or an emulator whose rate limits run on a faster clock.
 	AWSRateLimitScale float64
+	// CredentialBackoff bounds the calls of an account whose credentials
+	// EC2 rejects: none until the window has passed, then one probe,
+	// whatever the number of PodElasticIPs using it.
+	CredentialBackoff cloud.CredentialBackoff
+	// Clock drives the credential backoff (default time.Now); tests set it.
+	Clock func() time.Time
 }
 
 // DefaultOptions are the defaults of the flags.
@@ -103,6 +109,7 @@ func DefaultOptions() Options {
 		SweepInterval:           5 * time.Minute,
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
+		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
 	}
 }
 
@@ -118,6 +125,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
 	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
+	fs.DurationVar(&o.CredentialBackoff.Initial, "podelasticip-credentials-backoff", o.CredentialBackoff.Initial, "After EC2 rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
+	fs.DurationVar(&o.CredentialBackoff.Max, "podelasticip-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
 }
 
@@ -168,7 +177,7 @@ func (o Options) Setup() setup.Func {
 			return err
 		}
 		rec := mgr.GetEventRecorder("podelasticip")
-		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg.ClusterName)
+		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg.ClusterName, cfg.Credentials)
 		r := managed.NewReconciler(mgr, resource.ManagedKind(networkingv1alpha1.PodElasticIPGroupVersionKind),
 			managed.WithTypedExternalConnector[*networkingv1alpha1.PodElasticIP](conn),
 			// The allocation ID is cloud-assigned: no name-as-external-name.

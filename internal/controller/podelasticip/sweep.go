@@ -40,7 +40,7 @@ func setupSweep(mgr ctrl.Manager, conn *connector, o Options) error {
 // NewSweeper builds the orphan sweep on its own clients, for tools and
 // tests; the manager's sweep runs inside Setup.
 func NewSweeper(reader client.Reader, kube client.Client, o Options, cluster string) (*orphan.Sweeper, error) {
-	return newSweeper(reader, newConnector(kube, reader, nil, o, cluster), o)
+	return newSweeper(reader, newConnector(kube, reader, nil, o, cluster, nil), o)
 }
 
 // newSweeper lists, for every AWS provider config's account, the addresses

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -56,6 +58,15 @@ func readyCondition(v view, secret secretState) xpv2.Condition {
 			fmt.Sprintf("Secret %s lacks the %s credentials key(s): %s", v.secret, v.provider, strings.Join(missing, ", ")))
 	}
 	return ready(cloudv1alpha1.ReasonCredentialsAvailable, fmt.Sprintf("credentials come from Secret %s", v.secret))
+}
+
+// rejectedCondition reports that the cloud refused the credentials (a
+// managed resource's call found out); it clears once a call of the account
+// succeeds again.
+func rejectedCondition(r credstatus.Rejection) xpv2.Condition {
+	return notReady(cloudv1alpha1.ReasonCredentialsRejected, fmt.Sprintf(
+		"the cloud rejected these credentials (calls are held back until %s, then retried with a growing backoff): %s",
+		r.RetryAt.UTC().Format(time.RFC3339), r.Message))
 }
 
 func ready(reason xpv2.ConditionReason, msg string) xpv2.Condition {

@@ -25,8 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
 
@@ -52,7 +54,7 @@ const (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers the reconcilers of both config kinds.
-func Setup(_ context.Context, mgr ctrl.Manager, _ setup.Config) error {
+func Setup(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	kinds := []struct {
 		name      string
 		kind      string
@@ -67,10 +69,16 @@ func Setup(_ context.Context, mgr ctrl.Manager, _ setup.Config) error {
 			reader:    mgr.GetAPIReader(),
 			recorder:  mgr.GetEventRecorder(k.name),
 			newConfig: k.newConfig,
+			kind:      k.kind,
+			creds:     cfg.Credentials,
 		}
 		toConfig := handler.EnqueueRequestsFromMapFunc(usageToConfig(k.kind))
 		b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newConfig()).
 			Watches(&cloudv1alpha1.ProviderConfigUsage{}, toConfig)
+		if events := cfg.Credentials.Events(k.kind); events != nil {
+			// The resource controllers report the cloud's refusals here.
+			b = b.WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{}))
+		}
 		if k.kind == cloudv1alpha1.ClusterProviderConfigKind {
 			b = b.Watches(&cloudv1alpha1.ClusterProviderConfigUsage{}, toConfig)
 		}
@@ -102,6 +110,10 @@ type Reconciler struct {
 	reader    client.Reader // uncached, for Secrets
 	recorder  events.EventRecorder
 	newConfig func() config
+	kind      string
+	// creds holds the cloud's refusals of configs' credentials, reported
+	// by the managed resources' controllers (nil: none reported).
+	creds *credstatus.Board
 }
 
 // Reconcile counts the config's users, blocks its deletion while it has any,
@@ -145,6 +157,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	cond := readyCondition(v, secret)
+	if rej, ok := r.creds.Rejected(credstatus.Ref{Kind: r.kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}); ok && cond.Status == corev1.ConditionTrue {
+		cond = rejectedCondition(rej)
+	}
 	cond.LastTransitionTime = metav1.Now()
 	cond.ObservedGeneration = gen
 	obj.SetConditions(cond)

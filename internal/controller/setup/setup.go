@@ -6,6 +6,8 @@ import (
 	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 )
 
 // Config is the manager-wide configuration a controller may need.
@@ -16,6 +18,11 @@ type Config struct {
 
 	// WatchNamespace restricts namespaced objects to one namespace; empty means all.
 	WatchNamespace string
+
+	// Credentials carries the cloud's refusals of provider configs'
+	// credentials from the managed resources' controllers to the
+	// ProviderConfig controller; nil: not reported.
+	Credentials *credstatus.Board
 }
 
 // Func registers one controller with the manager.
