@@ -35,8 +35,11 @@ const (
 	reasonMigrated          = "Migrated"
 )
 
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=galaxy.k8s.io,resources=pools;floatingips,verbs=get;list
+// galaxy-ipam's ConfigMap and Pools live in kube-system; its FloatingIPs are
+// cluster-scoped. All read-only.
+// +kubebuilder:rbac:groups="",namespace=kube-system,resources=configmaps,verbs=get
+// +kubebuilder:rbac:groups=galaxy.k8s.io,namespace=kube-system,resources=pools,verbs=get;list
+// +kubebuilder:rbac:groups=galaxy.k8s.io,resources=floatingips,verbs=get;list
 
 // Migrator translates galaxy-ipam's configuration and allocations into
 // FloatIPPools and FloatIPs (see package translate): the
