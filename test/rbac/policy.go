@@ -11,10 +11,16 @@ import (
 // intercept (or switch off) admission for the whole cluster.
 var webhookConfigurations = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}
 
+var (
+	roleResources = []string{"roles", "clusterroles"}
+	roleWrites    = []string{"create", "update", "patch", "delete", "deletecollection"}
+)
+
 // Violations lists what a least-privilege review refuses in one role's rules
 // (role names the role in the messages): a wildcard in apiGroups, resources
 // or verbs; the escalate and impersonate verbs; a grant on webhook
-// configurations, or a bind, that does not name its objects (resourceNames).
+// configurations, or a bind, that does not name its objects (resourceNames);
+// any write of Roles or ClusterRoles.
 func Violations(role string, rules []rbacv1.PolicyRule) []string {
 	var out []string
 	bad := func(i int, format string, args ...any) {
@@ -29,6 +35,17 @@ func Violations(role string, rules []rbacv1.PolicyRule) []string {
 		for _, v := range []string{"escalate", "impersonate"} {
 			if slices.Contains(r.Verbs, v) {
 				bad(i, "verb %s", v)
+			}
+		}
+		// A role its holder can write can grant anything; roles are shipped.
+		for _, res := range r.Resources {
+			if !slices.Contains(roleResources, res) {
+				continue
+			}
+			for _, v := range r.Verbs {
+				if slices.Contains(roleWrites, v) {
+					bad(i, "%s on %s", v, res)
+				}
 			}
 		}
 		if len(r.ResourceNames) > 0 {

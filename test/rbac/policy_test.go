@@ -36,6 +36,8 @@ func TestViolations(t *testing.T) {
 		"impersonate":            {rule: rule(core, []string{"serviceaccounts"}, []string{"impersonate"}), want: "verb impersonate"},
 		"unnamed mutating patch": {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"mutatingwebhookconfigurations"}, []string{"patch"}), want: "on mutatingwebhookconfigurations without resourceNames"},
 		"unnamed validating get": {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"validatingwebhookconfigurations"}, get), want: "on validatingwebhookconfigurations without resourceNames"},
+		"role create":            {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"roles", "rolebindings"}, []string{"create"}), want: "create on roles"},
+		"cluster role update":    {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"update"}, "x"), want: "update on clusterroles"},
 		"unnamed bind":           {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"bind"}), want: "bind on [clusterroles] without resourceNames"},
 	}
 	for name, tc := range cases {
