@@ -38,6 +38,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
+	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/manager"
@@ -197,8 +198,9 @@ func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoin
 }
 
 // fixtures: an EC2 instance whose ENI holds the pods' IPs, an orphaned Auto
-// address of this cluster for the PodElasticIP sweep, and the CVM instance
-// behind the AnycastIPBinding node.
+// address of this cluster for the PodElasticIP sweep, the CVM instance
+// behind the AnycastIPBinding node and an orphaned address of this cluster
+// (binding and node gone) for its sweep.
 func fixtures(cluster string) *core.Fixtures {
 	return &core.Fixtures{
 		EC2: core.EC2Fixtures{
@@ -208,7 +210,11 @@ func fixtures(cluster string) *core.Fixtures {
 				decide.TagCluster: cluster, decide.TagOwnerKind: decide.OwnerKind, decide.TagOwnerUID: "gone-uid",
 				decide.TagPod: appNS + "/gone", decide.TagMode: "Auto"}}},
 		},
-		Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}}},
+		Tencent: core.TencentFixtures{
+			Instances: []core.TCInstanceFixture{{InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}},
+			Addresses: []core.TCAddressFixture{{AddressID: "eip-orphan01", AddressType: "AnycastEIP", Tags: map[string]string{
+				aiadecide.TagCluster: cluster, aiadecide.TagOwnerUID: "gone-uid", aiadecide.TagNodeName: "gone-node"}}},
+		},
 	}
 }
 
@@ -230,7 +236,7 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	overrides := map[string]string{
 		"metrics-bind-address": "0", "health-probe-bind-address": "0",
 		"webhook-host": "127.0.0.1", "webhook-port": port, "webhook-cert-dir": t.TempDir(),
-		"floatip-extender-address": "", "floatip-api-address": "", "floatip-sweep-interval": "2s",
+		"floatip-extender-address": "", "floatip-api-address": "", "floatip-sweep-interval": "2s", "floatip-migrate-interval": "2s",
 		"aia-provider-config":         "tencentcloud",
 		"podelasticip-sweep-interval": "2s", "podelasticip-orphan-grace-period": "1s",
 		"aia-orphan-interval": "2s", "aia-orphan-grace-period": "1s",
@@ -525,11 +531,14 @@ func (s *suite) podElasticIP(t *testing.T) {
 		}
 		return true, ""
 	})
+	// The pod goes first, so the translator does not give it a new one
+	// (envtest runs no garbage collector, which would delete the translated
+	// PodElasticIP with its pod, and no kubelet: the pod goes at once).
 	s.delete(t, peip)
-	if err := s.c.Delete(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}}); err != nil {
+	if err := s.c.Delete(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}}, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	s.gone(t, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}})
+	s.delete(t, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}})
 	s.eventually(t, "every address released", func() (bool, string) {
 		n := len(s.sim.World().Snapshot().EC2.Addresses)
 		return n == 0, fmt.Sprintf("%d addresses", n)
@@ -538,7 +547,8 @@ func (s *suite) podElasticIP(t *testing.T) {
 
 // anycastIPBinding: a labelled node is tainted by the webhook at admission,
 // the translator gives it a binding, the bound address lifts the taint;
-// removing the node releases the address.
+// removing the node releases the address, and the sweep releases the
+// orphan the emulator started with.
 func (s *suite) anycastIPBinding(t *testing.T) {
 	n := s.node(aiaNode, map[string]string{
 		networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance})
@@ -571,7 +581,7 @@ func (s *suite) anycastIPBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.gone(t, b)
-	s.eventually(t, "the address released", func() (bool, string) {
+	s.eventually(t, "the address released and the orphan swept", func() (bool, string) {
 		as := s.sim.World().Snapshot().Tencent.Addresses
 		return len(as) == 0, fmt.Sprintf("%d addresses", len(as))
 	})
@@ -582,7 +592,7 @@ func (s *suite) anycastIPBinding(t *testing.T) {
 // deletion releases the finalizer.
 func (s *suite) floatIPPool(t *testing.T) {
 	pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-a"},
-		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.2.0.10-10.2.0.20"}, Subnet: "10.2.0.0/16", Gateway: "10.2.0.1",
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.2.0.10~10.2.0.20"}, Subnet: "10.2.0.0/16", Gateway: "10.2.0.1",
 			NodeSubnets: []string{"192.168.1.0/24"}}}
 	s.create(pool)
 	s.eventually(t, "FloatIPPool Ready", func() (bool, string) {
