@@ -40,6 +40,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
+	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/testbin"
@@ -615,7 +616,9 @@ func (s *suite) floatIPPool(t *testing.T) {
 }
 
 // burstPolicy: a policy reports status; the legacy eks-config ConfigMap in
-// kube-system becomes the ClusterBurstPolicy "default"; deletion works.
+// kube-system becomes the ClusterBurstPolicy "default"; a Deployment's legacy
+// annotations become a BurstPolicy that goes with the Deployment; deletion
+// works.
 func (s *suite) burstPolicy(t *testing.T) {
 	policy := &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: appNS},
 		Spec: schedulingv1alpha1.BurstPolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -634,5 +637,22 @@ func (s *suite) burstPolicy(t *testing.T) {
 		err := s.c.Get(s.ctx, client.ObjectKey{Name: "default"}, &schedulingv1alpha1.ClusterBurstPolicy{})
 		return err == nil, fmt.Sprint(err)
 	})
+	labels := map[string]string{"app": "legacy-web"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy-web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
+				bptranslate.AnnotationAutoScaleEKS: "true", bptranslate.AnnotationLocalReplicas: "1"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}}}
+	s.create(dep)
+	translated := &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: bptranslate.PolicyName("Deployment", dep.Name)}}
+	s.eventually(t, "the BurstPolicy translated from the Deployment", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKeyFromObject(translated), translated)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err := s.c.Delete(s.ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	s.gone(t, translated)
 	s.delete(t, policy)
 }
