@@ -13,7 +13,6 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -256,7 +255,7 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	}
 	logger := zap.New(zap.WriteTo(s.log), zap.UseDevMode(true))
 	ctrl.SetLogger(logger)
-	klog.SetLogger(logr.Logger(logger))
+	klog.SetLogger(logger)
 
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + managerNS + ":" + release}
