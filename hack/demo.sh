@@ -73,6 +73,10 @@ up() {
 	kubectl apply --server-side --force-conflicts -f config/crd/bases > /dev/null
 	kubectl wait --for=condition=Established --timeout=60s -f config/crd/bases > /dev/null
 
+	# The manager (run here as the cluster admin) binds IngressDaemonSet health
+	# checkers to this ClusterRole, named as config/default names it.
+	sed 's/^  name: ingressdaemonset-healthcheck$/  name: edgeplane-ingressdaemonset-healthcheck/' config/rbac/ingressdaemonset_healthcheck_role.yaml | kubectl apply -f - > /dev/null
+
 	say "Installing the admission webhooks (served by the manager on $webhook_addr)"
 	go run ./hack/demowebhooks --url "https://$webhook_addr" < config/webhook/manifests.yaml | kubectl apply -f - > /dev/null
 

@@ -25,6 +25,15 @@ func TestRewritesEveryWebhookToTheURL(t *testing.T) {
 			t.Errorf("output lacks %q", name)
 		}
 	}
+	// The scope the generated configurations carry reaches the demo cluster.
+	for _, scope := range []string{"namespaceSelector:", "- edgeplane-system", "objectSelector:", "timeoutSeconds: 3"} {
+		if !strings.Contains(got, scope) {
+			t.Errorf("output lacks %q:\n%s", scope, got)
+		}
+	}
+	if strings.Contains(got, "timeoutSeconds: 5") {
+		t.Errorf("a webhook keeps a 5 s timeout:\n%s", got)
+	}
 	if strings.Contains(got, "service:") {
 		t.Errorf("a webhook still calls a Service:\n%s", got)
 	}

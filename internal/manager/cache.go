@@ -50,9 +50,10 @@ import (
 //     annotations) and IngressDaemonSet (its own Deployments, in full, which
 //     it Updates). stripWorkload drops the pod template's spec of every
 //     workload an IngressDaemonSet does not control.
-//   - DaemonSets, ServiceAccounts, Roles, RoleBindings: only the
-//     IngressDaemonSet reads them, and only its own, which carry its label:
-//     those informers are label-selected.
+//   - DaemonSets, ServiceAccounts, RoleBindings: only the IngressDaemonSet
+//     reads them, and only its own, which carry its label: those informers
+//     are label-selected. (It creates no Roles; see docs/operations.md,
+//     "What the manager may do".)
 //   - Namespaces (FloatIPPool: labels) are few and small, kept as they are.
 //
 // ConfigMaps are read through a single-object cache (BurstPolicy's
@@ -75,7 +76,6 @@ func CacheOptions(watchNamespace string) cache.Options {
 			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
 			&appsv1.DaemonSet{}:      {Label: ours},
 			&corev1.ServiceAccount{}: {Label: ours},
-			&rbacv1.Role{}:           {Label: ours},
 			&rbacv1.RoleBinding{}:    {Label: ours},
 		},
 	}

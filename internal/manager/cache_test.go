@@ -275,7 +275,7 @@ func TestCacheOptions(t *testing.T) {
 	mine := labels.Set{appsv1alpha1.LabelIngressDaemonSet: "ing"}
 	for obj, by := range opts.ByObject {
 		switch obj.(type) {
-		case *appsv1.DaemonSet, *corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding:
+		case *appsv1.DaemonSet, *corev1.ServiceAccount, *rbacv1.RoleBinding:
 			if by.Label == nil || !by.Label.Matches(mine) || by.Label.Matches(labels.Set{"app": "x"}) {
 				t.Errorf("%T: selector %v must select exactly the IngressDaemonSet's objects", obj, by.Label)
 			}
@@ -295,8 +295,9 @@ func TestCacheOptions(t *testing.T) {
 			}
 		}
 	}
-	if len(opts.ByObject) != 8 {
-		t.Errorf("got %d per-kind settings, want 8", len(opts.ByObject))
+	// No Role: the manager never reads (or creates) one.
+	if len(opts.ByObject) != 7 {
+		t.Errorf("got %d per-kind settings, want 7", len(opts.ByObject))
 	}
 }
 

@@ -14,9 +14,14 @@ import (
 
 // The self-managed certificate Rotator keeps one Secret shared by all replicas,
 // in the manager's own namespace, and patches the caBundle of edgeplane's
-// webhook configurations.
-// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=get;create;update;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;watch;patch
+// webhook configurations. Every grant names its object (the Rotator gets and
+// watches by name, with a metadata.name field selector), except create, which
+// RBAC cannot restrict by name; the chart renames them with the release (its
+// templates/rbac.yaml maps each name, and fails on a name it does not know).
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=get;update;watch,resourceNames=edgeplane-webhook-server-cert
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;watch;patch,resourceNames=edgeplane-mutating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;watch;patch,resourceNames=edgeplane-validating-webhook-configuration
 
 // Manager is a controller-runtime manager that, in self-managed certificate
 // mode, has its webhook certificate in place before the webhook server starts.

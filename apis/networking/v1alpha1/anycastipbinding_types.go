@@ -33,6 +33,9 @@ type InternetChargeType string
 // +kubebuilder:validation:XValidation:rule="!has(self.anycastZone) || self.addressType == 'AnycastEIP'",message="anycastZone is only valid with addressType AnycastEIP"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.addressID) || (has(self.addressID) && self.addressID == oldSelf.addressID)",message="addressID cannot be changed or removed once set"
 // +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind == 'ClusterProviderConfig'",message="a cluster-scoped AnycastIPBinding can only use a ClusterProviderConfig"
+// writeConnectionSecretToRef is refused for the reason given on PodElasticIPSpec
+// (and a cluster-scoped binding has no namespace to write one in).
+// +kubebuilder:validation:XValidation:rule="!has(self.writeConnectionSecretToRef)",message="writeConnectionSecretToRef is not supported: an AnycastIPBinding has no connection secret (its address is in status), and edgeplane may not write Secrets"
 type AnycastIPBindingSpec struct {
 	// ProviderConfigReference (providerConfigRef, default
 	// ClusterProviderConfig "default") names the Tencent Cloud account, and

@@ -70,6 +70,9 @@ func TestAnycastIPBindingCreateValidation(t *testing.T) {
 		"tag value too long": {obj: with("aipb-tag3", func(b *networkingv1alpha1.AnycastIPBinding) {
 			b.Spec.Tags = map[string]string{"k": strings.Repeat("v", 256)}
 		}), wantErr: "values at most 255"},
+		"connection secret": {obj: with("aipb-secret", func(b *networkingv1alpha1.AnycastIPBinding) {
+			b.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "eip"}
+		}), wantErr: "writeConnectionSecretToRef is not supported: an AnycastIPBinding has no connection secret"},
 		"namespaced ProviderConfig": {obj: with("aipb-pc", func(b *networkingv1alpha1.AnycastIPBinding) {
 			b.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "default"}
 		}), wantErr: "can only use a ClusterProviderConfig"},

@@ -80,6 +80,12 @@ type PodElasticIPAllocation struct {
 // PodElasticIPSpec is the desired state of a PodElasticIP.
 // +kubebuilder:validation:XValidation:rule="(has(self.releasePolicy) && self.releasePolicy == 'AfterDelay') == has(self.releaseDelay)",message="releaseDelay is required with releasePolicy AfterDelay and only allowed with it"
 // +kubebuilder:validation:XValidation:rule="!has(self.releasePolicy) || self.releasePolicy != 'Delete' || self.allocation.mode == 'Auto'",message="releasePolicy Delete releases the address and is only allowed with allocation.mode Auto"
+//
+// writeConnectionSecretToRef comes with crossplane's ManagedResourceSpec but is
+// refused: an address has no secret to publish, and publishing an empty one
+// would need create/update on Secrets in every namespace, a grant the manager
+// deliberately lacks (docs/operations.md, "What the manager may do").
+// +kubebuilder:validation:XValidation:rule="!has(self.writeConnectionSecretToRef)",message="writeConnectionSecretToRef is not supported: a PodElasticIP has no connection secret (its address is in status), and edgeplane may not write Secrets"
 type PodElasticIPSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 

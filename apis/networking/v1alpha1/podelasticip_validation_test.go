@@ -102,6 +102,9 @@ func TestPodElasticIPValidation(t *testing.T) {
 			p.Spec.ReleasePolicy = networkingv1alpha1.PodElasticIPReleaseAfterDelay
 			p.Spec.ReleaseDelay = &metav1.Duration{Duration: 1000 * time.Hour}
 		}, wantErr: "releaseDelay must be a duration between"},
+		"connection secret": {mutate: func(p *pe) {
+			p.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "eip"}
+		}, wantErr: "writeConnectionSecretToRef is not supported: a PodElasticIP has no connection secret"},
 		"unknown release policy": {mutate: func(p *pe) { p.Spec.ReleasePolicy = "Sometimes" }, wantErr: "spec.releasePolicy"},
 		"reserved tag prefix": {mutate: func(p *pe) { p.Spec.Tags = map[string]string{"aws-samples.github.com/aws-pod-eip-controller-pod": "x"} },
 			wantErr: "tags must not use the"},

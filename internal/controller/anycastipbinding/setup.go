@@ -53,11 +53,16 @@ import (
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
+// Why each grant: bindings are reconciled (finalizer, critical annotations,
+// status) and created/deleted by the node translator.
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=anycastipbindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=anycastipbindings/status,verbs=get;update;patch
+// Which account to use, and the usage record that keeps it from deletion.
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=clusterproviderconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=clusterproviderconfigusages,verbs=get;list;watch;create;update;patch;delete
+// Nodes: read, and patched with the taint and the legacy annotations it owns.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// aia-ip-controller's cluster-identity ConfigMap, in kube-system only, read-only.
 // +kubebuilder:rbac:groups="",namespace=kube-system,resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

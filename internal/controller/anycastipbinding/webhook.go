@@ -21,7 +21,14 @@ const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
 // cluster). The controller taints a selected node on its first reconcile
 // anyway, so an outage only reopens the legacy race for that window; see
 // docs/anycastipbinding.md.
-// +kubebuilder:webhook:path=/mutate-v1-node-anycastipbinding,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=nodes,verbs=create;update,versions=v1,name=aia.nodes.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
+//
+// Scope: a Node is cluster-scoped, so a namespaceSelector would not narrow
+// anything; the objectSelector sends only nodes carrying the selector label
+// (the default --aia-node-selector; the chart sets it from
+// anycastIP.nodeSelector) to the webhook. It matches the old or the new node,
+// so removing the label still reaches it. timeoutSeconds=3: a node update
+// waits at most that long for a manager that does not answer.
+// +kubebuilder:webhook:path=/mutate-v1-node-anycastipbinding,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=nodes,verbs=create;update,versions=v1,name=aia.nodes.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,patch=`{"objectSelector":{"matchLabels":{"tke.cloud.tencent.com/need-aia-ip":"true"}}}`
 
 // NodeTainter is a mutating admission webhook on Node create and update: a
 // node the selector picks that records no bound address gets the taint

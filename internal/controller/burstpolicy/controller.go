@@ -96,13 +96,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	return DefaultOptions().Setup(ctx, mgr, cfg)
 }
 
+// Why each grant: policies are read and report status.
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies;clusterburstpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies/status;clusterburstpolicies/status,verbs=get;update;patch
+// Pods a policy selects (any namespace): read, and patched (scheduling-gate
+// removal, the burst labels and annotations).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// Rebalancing moves a burst pod home through the Eviction API, so
+// PodDisruptionBudgets are honoured (never a plain delete).
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// The fit check reads nodes, and a pending pod's volumes (claims, volumes,
+// storage classes) for their zone and node affinity; all read-only.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
+// A policy's local-replica count is read through the owner's scale subresource.
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

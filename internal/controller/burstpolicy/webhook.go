@@ -20,7 +20,14 @@ import (
 // PodWebhookPath is where the pod-gating webhook is served.
 const PodWebhookPath = "/mutate-v1-pod-burstpolicy"
 
-// +kubebuilder:webhook:path=/mutate-v1-pod-burstpolicy,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=burst.pods.scheduling.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=Never
+// Scope: every pod creation outside kube-system and the manager's own
+// namespace (edgeplane-system here; the chart puts its release namespace):
+// system pods, and the manager's own pods, never wait on the manager, so a
+// manager that is down cannot slow its own restart or the cluster's
+// add-ons. failurePolicy=Ignore and timeoutSeconds=3 bound what an outage
+// costs any other pod creation; the reconciler still handles a pod that was
+// admitted ungated (see docs/burstpolicy.md).
+// +kubebuilder:webhook:path=/mutate-v1-pod-burstpolicy,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=burst.pods.scheduling.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=Never,patch=`{"namespaceSelector":{"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system","edgeplane-system"]}]}}`
 
 // PodGater is a mutating admission webhook on Pod creation. It puts the
 // burst-decision scheduling gate on a new pod that a BurstPolicy with trigger

@@ -35,8 +35,13 @@ const (
 	reasonMigrated          = "Migrated"
 )
 
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=galaxy.k8s.io,resources=pools;floatingips,verbs=get;list
+// galaxy-ipam's ConfigMap and Pools live in kube-system; its FloatingIPs are
+// cluster-scoped. All read-only. The FloatIPPools translated from them are
+// created here, and deleted when their entry leaves the config.
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools,verbs=create;delete
+// +kubebuilder:rbac:groups="",namespace=kube-system,resources=configmaps,verbs=get
+// +kubebuilder:rbac:groups=galaxy.k8s.io,namespace=kube-system,resources=pools,verbs=get;list
+// +kubebuilder:rbac:groups=galaxy.k8s.io,resources=floatingips,verbs=get;list
 
 // Migrator translates galaxy-ipam's configuration and allocations into
 // FloatIPPools and FloatIPs (see package translate): the

@@ -22,13 +22,20 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 )
 
+// Why each grant: pools are read, get finalizers (update/patch) and status;
+// FloatIPs are the allocations this controller creates, renews and releases.
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips/status,verbs=get;update;patch
+// Pods in any namespace may ask for a float IP: read, and patched with the
+// allocated address's annotation.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// The scheduler extender binds the pods it placed (galaxy-ipam's bind verb).
 // +kubebuilder:rbac:groups="",resources=pods/binding,verbs=create
+// Node subnets and namespace labels decide which pool serves a pod.
 // +kubebuilder:rbac:groups="",resources=nodes;namespaces,verbs=get;list;watch
+// A pod's workload (replicas, strategy) decides when its IP is released.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

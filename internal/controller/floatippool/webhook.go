@@ -14,7 +14,10 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 )
 
-// +kubebuilder:webhook:path=/validate-networking-edgeplane-io-v1alpha1-floatippool,mutating=false,failurePolicy=fail,sideEffects=None,groups=networking.edgeplane.io,resources=floatippools,verbs=create;update;delete,versions=v1alpha1,name=vfloatippool.networking.edgeplane.io,admissionReviewVersions=v1
+// failurePolicy=Fail: it guards edgeplane's own cluster-scoped FloatIPPools
+// only (never a pod or node), and an unchecked overlapping pool would hand
+// out an IP twice. timeoutSeconds=3, like the other webhooks.
+// +kubebuilder:webhook:path=/validate-networking-edgeplane-io-v1alpha1-floatippool,mutating=false,failurePolicy=fail,sideEffects=None,groups=networking.edgeplane.io,resources=floatippools,verbs=create;update;delete,versions=v1alpha1,name=vfloatippool.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=3
 
 // PoolValidator rejects what CEL cannot see across objects: a pool whose
 // IPs overlap another pool's, and an edit that drops IPs still in use.

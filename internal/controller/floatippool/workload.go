@@ -20,6 +20,7 @@ import (
 // scale subresource, as galaxy does for custom workloads.
 const AnnotationWorkload = "networking.edgeplane.io/workload"
 
+// Read-only: a custom workload's CRD tells where its scale subresource keeps replicas.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}

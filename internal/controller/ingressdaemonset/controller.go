@@ -1,6 +1,7 @@
 // Package ingressdaemonset reconciles IngressDaemonSets: one Deployment per
 // matching node with replicasPerNode replicas, a health-checker DaemonSet per
-// health-check port with its own least-privilege RBAC, and node-by-node
+// health-check port whose ServiceAccount is bound to a shipped read-only
+// ClusterRole in the namespace, and node-by-node
 // rolling updates that detach each node before its pods are replaced.
 //
 // The decisions are pure and live elsewhere: planner.Compute says what each
@@ -48,22 +49,28 @@ type Options struct {
 	// HealthCheckImage is the image of the health-checker DaemonSets when an
 	// IngressDaemonSet names none (normally edgeplane's own image).
 	HealthCheckImage string
+	// HealthCheckClusterRole is the ClusterRole health checkers are bound
+	// to; the manager's RBAC lets it bind only this one.
+	HealthCheckClusterRole string
 }
 
 // BindFlags registers the options' flags.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.HealthCheckImage, "ingressdaemonset-healthcheck-image", DefaultHealthCheckImage,
 		"Image holding "+HealthCheckBinary+" for IngressDaemonSet health-checker DaemonSets that name no image.")
+	fs.StringVar(&o.HealthCheckClusterRole, "ingressdaemonset-healthcheck-cluster-role", DefaultHealthCheckClusterRole,
+		"ClusterRole (installed with edgeplane) that each health checker's ServiceAccount is bound to in its IngressDaemonSet's namespace.")
 }
 
 // Setup returns the setup.Func that registers the reconciler with o.
 func (o Options) Setup() setup.Func {
 	return func(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 		r := &Reconciler{
-			Client:           mgr.GetClient(),
-			Recorder:         mgr.GetEventRecorder(Name),
-			HealthCheckImage: o.HealthCheckImage,
-			Namespace:        cfg.WatchNamespace,
+			Client:                 mgr.GetClient(),
+			Recorder:               mgr.GetEventRecorder(Name),
+			HealthCheckImage:       o.HealthCheckImage,
+			HealthCheckClusterRole: o.HealthCheckClusterRole,
+			Namespace:              cfg.WatchNamespace,
 		}
 		return r.SetupWithManager(mgr)
 	}
@@ -71,7 +78,7 @@ func (o Options) Setup() setup.Func {
 
 // Setup registers the reconciler with default Options.
 func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
-	return Options{HealthCheckImage: DefaultHealthCheckImage}.Setup()(ctx, mgr, cfg)
+	return Options{HealthCheckImage: DefaultHealthCheckImage, HealthCheckClusterRole: DefaultHealthCheckClusterRole}.Setup()(ctx, mgr, cfg)
 }
 
 // Reconciler reconciles IngressDaemonSets.
@@ -80,6 +87,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// HealthCheckImage is the default health checker image.
 	HealthCheckImage string
+	// HealthCheckClusterRole is what health checkers are bound to; empty
+	// means DefaultHealthCheckClusterRole.
+	HealthCheckClusterRole string
 	// Namespace restricts the IngressDaemonSets reconciled; empty means all.
 	Namespace string
 	// Now returns the current time (tests set it); nil means time.Now.
@@ -89,13 +99,27 @@ type Reconciler struct {
 	expect expectations
 }
 
+// Why each grant (cluster-wide, because IngressDaemonSets live in any namespace):
+// IngressDaemonSets: read and watch, finalizer patches, status writes.
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/status,verbs=get;update;patch
+// Owner references with blockOwnerDeletion on the objects it creates.
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// One Deployment per node and one health-checker DaemonSet per port: created,
+// rolled (update) and removed (delete) by the controller, never patched.
+// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;update;delete
+// Nodes: read for the node set; detach annotations are patched on and off.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// The health checker's ServiceAccount only has to exist (created once,
+// garbage-collected with its IngressDaemonSet).
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
+// The health checker's RoleBinding to the shipped ClusterRole: subjects are
+// updated when spec.healthChecker.serviceAccountName changes; a binding whose
+// (immutable) roleRef is stale, as an earlier version's per-IngressDaemonSet
+// Role, is deleted and created anew. No Role is ever created.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;delete
+// Binding a role needs bind on it: only the shipped health-check ClusterRole.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edgeplane-ingressdaemonset-healthcheck
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the reconciler: IngressDaemonSets, the objects
@@ -302,23 +326,12 @@ func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonS
 func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) error {
 	var errs []error
 	if len(ids.Spec.HealthCheckNodePorts) > 0 {
-		sa, role, rb := healthCheckRBAC(ids)
+		sa, rb := healthCheckRBAC(ids, r.healthCheckClusterRole())
 		if sa != nil {
 			existing := &corev1.ServiceAccount{}
 			errs = append(errs, r.apply(ctx, ids, sa, existing, func() {}))
 		}
-		role.Annotations = map[string]string{AnnotationSpecHash: hashOf(role.Rules)}
-		er := &rbacv1.Role{}
-		errs = append(errs, r.apply(ctx, ids, role, er, func() {
-			er.Rules = role.Rules
-			er.Annotations = mergeMaps(er.Annotations, role.Annotations)
-		}))
-		rb.Annotations = map[string]string{AnnotationSpecHash: hashOf(rb.Subjects)}
-		erb := &rbacv1.RoleBinding{}
-		errs = append(errs, r.apply(ctx, ids, rb, erb, func() {
-			erb.Subjects = rb.Subjects
-			erb.Annotations = mergeMaps(erb.Annotations, rb.Annotations)
-		}))
+		errs = append(errs, r.applyRoleBinding(ctx, ids, rb))
 	}
 	want := map[string]bool{}
 	for _, port := range ids.Spec.HealthCheckNodePorts {
@@ -346,6 +359,37 @@ func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (r *Reconciler) healthCheckClusterRole() string {
+	if r.HealthCheckClusterRole != "" {
+		return r.HealthCheckClusterRole
+	}
+	return DefaultHealthCheckClusterRole
+}
+
+// applyRoleBinding applies the health checker's RoleBinding. Its roleRef
+// cannot be updated: a binding ids controls that points at another role
+// (the per-IngressDaemonSet Role of earlier versions, or a renamed
+// ClusterRole) is deleted and created anew.
+func (r *Reconciler) applyRoleBinding(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, rb *rbacv1.RoleBinding) error {
+	existing := &rbacv1.RoleBinding{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(rb), existing)
+	if err == nil && isControlledBy(existing, ids) && existing.RoleRef != rb.RoleRef {
+		if err := r.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replacing RoleBinding %s bound to %s %s: %w", existing.Name, existing.RoleRef.Kind, existing.RoleRef.Name, err)
+		}
+		// AlreadyExists: a stale cache showed the old binding again after an
+		// earlier pass had replaced it.
+		if err := r.Client.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating RoleBinding %s: %w", rb.Name, err)
+		}
+		return nil
+	}
+	return r.apply(ctx, ids, rb, existing, func() {
+		existing.Subjects = rb.Subjects
+		existing.Annotations = mergeMaps(existing.Annotations, rb.Annotations)
+	})
 }
 
 func mergeMaps(dst, src map[string]string) map[string]string {

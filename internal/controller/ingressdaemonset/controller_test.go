@@ -189,18 +189,25 @@ func TestRollout(t *testing.T) {
 	if mem := c.Resources.Requests[corev1.ResourceMemory]; mem.Cmp(resource.MustParse("32Mi")) != 0 {
 		t.Errorf("health checker memory request = %s, want 32Mi", mem.String())
 	}
-	role := &rbacv1.Role{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, role); err != nil {
-		t.Fatalf("health checker Role: %v", err)
+	// The health checker is bound to the shipped ClusterRole; the manager
+	// writes no Role.
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, &rbacv1.Role{}); !apierrors.IsNotFound(err) {
+		t.Errorf("health checker Role: got %v, want NotFound", err)
 	}
-	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}}}
-	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
-		t.Errorf("health checker Role (-want +got):\n%s", diff)
+	rb := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, rb); err != nil {
+		t.Fatalf("health checker RoleBinding: %v", err)
 	}
-	for _, o := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, o); err != nil {
-			t.Errorf("health checker %T: %v", o, err)
-		}
+	wantRef := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: DefaultHealthCheckClusterRole}
+	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "ing-healthcheck", Namespace: ns}}
+	if diff := cmp.Diff(wantRef, rb.RoleRef); diff != "" {
+		t.Errorf("health checker roleRef (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSubjects, rb.Subjects); diff != "" {
+		t.Errorf("health checker subjects (-want +got):\n%s", diff)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, &corev1.ServiceAccount{}); err != nil {
+		t.Errorf("health checker ServiceAccount: %v", err)
 	}
 
 	// All ready: Ready True.
@@ -764,5 +771,63 @@ func TestSelectorMismatch(t *testing.T) {
 	_ = env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got)
 	if c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.TypeReady); c == nil || c.Reason != appsv1alpha1.ReasonSelectorMismatch {
 		t.Fatalf("Ready = %+v, want reason SelectorMismatch", c)
+	}
+}
+
+// TestHealthCheckBindingReplacesLegacyRoleBinding: earlier versions bound the
+// health checker to a Role of their own. roleRef is immutable, so that
+// binding is deleted and created anew, bound to the shipped ClusterRole.
+func TestHealthCheckBindingReplacesLegacyRoleBinding(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "legacy-binding"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
+			},
+			HealthCheckNodePorts: []int32{10081},
+		},
+	}
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	legacy := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing-healthcheck", Namespace: ns,
+			Labels:          map[string]string{appsv1alpha1.LabelIngressDaemonSet: "ing"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ids, appsv1alpha1.GroupVersion.WithKind("IngressDaemonSet"))}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "ing-healthcheck"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "ing-healthcheck", Namespace: ns}},
+	}
+	if err := env.Client.Create(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client, HealthCheckClusterRole: "custom-healthcheck"}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	rb := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), rb); err != nil {
+		t.Fatal(err)
+	}
+	want := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "custom-healthcheck"}
+	if rb.RoleRef != want || rb.UID == legacy.UID {
+		t.Fatalf("RoleBinding roleRef %+v (uid changed: %v), want a new binding to %+v", rb.RoleRef, rb.UID != legacy.UID, want)
+	}
+	// A second pass leaves the new binding alone.
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	again := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), again); err != nil {
+		t.Fatal(err)
+	}
+	if again.UID != rb.UID {
+		t.Error("the second pass replaced the binding again")
 	}
 }

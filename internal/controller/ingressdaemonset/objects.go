@@ -32,6 +32,12 @@ const DefaultHealthCheckImage = "ghcr.io/edgeplane/edgeplane:latest"
 // HealthCheckBinary is the health checker's path in the edgeplane image.
 const HealthCheckBinary = "/edgeplane-healthcheck"
 
+// DefaultHealthCheckClusterRole is the ClusterRole (shipped by config/rbac;
+// the chart names its own) that health checkers are bound to in their
+// IngressDaemonSet's namespace. The manager may bind only that role, and
+// creates no Roles of its own: a Role it wrote could hold anything.
+const DefaultHealthCheckClusterRole = "edgeplane-ingressdaemonset-healthcheck"
+
 // objectsVersion is part of every revision: bump it when the way templates
 // are turned into Deployments changes, so nodes are rolled to the new shape.
 const objectsVersion = "1"
@@ -328,31 +334,29 @@ func healthDaemonSet(ids *appsv1alpha1.IngressDaemonSet, port int32, defaultImag
 	return ds
 }
 
-// healthCheckRBAC builds the ServiceAccount (unless the spec names one), the
-// Role that may only read Deployments in the namespace, and its RoleBinding.
-func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
-	name := naming.HealthCheckName(ids.Name)
+// healthCheckRBAC builds the ServiceAccount (unless the spec names one) and
+// the RoleBinding that lets the health checker read Deployments in the
+// namespace through clusterRole. The binding's spec-hash covers its roleRef
+// and subjects.
+func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet, clusterRole string) (*corev1.ServiceAccount, *rbacv1.RoleBinding) {
 	meta := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: ids.Namespace, Labels: ownerLabels(ids), OwnerReferences: []metav1.OwnerReference{ownerRef(ids)}}
+		return metav1.ObjectMeta{Name: naming.HealthCheckName(ids.Name), Namespace: ids.Namespace, Labels: ownerLabels(ids),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(ids)}}
 	}
 	var sa *corev1.ServiceAccount
 	if ids.Spec.HealthChecker.ServiceAccountName == "" {
 		sa = &corev1.ServiceAccount{ObjectMeta: meta()}
 	}
-	role := &rbacv1.Role{
-		ObjectMeta: meta(),
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{appsv1.GroupName},
-			Resources: []string{"deployments"},
-			Verbs:     []string{"get", "list", "watch"},
-		}},
-	}
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: meta(),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: healthCheckServiceAccount(ids), Namespace: ids.Namespace}},
 	}
-	return sa, role, rb
+	rb.Annotations = map[string]string{AnnotationSpecHash: hashOf(struct {
+		RoleRef  rbacv1.RoleRef
+		Subjects []rbacv1.Subject
+	}{rb.RoleRef, rb.Subjects})}
+	return sa, rb
 }
 
 // DeploymentStatusCurrent reports whether the Deployment controller has

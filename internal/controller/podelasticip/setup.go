@@ -41,10 +41,15 @@ import (
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
+// Why each grant: PodElasticIPs are reconciled (finalizer, critical
+// annotations, status) and created/deleted by the annotation translator.
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=podelasticips,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=podelasticips/status,verbs=get;update;patch
+// Which account to use, and the usage record that keeps it from deletion.
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs;clusterproviderconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigusages,verbs=get;list;watch;create;update;patch;delete
+// Pods (any namespace) get the address's labels and annotation (patch) and
+// the readiness-gate condition (pods/status patch).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -44,6 +44,8 @@ const (
 	reasonCredentialsNotReady = "CredentialsNotReady"
 )
 
+// Configs get an in-use finalizer (update/patch) and status; usages are the
+// records of which managed resource uses which config.
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs;clusterproviderconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs/status;clusterproviderconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigusages;clusterproviderconfigusages,verbs=get;list;watch;create;update;patch;delete

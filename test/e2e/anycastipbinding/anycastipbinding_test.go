@@ -287,7 +287,7 @@ func nodeWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfigur
 			FailurePolicy:           &ignore,
 			SideEffects:             &none,
 			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          ptr.To[int32](5),
+			TimeoutSeconds:          ptr.To[int32](3),
 			ReinvocationPolicy:      &ifNeeded,
 		}},
 	}

@@ -915,7 +915,10 @@ func podWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfigura
 			FailurePolicy:           &ignore,
 			SideEffects:             &none,
 			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          ptr.To[int32](5),
+			TimeoutSeconds:          ptr.To[int32](3),
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "edgeplane-system"},
+			}}},
 		}},
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
 
+// The legacy eks-config ConfigMap, in kube-system only (a single-object cache);
+// the ClusterBurstPolicy it translates into is written and removed here.
 // +kubebuilder:rbac:groups="",namespace=kube-system,resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=clusterburstpolicies,verbs=get;list;watch;create;update;patch;delete
 

@@ -24,6 +24,8 @@ const (
 	ReasonInvalidLegacyAnnotation = "InvalidLegacyAnnotation"
 )
 
+// Workloads' legacy annotations are read (never written); the BurstPolicies
+// translated from them are written and removed here.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=burstpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -38,7 +38,7 @@ func DaemonSetName(ids string, port int32) string {
 	return Shorten(ids+"-"+strconv.Itoa(int(port)), MaxNameLength)
 }
 
-// HealthCheckName names the ServiceAccount, Role and RoleBinding of ids's health checker.
+// HealthCheckName names the ServiceAccount and RoleBinding of ids's health checker.
 func HealthCheckName(ids string) string {
 	return Shorten(ids+"-healthcheck", MaxNameLength)
 }

@@ -17,6 +17,9 @@ import (
 //
 // AnycastIPBindingSpec is the desired state of an AnycastIPBinding: one
 // public address of AddressType bound to the CVM instance behind NodeName.
+//
+// writeConnectionSecretToRef is refused for the reason given on PodElasticIPSpec
+// (and a cluster-scoped binding has no namespace to write one in).
 type AnycastIPBindingSpecApplyConfiguration struct {
 	// ProviderConfigReference (providerConfigRef, default
 	// ClusterProviderConfig "default") names the Tencent Cloud account, and

@@ -17,6 +17,11 @@ import (
 // with apply.
 //
 // PodElasticIPSpec is the desired state of a PodElasticIP.
+//
+// writeConnectionSecretToRef comes with crossplane's ManagedResourceSpec but is
+// refused: an address has no secret to publish, and publishing an empty one
+// would need create/update on Secrets in every namespace, a grant the manager
+// deliberately lacks (docs/operations.md, "What the manager may do").
 type PodElasticIPSpecApplyConfiguration struct {
 	v2.ManagedResourceSpecApplyConfiguration `json:""`
 	// PodName is the pod, in the PodElasticIP's namespace, that gets the

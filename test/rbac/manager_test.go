@@ -1,0 +1,657 @@
+package rbac_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
+	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
+	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/testbin"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// The chart is rendered as release "edgeplane" into managerNS: the manager
+// runs as system:serviceaccount:edgeplane-system:edgeplane.
+const (
+	managerNS   = "edgeplane-system"
+	release     = "edgeplane"
+	credsNS     = "team-a"
+	appNS       = "apps"
+	eni         = "eni-0000000000000001"
+	podIP       = "10.0.1.5"
+	legacyPodIP = "10.0.1.6"
+	aiaNode     = "edge-node-1"
+	aiaInstance = "ins-node0001"
+)
+
+// forbiddenLog collects every log line of the manager (controller-runtime's
+// logger and client-go's klog, where reflectors report failed lists and
+// watches) that says the API server refused a request.
+type forbiddenLog struct {
+	mu    sync.Mutex
+	lines []string
+	all   bytes.Buffer
+}
+
+func (f *forbiddenLog) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.all.Write(p)
+	for _, l := range strings.Split(string(p), "\n") {
+		if strings.Contains(l, "forbidden") || strings.Contains(l, "Forbidden") {
+			f.lines = append(f.lines, l)
+		}
+	}
+	return len(p), nil
+}
+
+func (f *forbiddenLog) forbidden() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.lines...)
+}
+
+// suite is the cluster the manager runs in: the chart's RBAC applied, the
+// chart's webhook configurations pointed at the in-process webhook server,
+// and one emulator for both clouds.
+type suite struct {
+	t       *testing.T
+	ctx     context.Context
+	c       client.Client
+	sim     *cloudsimtest.Emulator
+	log     *forbiddenLog
+	cluster string // the cluster identity the manager resolves (kube-system's UID)
+}
+
+// TestManagerUnderChartRBAC runs every controller of the manager, its
+// translators, sweeps, webhooks and certificate rotation, as the manager's
+// ServiceAccount holding exactly the RBAC the chart renders: a permission
+// the chart lacks fails a step below (and is named by the forbidden-request
+// check at the end), instead of surfacing on a real cluster.
+func TestManagerUnderChartRBAC(t *testing.T) {
+	s := newSuite(t)
+	// Each step waits for a state only a permitted write can reach.
+	t.Run("webhook certificate and caBundle", s.webhookCertificate)
+	t.Run("webhook scope", s.webhookScope)
+	t.Run("provider configs", s.providerConfigs)
+	t.Run("IngressDaemonSet", s.ingressDaemonSet)
+	t.Run("PodElasticIP", s.podElasticIP)
+	t.Run("AnycastIPBinding", s.anycastIPBinding)
+	t.Run("FloatIPPool", s.floatIPPool)
+	t.Run("BurstPolicy", s.burstPolicy)
+	if lines := s.log.forbidden(); len(lines) > 0 {
+		t.Errorf("the manager was refused %d requests under the chart's RBAC:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+func newSuite(t *testing.T) *suite {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	s := &suite{t: t, ctx: ctx, c: env.Client, log: &forbiddenLog{}}
+	for _, ns := range []string{managerNS, credsNS, appNS} {
+		if err := s.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	ks := &corev1.Namespace{}
+	if err := s.c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ks); err != nil {
+		t.Fatal(err)
+	}
+	s.cluster = string(ks.UID)
+
+	objs := helmTemplate(t, release, managerNS, "credentialNamespaces={"+credsNS+"}")
+	webhookAddr := testbin.FreeAddr(t)
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			toURL(t, u, "https://"+webhookAddr)
+		default:
+			continue
+		}
+		if err := s.c.Create(ctx, u); err != nil {
+			t.Fatalf("applying the chart's %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+
+	s.sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 3, Settings: core.Settings{
+		RateLimitsDisabled: true, EC2AddressQuota: 100, TaskDuration: core.Duration(100 * time.Millisecond),
+	}, Fixtures: fixtures(s.cluster)})
+	for _, cpc := range []*cloudv1alpha1.ClusterProviderConfig{
+		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL()),
+		clusterConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", s.sim.URL()),
+	} {
+		s.create(cpc)
+	}
+
+	s.startManager(managerArgs(t, objs), webhookAddr)
+	return s
+}
+
+// toURL points each webhook of a rendered configuration at the local
+// server (the in-cluster Service does not exist here), as hack/demowebhooks
+// does for the demo.
+func toURL(t *testing.T, u *unstructured.Unstructured, base string) {
+	t.Helper()
+	hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks {
+		hook := h.(map[string]any)
+		path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+		hook["clientConfig"] = map[string]any{"url": base + path}
+	}
+	if err := unstructured.SetNestedSlice(u.Object, hooks, "webhooks"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string) *cloudv1alpha1.ClusterProviderConfig {
+	return &cloudv1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
+			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
+			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
+		},
+	}
+}
+
+// fixtures: an EC2 instance whose ENI holds the pods' IPs, an orphaned Auto
+// address of this cluster for the PodElasticIP sweep, the CVM instance
+// behind the AnycastIPBinding node and an orphaned address of this cluster
+// (binding and node gone) for its sweep.
+func fixtures(cluster string) *core.Fixtures {
+	return &core.Fixtures{
+		EC2: core.EC2Fixtures{
+			Instances: []core.EC2InstanceFixture{{InstanceID: "i-0000000000000001", VpcID: "vpc-1", SubnetID: "subnet-1",
+				NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: []string{"10.0.0.10", podIP, legacyPodIP}}}}},
+			Addresses: []core.EC2AddressFixture{{AllocationID: "eipalloc-00000000000000f1", Tags: map[string]string{
+				decide.TagCluster: cluster, decide.TagOwnerKind: decide.OwnerKind, decide.TagOwnerUID: "gone-uid",
+				decide.TagPod: appNS + "/gone", decide.TagMode: "Auto"}}},
+		},
+		Tencent: core.TencentFixtures{
+			Instances: []core.TCInstanceFixture{{InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}},
+			Addresses: []core.TCAddressFixture{{AddressID: "eip-orphan01", AddressType: "AnycastEIP", Tags: map[string]string{
+				aiadecide.TagCluster: cluster, aiadecide.TagOwnerUID: "gone-uid", aiadecide.TagNodeName: "gone-node"}}},
+		},
+	}
+}
+
+// startManager builds the manager from the chart's own arguments, with what
+// cannot work outside a pod replaced (listen addresses, the certificate
+// folder) and short sweep intervals, and a rest.Config that impersonates the
+// chart's ServiceAccount.
+func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
+	t := s.t
+	all := manager.Controllers()
+	opts := manager.DefaultOptions()
+	fs := flag.NewFlagSet("edgeplane-manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	opts.BindFlags(fs, manager.ControllerNames(all))
+	manager.BindControllerFlags(fs, all)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	_, port, _ := net.SplitHostPort(webhookAddr)
+	overrides := map[string]string{
+		"metrics-bind-address": "0", "health-probe-bind-address": "0",
+		"webhook-host": "127.0.0.1", "webhook-port": port, "webhook-cert-dir": t.TempDir(),
+		"floatip-extender-address": "", "floatip-api-address": "", "floatip-sweep-interval": "2s", "floatip-migrate-interval": "2s",
+		"aia-provider-config":         "tencentcloud",
+		"podelasticip-sweep-interval": "2s", "podelasticip-orphan-grace-period": "1s",
+		"aia-orphan-interval": "2s", "aia-orphan-grace-period": "1s",
+	}
+	var args []string
+	for k, v := range chartArgs {
+		if _, ok := overrides[k]; !ok {
+			args = append(args, "--"+k+"="+v)
+		}
+	}
+	for k, v := range overrides {
+		args = append(args, "--"+k+"="+v)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("the manager rejects %q: %v", args, err)
+	}
+	logger := zap.New(zap.WriteTo(s.log), zap.UseDevMode(true))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + managerNS + ":" + release}
+	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), logger))
+	m, err := manager.New(ctx, cfg, opts, all)
+	if err != nil {
+		cancel()
+		t.Fatalf("building the manager: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("manager stopped: %v", err)
+		}
+		if t.Failed() {
+			s.log.mu.Lock()
+			t.Logf("manager log:\n%s", s.log.all.String())
+			s.log.mu.Unlock()
+		}
+	})
+}
+
+func (s *suite) create(objs ...client.Object) {
+	s.t.Helper()
+	for _, o := range objs {
+		if err := s.c.Create(s.ctx, o); err != nil {
+			s.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// eventually polls cond (generously: the machine may be loaded) until it
+// holds; last says what was seen.
+func (s *suite) eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(s.ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v; last seen: %s", what, err, last)
+	}
+}
+
+// gone waits until obj is deleted (finalizers released).
+func (s *suite) gone(t *testing.T, obj client.Object) {
+	t.Helper()
+	s.eventually(t, fmt.Sprintf("%T %s gone", obj, obj.GetName()), func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), fmt.Sprintf("err %v finalizers %v", err, obj.GetFinalizers())
+	})
+}
+
+func (s *suite) delete(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := s.c.Delete(s.ctx, obj); err != nil {
+		t.Fatalf("deleting %T %s: %v", obj, obj.GetName(), err)
+	}
+	s.gone(t, obj)
+}
+
+// webhookCertificate: the rotator creates its Secret and patches the caBundle
+// of both configurations, by name.
+func (s *suite) webhookCertificate(t *testing.T) {
+	s.eventually(t, "the certificate Secret", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKey{Namespace: managerNS, Name: release + "-webhook-cert"}, &corev1.Secret{})
+		return err == nil, fmt.Sprint(err)
+	})
+	s.eventually(t, "caBundles injected", func() (bool, string) {
+		mw := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		vw := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: release + "-mutating"}, mw); err != nil {
+			return false, err.Error()
+		}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: release + "-validating"}, vw); err != nil {
+			return false, err.Error()
+		}
+		for _, w := range mw.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return false, "no caBundle on " + w.Name
+			}
+		}
+		for _, w := range vw.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return false, "no caBundle on " + w.Name
+			}
+		}
+		return true, ""
+	})
+}
+
+// webhookRequests is the webhook server's request count for path.
+func webhookRequests(t *testing.T, path string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "webhook" && l.GetValue() == path {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+func plainPod(ns, name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+}
+
+// webhookScope: pods created in kube-system and in the manager's namespace
+// never reach the pod webhook, a pod elsewhere does; a node without the
+// AnycastIPBinding label never reaches the node webhook.
+func (s *suite) webhookScope(t *testing.T) {
+	before := webhookRequests(t, burstpolicy.PodWebhookPath)
+	s.create(plainPod(metav1.NamespaceSystem, "scope-system", nil), plainPod(managerNS, "scope-manager", nil))
+	nodesBefore := webhookRequests(t, anycastipbinding.NodeWebhookPath)
+	s.create(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "scope-unlabelled"}})
+	s.create(plainPod(appNS, "scope-app", nil))
+	// The API server calls a webhook before it stores the object: once the
+	// app pod exists its request was counted, and so would the others' be.
+	if got := webhookRequests(t, burstpolicy.PodWebhookPath) - before; got != 1 {
+		t.Errorf("the pod webhook got %v requests for pods in kube-system, %s and %s; want 1 (the %s pod)", got, managerNS, appNS, appNS)
+	}
+	if got := webhookRequests(t, anycastipbinding.NodeWebhookPath) - nodesBefore; got != 0 {
+		t.Errorf("the node webhook got %v requests for a node without the selector label", got)
+	}
+}
+
+// conditioned is a kind with crossplane conditions.
+type conditioned interface {
+	GetCondition(xpv2.ConditionType) xpv2.Condition
+}
+
+func ready(conds conditioned) (bool, string) {
+	c := conds.GetCondition(xpv2.TypeReady)
+	return c.Status == corev1.ConditionTrue, fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+// providerConfigs: both configs become Ready, one whose credentials Secret
+// lives in a credentials namespace too; an unused config is deleted.
+func (s *suite) providerConfigs(t *testing.T) {
+	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credsNS, Name: "aws-creds"},
+		StringData: map[string]string{"aws_access_key_id": "AKIAEXAMPLE", "aws_secret_access_key": "secret"}})
+	withSecret := clusterConfig("with-secret", cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL())
+	withSecret.Spec.Credentials = cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+		SecretRef: &cloudv1alpha1.SecretReference{Namespace: credsNS, Name: "aws-creds"}}
+	s.create(withSecret)
+	for _, name := range []string{cloudv1alpha1.DefaultProviderConfigName, "tencentcloud", "with-secret"} {
+		cpc := &cloudv1alpha1.ClusterProviderConfig{}
+		s.eventually(t, "ClusterProviderConfig "+name+" Ready", func() (bool, string) {
+			if err := s.c.Get(s.ctx, client.ObjectKey{Name: name}, cpc); err != nil {
+				return false, err.Error()
+			}
+			return ready(cpc)
+		})
+	}
+	s.delete(t, withSecret)
+}
+
+func (s *suite) node(name string, labels map[string]string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	s.create(n)
+	return n
+}
+
+// ingressDaemonSet: a Deployment per node, the health checker's DaemonSet,
+// ServiceAccount and RoleBinding to the chart's ClusterRole; deletion
+// releases the finalizer.
+func (s *suite) ingressDaemonSet(t *testing.T) {
+	s.node("ids-node", map[string]string{"role": "ingress"})
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: appNS},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
+			},
+			NodeSelector:         map[string]string{"role": "ingress"},
+			HealthCheckNodePorts: []int32{10080},
+		},
+	}
+	s.create(ids)
+	s.eventually(t, "the node's Deployment", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: "ing-ids-node"}, &appsv1.Deployment{})
+		return err == nil, fmt.Sprint(err)
+	})
+	s.eventually(t, "the health checker", func() (bool, string) {
+		rb := &rbacv1.RoleBinding{}
+		for _, o := range []client.Object{&appsv1.DaemonSet{}, &corev1.ServiceAccount{}} {
+			name := "ing-healthcheck"
+			if _, ok := o.(*appsv1.DaemonSet); ok {
+				name = "ing-10080"
+			}
+			if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: name}, o); err != nil {
+				return false, fmt.Sprintf("%T: %v", o, err)
+			}
+		}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: "ing-healthcheck"}, rb); err != nil {
+			return false, err.Error()
+		}
+		return rb.RoleRef.Kind == "ClusterRole" && rb.RoleRef.Name == release+"-ingressdaemonset-healthcheck", fmt.Sprintf("roleRef %+v", rb.RoleRef)
+	})
+	s.delete(t, ids)
+}
+
+// podElasticIP: an address allocated and associated, the pod's readiness
+// condition written; the translator turns a legacy annotation into a
+// PodElasticIP; deletion releases the addresses; the sweep releases the
+// orphan the emulator started with.
+func (s *suite) podElasticIP(t *testing.T) {
+	runPod := func(name, ip string, annotations map[string]string) {
+		p := plainPod(appNS, name, nil)
+		p.Annotations = annotations
+		p.Spec.NodeName = "w1"
+		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: networkingv1alpha1.PodConditionElasticIPReady}}
+		s.create(p)
+		p.Status.Phase = corev1.PodRunning
+		p.Status.PodIP, p.Status.HostIP = ip, "10.0.0.10"
+		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		if err := s.c.Status().Update(s.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runPod("eip", podIP, nil)
+	peip := &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "eip"},
+		Spec: networkingv1alpha1.PodElasticIPSpec{PodName: "eip", Allocation: networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModeAuto}}}
+	s.create(peip)
+	runPod("legacy", legacyPodIP, map[string]string{"aws-samples.github.com/aws-pod-eip-controller-type": "auto"})
+
+	for _, name := range []string{"eip", "legacy"} {
+		p := &networkingv1alpha1.PodElasticIP{}
+		s.eventually(t, "PodElasticIP "+name+" Ready", func() (bool, string) {
+			if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: name}, p); err != nil {
+				return false, err.Error()
+			}
+			return ready(p)
+		})
+		s.eventually(t, "pod "+name+"'s readiness condition", func() (bool, string) {
+			pod := &corev1.Pod{}
+			if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: name}, pod); err != nil {
+				return false, err.Error()
+			}
+			for _, c := range pod.Status.Conditions {
+				if c.Type == networkingv1alpha1.PodConditionElasticIPReady {
+					return c.Status == corev1.ConditionTrue, string(c.Status)
+				}
+			}
+			return false, "no condition"
+		})
+	}
+	s.eventually(t, "the orphan swept", func() (bool, string) {
+		for _, a := range s.sim.World().Snapshot().EC2.Addresses {
+			if a.AllocationID == "eipalloc-00000000000000f1" {
+				return false, "still there"
+			}
+		}
+		return true, ""
+	})
+	// The pod goes first, so the translator does not give it a new one
+	// (envtest runs no garbage collector, which would delete the translated
+	// PodElasticIP with its pod, and no kubelet: the pod goes at once).
+	s.delete(t, peip)
+	if err := s.c.Delete(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}}, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	s.delete(t, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy"}})
+	s.eventually(t, "every address released", func() (bool, string) {
+		n := len(s.sim.World().Snapshot().EC2.Addresses)
+		return n == 0, fmt.Sprintf("%d addresses", n)
+	})
+}
+
+// anycastIPBinding: a labelled node is tainted by the webhook at admission,
+// the translator gives it a binding, the bound address lifts the taint;
+// removing the node releases the address, and the sweep releases the
+// orphan the emulator started with.
+func (s *suite) anycastIPBinding(t *testing.T) {
+	n := s.node(aiaNode, map[string]string{
+		networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance})
+	tainted := false
+	for _, taint := range n.Spec.Taints {
+		tainted = tainted || taint.Key == networkingv1alpha1.LegacyTaintNoAIAIP
+	}
+	if !tainted {
+		t.Errorf("the node webhook did not taint %s at admission: %v", aiaNode, n.Spec.Taints)
+	}
+	b := &networkingv1alpha1.AnycastIPBinding{}
+	s.eventually(t, "the translated binding Ready", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: aiaNode}, b); err != nil {
+			return false, err.Error()
+		}
+		return ready(b)
+	})
+	s.eventually(t, "the taint lifted", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: aiaNode}, n); err != nil {
+			return false, err.Error()
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == networkingv1alpha1.LegacyTaintNoAIAIP {
+				return false, fmt.Sprint(n.Spec.Taints)
+			}
+		}
+		return true, ""
+	})
+	if err := s.c.Delete(s.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	s.gone(t, b)
+	s.eventually(t, "the address released and the orphan swept", func() (bool, string) {
+		as := s.sim.World().Snapshot().Tencent.Addresses
+		return len(as) == 0, fmt.Sprintf("%d addresses", len(as))
+	})
+}
+
+// floatIPPool: a pool passes the validating webhook and reports Ready;
+// galaxy-ipam's ConfigMap in kube-system is translated into a pool;
+// deletion releases the finalizer.
+func (s *suite) floatIPPool(t *testing.T) {
+	pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-a"},
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.2.0.10~10.2.0.20"}, Subnet: "10.2.0.0/16", Gateway: "10.2.0.1",
+			NodeSubnets: []string{"192.168.1.0/24"}}}
+	s.create(pool)
+	s.eventually(t, "FloatIPPool Ready", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(pool.Status.Conditions, "Ready")
+		return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("%+v", c)
+	})
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "floatingip-config"},
+		Data: map[string]string{"floatingips": `[{"routableSubnet":"192.168.2.0/24","ips":["10.3.0.10~10.3.0.20"],"subnet":"10.3.0.0/16","gateway":"10.3.0.1"}]`}})
+	s.eventually(t, "the galaxy config translated", func() (bool, string) {
+		var list networkingv1alpha1.FloatIPPoolList
+		if err := s.c.List(s.ctx, &list); err != nil {
+			return false, err.Error()
+		}
+		return len(list.Items) >= 2, fmt.Sprintf("%d pools", len(list.Items))
+	})
+	s.delete(t, pool)
+}
+
+// burstPolicy: a policy reports status; the legacy eks-config ConfigMap in
+// kube-system becomes the ClusterBurstPolicy "default"; a Deployment's legacy
+// annotations become a BurstPolicy that goes with the Deployment; deletion
+// works.
+func (s *suite) burstPolicy(t *testing.T) {
+	policy := &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: appNS},
+		Spec: schedulingv1alpha1.BurstPolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Trigger: schedulingv1alpha1.TriggerPending}}
+	s.create(policy)
+	s.eventually(t, "BurstPolicy status", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKeyFromObject(policy), policy); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(policy.Status.Conditions, schedulingv1alpha1.TypeReady)
+		return c != nil, fmt.Sprintf("%+v", policy.Status.Conditions)
+	})
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "eks-config"},
+		Data: map[string]string{"AUTO_SCALE_EKS": "true"}})
+	s.eventually(t, "the ClusterBurstPolicy translated from eks-config", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKey{Name: "default"}, &schedulingv1alpha1.ClusterBurstPolicy{})
+		return err == nil, fmt.Sprint(err)
+	})
+	labels := map[string]string{"app": "legacy-web"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "legacy-web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
+				bptranslate.AnnotationAutoScaleEKS: "true", bptranslate.AnnotationLocalReplicas: "1"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}}}
+	s.create(dep)
+	translated := &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: bptranslate.PolicyName("Deployment", dep.Name)}}
+	s.eventually(t, "the BurstPolicy translated from the Deployment", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKeyFromObject(translated), translated)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err := s.c.Delete(s.ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	s.gone(t, translated)
+	s.delete(t, policy)
+}

@@ -1,0 +1,108 @@
+package rbac_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+)
+
+// repoRoot is the repository root (the tests read config/ and the chart).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goTool runs a pinned tool of hack/tools/go.mod in the repository root.
+func goTool(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"tool", "-modfile=hack/tools/go.mod"}, args...)...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go tool %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// helmTemplate renders the chart as release in namespace with the --set values.
+func helmTemplate(t *testing.T, release, namespace string, set ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"helm", "template", release, "charts/edgeplane", "--namespace", namespace}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return decode(t, goTool(t, args...))
+}
+
+func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	return decode(t, goTool(t, "kustomize", "build", dir))
+}
+
+// readFiles decodes every YAML file matching pattern under the repository root.
+func readFiles(t *testing.T, pattern string) []*unstructured.Unstructured {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(repoRoot(t), pattern))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no files match %s (%v)", pattern, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, decode(t, b)...)
+	}
+	return out
+}
+
+func decode(t *testing.T, manifests []byte) []*unstructured.Unstructured {
+	t.Helper()
+	read, err := manifest.Read("manifests", bytes.NewReader(manifests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(read))
+	for _, o := range read {
+		out = append(out, o.Object)
+	}
+	return out
+}
+
+// convert turns u into a typed object.
+func convert[T any](t *testing.T, u *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+// ofKind returns the objects of the given kinds.
+func ofKind(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		for _, k := range kinds {
+			if o.GetKind() == k {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
