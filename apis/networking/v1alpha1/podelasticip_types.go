@@ -314,6 +314,11 @@ const (
 	// PodElasticIPReasonInvalidSpec: the spec (or the legacy annotations it
 	// was translated from) cannot be acted on; see the message.
 	PodElasticIPReasonInvalidSpec xpv2.ConditionReason = "InvalidSpec"
+	// PodElasticIPReasonProviderConfigNotAllowed: the namespace's
+	// ProviderConfig breaks the tenant rules (the manager's identity, a
+	// clusterIdentity, an endpoint the cluster admin does not allow); no
+	// cloud call is made with it. Its own Ready condition says why.
+	PodElasticIPReasonProviderConfigNotAllowed xpv2.ConditionReason = "ProviderConfigNotAllowed"
 	// PodElasticIPReasonCloudError: any other cloud error; see the message
 	// and the Synced condition.
 	PodElasticIPReasonCloudError xpv2.ConditionReason = "CloudError"

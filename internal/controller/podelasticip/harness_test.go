@@ -33,6 +33,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -105,6 +106,8 @@ type world struct {
 	cluster string
 	c       client.Client
 	stop    func()
+	// tenancy is the manager's tenant policy.
+	tenancy tenancy.Policy
 }
 
 type worldOpts struct {
@@ -118,6 +121,9 @@ type worldOpts struct {
 	noManager     bool
 	// sim shares another world's emulator (another cluster on one account).
 	sim *cloudsimtest.Emulator
+	// tenantEndpoint lets tenants' ProviderConfigs use the emulator (the
+	// manager's --tenant-endpoints); otherwise they may use no endpoint.
+	tenantEndpoint bool
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -144,6 +150,13 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	w := &world{t: t, ctx: ctx, sim: sim, ns: name, cpc: "peip-" + name, cluster: "cluster-" + name, c: env.Client}
 	if wo.defaultConfig {
 		w.cpc = cloudv1alpha1.DefaultProviderConfigName
+	}
+	if wo.tenantEndpoint {
+		p, err := tenancy.NewPolicy([]string{sim.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.tenancy = p
 	}
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
@@ -217,7 +230,7 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		w.t.Fatalf("creating manager: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := o.Setup()(ctx, mgr, setup.Config{ClusterName: w.cluster}); err != nil {
+	if err := o.Setup()(ctx, mgr, setup.Config{ClusterName: w.cluster, Tenancy: w.tenancy}); err != nil {
 		cancel()
 		w.t.Fatalf("setting up: %v", err)
 	}

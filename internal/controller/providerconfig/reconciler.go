@@ -28,6 +28,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // recheckInterval is how often the credentials Secret is looked at again.
@@ -52,7 +53,7 @@ const (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers the reconcilers of both config kinds.
-func Setup(_ context.Context, mgr ctrl.Manager, _ setup.Config) error {
+func Setup(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	kinds := []struct {
 		name      string
 		kind      string
@@ -67,6 +68,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, _ setup.Config) error {
 			reader:    mgr.GetAPIReader(),
 			recorder:  mgr.GetEventRecorder(k.name),
 			newConfig: k.newConfig,
+			tenancy:   cfg.Tenancy,
 		}
 		toConfig := handler.EnqueueRequestsFromMapFunc(usageToConfig(k.kind))
 		b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newConfig()).
@@ -102,6 +104,9 @@ type Reconciler struct {
 	reader    client.Reader // uncached, for Secrets
 	recorder  events.EventRecorder
 	newConfig func() config
+	// tenancy judges ProviderConfigs (not ClusterProviderConfigs, which the
+	// cluster admin owns).
+	tenancy tenancy.Policy
 }
 
 // Reconcile counts the config's users, blocks its deletion while it has any,
@@ -132,8 +137,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		obj.SetUsers(users)
 	}
 
+	if pc, ok := obj.(*cloudv1alpha1.ProviderConfig); ok {
+		v.notAllowed = r.tenancy.Check(&pc.Spec)
+	}
 	var secret secretState
-	if v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
+	if v.notAllowed == nil && v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
 		s := &corev1.Secret{}
 		switch err := r.reader.Get(ctx, *v.secret, s); {
 		case err == nil:

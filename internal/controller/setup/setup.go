@@ -6,6 +6,8 @@ import (
 	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // Config is the manager-wide configuration a controller may need.
@@ -16,6 +18,11 @@ type Config struct {
 
 	// WatchNamespace restricts namespaced objects to one namespace; empty means all.
 	WatchNamespace string
+
+	// Tenancy is what tenants' ProviderConfigs may use beyond the fixed
+	// rules (the endpoint allow-list, --tenant-endpoints); the zero value
+	// allows no endpoint override.
+	Tenancy tenancy.Policy
 }
 
 // Func registers one controller with the manager.
