@@ -19,6 +19,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
+	"github.com/edgeplane/edgeplane/internal/tenancy/tenancytest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -237,33 +238,16 @@ func TestResolveTenantConfigAndErrors(t *testing.T) {
 func TestResolveRefusesConfigsThatBreakTheTenantRules(t *testing.T) {
 	ctx := testenv.Context(t)
 	const ns = "tenant-rules"
-	tenantConfig := func(name string, mutate func(*cloudv1alpha1.ProviderConfigSpec)) *cloudv1alpha1.ProviderConfig {
-		pc := &cloudv1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: cloudv1alpha1.ProviderConfigSpec{
-				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "us-east-1"},
-				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
-					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "aws"}},
-			},
-		}
-		mutate(&pc.Spec)
-		return pc
-	}
 	create(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		secret(ns, "aws", map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIATENANT", cloudv1alpha1.SecretKeyAWSSecretAccessKey: secretValue}),
-		tenantConfig("endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }),
-		tenantConfig("metadata", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://169.254.169.254/latest" }),
+		tenancytest.AWSConfig(ns, "endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }),
+		tenancytest.AWSConfig(ns, "metadata", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://169.254.169.254/latest" }),
 		clusterConfig("admin", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:8600",
 			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}),
 	)
 	// Stored as if created before the CRD had the tenant rules.
-	env.CreateBypassingRules(t, tenantConfig("identity", func(s *cloudv1alpha1.ProviderConfigSpec) {
-		s.Credentials = cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}
-	}), "InjectedIdentity")
-	env.CreateBypassingRules(t, tenantConfig("cluster-identity", func(s *cloudv1alpha1.ProviderConfigSpec) {
-		s.ClusterIdentity = "another-cluster"
-	}), "clusterIdentity")
+	tenancytest.StoreBroken(t, env, ns, nil)
 
 	emulator, err := tenancy.NewPolicy([]string{"http://127.0.0.1:8600"})
 	if err != nil {
@@ -277,8 +261,8 @@ func TestResolveRefusesConfigsThatBreakTheTenantRules(t *testing.T) {
 		opts    []Option
 		wantErr string // empty: resolves
 	}{
-		"the manager's identity":                   {ref: pcRef("identity"), opts: []Option{WithTenancy(emulator)}, wantErr: "InjectedIdentity"},
-		"another cluster's identity":               {ref: pcRef("cluster-identity"), opts: []Option{WithTenancy(emulator)}, wantErr: "clusterIdentity"},
+		"the manager's identity":                   {ref: pcRef(tenancytest.ManagerIdentity), opts: []Option{WithTenancy(emulator)}, wantErr: "InjectedIdentity"},
+		"another cluster's identity":               {ref: pcRef(tenancytest.OtherClusterIdentity), opts: []Option{WithTenancy(emulator)}, wantErr: "clusterIdentity"},
 		"an endpoint without an allow-list":        {ref: pcRef("endpoint"), wantErr: "endpoint http://127.0.0.1:8600 is not one the cluster admin allows"},
 		"an endpoint outside the allow-list":       {ref: pcRef("metadata"), opts: []Option{WithTenancy(emulator)}, wantErr: "endpoint http://169.254.169.254/latest"},
 		"an endpoint the allow-list names":         {ref: pcRef("endpoint"), opts: []Option{WithTenancy(emulator)}},

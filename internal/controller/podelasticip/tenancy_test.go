@@ -2,7 +2,9 @@ package podelasticip_test
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
+	"github.com/edgeplane/edgeplane/internal/tenancy/tenancytest"
 )
 
 // TestTenantSweepTouchesOnlyItsNamespace is issue 17's test. One tenant
@@ -57,7 +60,7 @@ func TestTenantSweepTouchesOnlyItsNamespace(t *testing.T) {
 	account := cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: core.Settings{EC2AddressQuota: 100, RateLimitsDisabled: true},
 		Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Addresses: []core.EC2AddressFixture{
 			{AllocationID: own, Tags: orphaned(w.cluster, w.ns)},
-			{AllocationID: otherCluster, Tags: orphaned("another-cluster", w.ns)},
+			{AllocationID: otherCluster, Tags: orphaned(tenancytest.OtherCluster, w.ns)},
 			{AllocationID: otherTenant, Tags: orphaned(w.cluster, otherTenantB)},
 			{AllocationID: beforeTags, Tags: orphaned(w.cluster, "")},
 			{AllocationID: persons, Tags: map[string]string{"Name": "a person's"}},
@@ -71,23 +74,26 @@ func TestTenantSweepTouchesOnlyItsNamespace(t *testing.T) {
 	}
 	before := snapshot()
 
-	tenantConfig := func(ns string) *cloudv1alpha1.ProviderConfig {
-		pc := &cloudv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "account"}}
-		pc.Spec.Provider, pc.Spec.Region, pc.Spec.Endpoint = cloudv1alpha1.ProviderAWS, "us-east-1", account.URL()
-		pc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
-		t.Cleanup(func() { _ = env.Client.Delete(w.ctx, pc) })
-		return pc
+	// The tenant's config; a second tenant's, stored before the CRD refused
+	// clusterIdentity, names the other cluster to steer the sweep.
+	atAccount := func(s *cloudv1alpha1.ProviderConfigSpec) {
+		s.Endpoint, s.Credentials = account.URL(), cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone}
 	}
-	if err := w.c.Create(w.ctx, tenantConfig(w.ns)); err != nil {
+	tenant := tenancytest.AWSConfig(w.ns, "account", atAccount)
+	if err := w.c.Create(w.ctx, tenant); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), tenant) })
 	steering := w.ns + "-steer"
 	if err := w.c.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: steering}}); err != nil {
 		t.Fatal(err)
 	}
-	steer := tenantConfig(steering)
-	steer.Spec.ClusterIdentity = "another-cluster"
+	steer := tenancytest.AWSConfig(steering, "account", func(s *cloudv1alpha1.ProviderConfigSpec) {
+		atAccount(s)
+		s.ClusterIdentity = tenancytest.OtherCluster
+	})
 	env.CreateBypassingRules(t, steer, "clusterIdentity")
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), steer) })
 
 	allowAccount, err := tenancy.NewPolicy([]string{account.URL()})
 	if err != nil {
@@ -119,7 +125,7 @@ func TestTenantSweepTouchesOnlyItsNamespace(t *testing.T) {
 		t.Helper()
 		after := snapshot()
 		for id, was := range before {
-			if strings.Contains(strings.Join(except, ","), id) {
+			if slices.Contains(except, id) {
 				continue
 			}
 			if now, ok := after[id]; !ok || now != was {
@@ -156,13 +162,13 @@ func TestTenantSweepTouchesOnlyItsNamespace(t *testing.T) {
 // emulator behind that endpoint never sees a request.
 func TestProviderConfigNotAllowedForTenant(t *testing.T) {
 	w := newWorld(t, worldOpts{}) // no --tenant-endpoints
-	pc := &cloudv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "tenant"}}
-	pc.Spec.Provider, pc.Spec.Region, pc.Spec.Endpoint = cloudv1alpha1.ProviderAWS, "us-east-1", w.sim.URL()
-	pc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
+	pc := tenancytest.AWSConfig(w.ns, "tenant", func(s *cloudv1alpha1.ProviderConfigSpec) {
+		s.Endpoint, s.Credentials = w.sim.URL(), cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone}
+	})
 	if err := w.c.Create(w.ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.Delete(w.ctx, pc) })
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pc) })
 	w.pod("tenant-0", "10.0.1.95", hostIP1, nil)
 	w.peip("tenant-0", "tenant-0", func(p *networkingv1alpha1.PodElasticIP) {
 		p.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: "tenant"}

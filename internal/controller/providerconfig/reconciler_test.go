@@ -15,6 +15,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
+	"github.com/edgeplane/edgeplane/internal/tenancy/tenancytest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -227,25 +228,8 @@ func TestProviderConfigThatBreaksTheTenantRules(t *testing.T) {
 	mustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "aws"},
 			Data: map[string][]byte{cloudv1alpha1.SecretKeyAWSAccessKeyID: []byte("AKIA"), cloudv1alpha1.SecretKeyAWSSecretAccessKey: []byte("s")}})
-	tenantConfig := func(name string, mutate func(*cloudv1alpha1.ProviderConfigSpec)) *cloudv1alpha1.ProviderConfig {
-		pc := &cloudv1alpha1.ProviderConfig{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: cloudv1alpha1.ProviderConfigSpec{
-				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "us-east-1"},
-				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
-					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "aws"}},
-			},
-		}
-		mutate(&pc.Spec)
-		return pc
-	}
-	env.CreateBypassingRules(t, tenantConfig("identity", func(s *cloudv1alpha1.ProviderConfigSpec) {
-		s.Credentials = cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}
-	}), "InjectedIdentity")
-	env.CreateBypassingRules(t, tenantConfig("cluster-identity", func(s *cloudv1alpha1.ProviderConfigSpec) {
-		s.ClusterIdentity = "another-cluster"
-	}), "clusterIdentity")
-	mustCreate(t, tenantConfig("endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }))
+	tenancytest.StoreBroken(t, env, ns, nil)
+	mustCreate(t, tenancytest.AWSConfig(ns, "endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }))
 
 	emulator, err := tenancy.NewPolicy([]string{"http://127.0.0.1:8600/"})
 	if err != nil {
@@ -257,8 +241,8 @@ func TestProviderConfigThatBreaksTheTenantRules(t *testing.T) {
 		wantReason xpv2.ConditionReason
 		wantText   string
 	}{
-		{"identity", emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "InjectedIdentity"},
-		{"cluster-identity", emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "clusterIdentity"},
+		{tenancytest.ManagerIdentity, emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "InjectedIdentity"},
+		{tenancytest.OtherClusterIdentity, emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "clusterIdentity"},
 		{"endpoint", tenancy.Policy{}, cloudv1alpha1.ReasonNotAllowedForTenant, "endpoint http://127.0.0.1:8600 is not one the cluster admin allows"},
 		// The same config once the admin allows its endpoint.
 		{"endpoint", emulator, cloudv1alpha1.ReasonCredentialsAvailable, ""},
