@@ -102,7 +102,10 @@ up() {
 
 	say "Starting the manager (leader election on)"
 	kubectl create namespace edgeplane-system --dry-run=client -o yaml | kubectl apply -f - > /dev/null
+	# --tenant-endpoints: team-a's ProviderConfig (examples/providerconfig) talks to the
+	# emulator too; without the allow-list it would be Ready=False, NotAllowedForTenant.
 	start manager bin/edgeplane-manager --kubeconfig "$dir/kubeconfig" --cluster-name demo \
+		--tenant-endpoints "http://$cloudsim_addr" \
 		--leader-elect --leader-election-namespace edgeplane-system \
 		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
 		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \

@@ -23,6 +23,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // New builds a manager with every enabled controller registered. It does not start it.
@@ -87,7 +88,11 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		return nil, fmt.Errorf("adding the readiness check: %w", err)
 	}
 
-	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New()}
+	tenants, err := tenancy.NewPolicy(o.TenantEndpoints)
+	if err != nil {
+		return nil, fmt.Errorf("--tenant-endpoints: %w", err)
+	}
+	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New(), Tenancy: tenants}
 	names := make([]string, 0, len(enabled))
 	servesWebhooks := false
 	for _, c := range enabled {
@@ -113,7 +118,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		}
 	}
 	log.FromContext(ctx).Info("Built manager", "clusterName", clusterName, "controllers", names,
-		"leaderElection", o.LeaderElect, "watchNamespace", o.WatchNamespace,
+		"leaderElection", o.LeaderElect, "watchNamespace", o.WatchNamespace, "tenantEndpoints", tenants.Endpoints(),
 		"webhooks", servesWebhooks, "webhookAddress", net.JoinHostPort(o.WebhookHost, strconv.Itoa(o.WebhookPort)))
 	return m, nil
 }

@@ -139,6 +139,9 @@ func TestNewSetsUpOnlyEnabledControllers(t *testing.T) {
 			if cfg.ClusterName != "test" {
 				t.Errorf("controller %s got cluster name %q, want %q", name, cfg.ClusterName, "test")
 			}
+			if !cfg.Tenancy.AllowsEndpoint("http://127.0.0.1:8600") || cfg.Tenancy.AllowsEndpoint("http://127.0.0.1:8601") {
+				t.Errorf("controller %s got tenant endpoints %v, want exactly --tenant-endpoints", name, cfg.Tenancy.Endpoints())
+			}
 			called = append(called, name)
 			return nil
 		}
@@ -148,7 +151,13 @@ func TestNewSetsUpOnlyEnabledControllers(t *testing.T) {
 		{Name: "b", Setup: recordSetup("b")},
 		{Name: "opt-in", DisabledByDefault: true, Setup: recordSetup("opt-in")},
 	}
-	if _, err := New(ctx, env.Config, testOptions("*", "-a"), all); err != nil {
+	o := testOptions("*", "-a")
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	o.BindFlags(fs, nil)
+	if err := fs.Parse([]string{"--tenant-endpoints= http://127.0.0.1:8600/ ,"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, env.Config, o, all); err != nil {
 		t.Fatalf("building the manager: %v", err)
 	}
 	if diff := cmp.Diff([]string{"b"}, called); diff != "" {
@@ -178,10 +187,11 @@ func TestClusterNameDefaultsToKubeSystemUID(t *testing.T) {
 func TestNewRejectsBadOptions(t *testing.T) {
 	ctx := testenv.Context(t)
 	cases := map[string]func(*Options){
-		"unknown controller": func(o *Options) { o.Controllers = []string{"*", "nope"} },
-		"unknown cert mode":  func(o *Options) { o.WebhookCertMode = "vault" },
-		"bad lease timing":   func(o *Options) { o.RenewDeadline = o.LeaseDuration },
-		"bad webhook port":   func(o *Options) { o.WebhookPort = 70000 },
+		"unknown controller":  func(o *Options) { o.Controllers = []string{"*", "nope"} },
+		"unknown cert mode":   func(o *Options) { o.WebhookCertMode = "vault" },
+		"bad lease timing":    func(o *Options) { o.RenewDeadline = o.LeaseDuration },
+		"bad webhook port":    func(o *Options) { o.WebhookPort = 70000 },
+		"bad tenant endpoint": func(o *Options) { o.TenantEndpoints = []string{"127.0.0.1:8600"} },
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

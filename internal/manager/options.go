@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // Webhook certificate modes.
@@ -23,6 +25,9 @@ type Options struct {
 	Controllers    []string
 	ClusterName    string
 	WatchNamespace string
+	// TenantEndpoints are the endpoint overrides tenants' ProviderConfigs
+	// may use (e.g. a cloud emulator or a VPC endpoint); empty allows none.
+	TenantEndpoints []string
 
 	// KubeAPIQPS and KubeAPIBurst bound the manager's own API requests;
 	// client-go's 5/10 would throttle the scheduler extender's binds and
@@ -88,6 +93,18 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 		func(v string) error { o.Controllers = strings.Split(v, ","); return nil })
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName,
 		"Identity of this cluster, written as a tag on every cloud object edgeplane creates. Empty means the UID of the kube-system namespace.")
+	fs.Func("tenant-endpoints", "Comma-separated cloud API endpoint URLs a tenant's namespaced ProviderConfig may use as its endpoint override "+
+		"(e.g. a cloud emulator or a VPC endpoint). Empty (the default) allows none: tenants' accounts are reached only at the clouds' public endpoints, "+
+		"so the manager never sends signed requests to a URL a tenant chose. ClusterProviderConfigs may use any endpoint.",
+		func(v string) error {
+			o.TenantEndpoints = nil
+			for _, e := range strings.Split(v, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					o.TenantEndpoints = append(o.TenantEndpoints, e)
+				}
+			}
+			return nil
+		})
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", o.WatchNamespace,
 		"Only watch namespaced objects in this namespace. Empty means all namespaces.")
 	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API.")
@@ -122,6 +139,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 // Validate reports every bad setting at once.
 func (o *Options) Validate() error {
 	var errs []error
+	if _, err := tenancy.NewPolicy(o.TenantEndpoints); err != nil {
+		errs = append(errs, fmt.Errorf("--tenant-endpoints: %w", err))
+	}
 	if o.WebhookCertMode != CertModeCertManager && o.WebhookCertMode != CertModeSelfManaged {
 		errs = append(errs, fmt.Errorf("--webhook-cert-mode must be %q or %q, not %q", CertModeCertManager, CertModeSelfManaged, o.WebhookCertMode))
 	}

@@ -19,6 +19,14 @@ const (
 	TagOwnerKind = "edgeplane.io/owner-kind"
 	// TagOwnerUID is the UID of the owning CR.
 	TagOwnerUID = "edgeplane.io/owner-uid"
+	// TagNamespace is the namespace of the owning CR, on every object a
+	// namespaced CR creates. The sweep of a tenant's account (its
+	// ProviderConfig) lists only objects carrying this cluster's identity
+	// and that tenant's namespace, so it never judges another tenant's
+	// objects sharing the account, nor objects created before this tag
+	// existed (those are left to a ClusterProviderConfig's sweep, which the
+	// cluster admin owns).
+	TagNamespace = "edgeplane.io/namespace"
 	// TagDeletionPolicy is DeletionPolicyOrphan on an object created for a
 	// CR whose management policies leave out Delete (crossplane's orphan
 	// semantics): it is meant to outlive the CR, so sweeps only report it.

@@ -20,7 +20,10 @@ addresses tagged with this cluster's identity that no live CR owns: what
 the manager's orphan sweep reports in report mode. Read-only: nothing is
 deleted. ProviderConfigs are read in -n (or the context's namespace), or
 everywhere with -A; ClusterProviderConfigs always. Reading a config's
-credentials Secret needs the same access the manager has.
+credentials Secret needs the same access the manager has. In a tenant's
+account (a ProviderConfig) an address without that tenant's namespace tag
+is only reported: the manager's sweep never touches it. Pass the manager's
+--tenant-endpoints for tenants' configs that use an endpoint override.
 
 AWS Elastic IPs carry no creation time: with --grace-period > 0 they are
 listed as unowned within the grace period (ACTION Keep in -o wide).
@@ -36,6 +39,7 @@ func runOrphans(ctx context.Context, args []string, streams genericiooptions.IOS
 	cf, all := kubeFlags(fs)
 	output := fs.StringP("output", "o", "", "Output format: wide, yaml or json. Default: a table.")
 	clusterName := fs.String("cluster-name", "", "Cluster identity of configs that set no clusterIdentity (the manager's --cluster-name). Empty: the kube-system namespace's UID, as the manager does.")
+	tenantEndpoints := fs.StringSlice("tenant-endpoints", nil, "Endpoint overrides tenants' ProviderConfigs may use (the manager's --tenant-endpoints); a ProviderConfig with another endpoint is not listed, as the manager never uses it.")
 	grace := fs.Duration("grace-period", 0, "List unowned addresses younger than this as within the grace period instead of orphaned.")
 	if code, done := parse(fs, orphansUsage, args, streams); done {
 		return code
@@ -65,7 +69,7 @@ func runOrphans(ctx context.Context, args []string, streams genericiooptions.IOS
 		return fail(streams, fmt.Errorf("creating a client: %w", err))
 	}
 	found, reportErr := orphans.Report(ctx, orphans.Options{
-		Client: c, Dynamic: dyn, Namespace: ns, ClusterName: *clusterName, GracePeriod: *grace,
+		Client: c, Dynamic: dyn, Namespace: ns, ClusterName: *clusterName, TenantEndpoints: *tenantEndpoints, GracePeriod: *grace,
 	})
 	switch *output {
 	case "json", "yaml":

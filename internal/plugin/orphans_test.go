@@ -22,6 +22,11 @@ func ownerTags(cluster, kind, uid string) map[string]string {
 	return map[string]string{orphans.TagCluster: cluster, orphans.TagOwnerKind: kind, orphans.TagOwnerUID: uid}
 }
 
+func namespaced(tags map[string]string, namespace string) map[string]string {
+	tags[orphans.TagNamespace] = namespace
+	return tags
+}
+
 func providerConfig(kind, namespace, name, provider, region, endpoint, identity string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cloud.edgeplane.io/v1alpha1", "kind": kind,
@@ -69,6 +74,8 @@ func TestOrphans(t *testing.T) {
 			{AllocationID: "eipalloc-000000000a5", PublicIP: "54.0.0.5", Tags: ownerTags(kubeSystemUID, "PodElasticIP", "uid-gone-3")},
 			{AllocationID: "eipalloc-000000000a6", PublicIP: "54.0.0.6", Tags: ownerTags("flag-identity", "PodElasticIP", "uid-gone-4")},
 			{AllocationID: "eipalloc-000000000a7", PublicIP: "54.0.0.7"},
+			{AllocationID: "eipalloc-000000000a8", PublicIP: "54.0.0.8", Tags: namespaced(ownerTags(kubeSystemUID, "PodElasticIP", "uid-gone-6"), "orphans-a")},
+			{AllocationID: "eipalloc-000000000a9", PublicIP: "54.0.0.9", Tags: namespaced(ownerTags(kubeSystemUID, "PodElasticIP", "uid-gone-7"), "orphans-b")},
 		}},
 		Tencent: core.TencentFixtures{Addresses: []core.TCAddressFixture{
 			{AddressID: "eip-tc000001", AddressIP: "43.0.0.1", AddressType: "AnycastEIP", Tags: ownerTags("plugin-test-tc", "AnycastIPBinding", "uid-gone-5")},
@@ -104,10 +111,13 @@ func TestOrphans(t *testing.T) {
 		return got
 	}
 
+	// The tenant's config points at the emulator: the manager's
+	// --tenant-endpoints must allow it, here as there.
+	allow := "--tenant-endpoints=" + emu.URL()
 	t.Run("all namespaces", func(t *testing.T) {
 		// orphans-owner points at a closed port: reported as an error, the
 		// other configs are still listed.
-		r := run(t, "", "orphans", "-A")
+		r := run(t, "", "orphans", "-A", allow)
 		if r.code != ExitError || !strings.Contains(r.errOut, "ClusterProviderConfig/orphans-owner:") {
 			t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and an error about orphans-owner", r.code, r.errOut)
 		}
@@ -118,7 +128,12 @@ func TestOrphans(t *testing.T) {
 			"eipalloc-000000000a4": "ClusterProviderConfig/orphans-aws 54.0.0.4 ClusterProviderConfig/uid-gone-2 orphaned, but not deletable: owner kind ClusterProviderConfig is not a cloud-backed kind this plugin knows <unknown>",
 			"eip-tc000001":         "ClusterProviderConfig/orphans-tc 43.0.0.1 AnycastIPBinding/uid-gone-5 orphaned: no object with UID uid-gone-5 exists (mode report)",
 			"eip-tc000002":         "ClusterProviderConfig/orphans-tc 43.0.0.2 <none> orphaned, but lacks an owner UID tag, so it is never deleted",
-			"eipalloc-000000000a5": "ProviderConfig/orphans-a/tenant 54.0.0.5 PodElasticIP/uid-gone-3 orphaned: no object with UID uid-gone-3 exists (mode report) <unknown>",
+			// In a tenant's account only its namespace's addresses may be
+			// deleted: one without a namespace tag, or another tenant's, is
+			// only reported.
+			"eipalloc-000000000a5": "ProviderConfig/orphans-a/tenant 54.0.0.5 PodElasticIP/uid-gone-3 orphaned, but not deletable: not tagged edgeplane.io/namespace=orphans-a: the sweep of this tenant's account never touches it <unknown>",
+			"eipalloc-000000000a8": "ProviderConfig/orphans-a/tenant 54.0.0.8 PodElasticIP/uid-gone-6 orphaned: no object with UID uid-gone-6 exists (mode report) <unknown>",
+			"eipalloc-000000000a9": "ProviderConfig/orphans-a/tenant 54.0.0.9 PodElasticIP/uid-gone-7 orphaned, but not deletable: not tagged edgeplane.io/namespace=orphans-a: the sweep of this tenant's account never touches it <unknown>",
 		}
 		// Tencent ages vary with the clock: compare without the AGE column.
 		for id, row := range got {
@@ -129,12 +144,12 @@ func TestOrphans(t *testing.T) {
 		if diff := cmpDiff(want, got); diff != "" {
 			t.Errorf("rows (-want +got):\n%s\noutput:\n%s", diff, r.out)
 		}
-		if !strings.Contains(r.out, "6 orphaned, 0 unowned within the grace period") {
+		if !strings.Contains(r.out, "8 orphaned, 0 unowned within the grace period") {
 			t.Errorf("summary missing:\n%s", r.out)
 		}
 	})
 	t.Run("namespace and cluster name", func(t *testing.T) {
-		r := run(t, "", "orphans", "-n", "orphans-a", "--cluster-name", "flag-identity", "-o", "wide")
+		r := run(t, "", "orphans", "-n", "orphans-a", "--cluster-name", "flag-identity", "-o", "wide", allow)
 		got := rows(t, r.out)
 		if _, ok := got["eipalloc-000000000a6"]; !ok || len(got) != 6 {
 			t.Errorf("with --cluster-name the tenant's config uses that identity; rows %v\n%s", got, r.out)
@@ -142,13 +157,24 @@ func TestOrphans(t *testing.T) {
 		if !strings.Contains(r.out, "ACTION") || !strings.Contains(r.out, "Report") {
 			t.Errorf("-o wide lacks the ACTION column:\n%s", r.out)
 		}
-		r = run(t, "", "orphans")
+		r = run(t, "", "orphans", allow)
 		if strings.Contains(r.out, "ProviderConfig/orphans-a/tenant") {
 			t.Errorf("without -A or -n orphans-a, the tenant's ProviderConfig is listed:\n%s", r.out)
 		}
 	})
+	t.Run("tenant endpoint not allowed", func(t *testing.T) {
+		// As in the manager, a tenant's config at an endpoint the admin
+		// does not allow is never used: an error, its account not listed.
+		r := run(t, "", "orphans", "-n", "orphans-a")
+		if r.code != ExitError || !strings.Contains(r.errOut, "ProviderConfig/orphans-a/tenant:") || !strings.Contains(r.errOut, "not allowed for a tenant") {
+			t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and the tenant's config refused", r.code, r.errOut)
+		}
+		if strings.Contains(r.out, "ProviderConfig/orphans-a/tenant") {
+			t.Errorf("the refused config's account was listed:\n%s", r.out)
+		}
+	})
 	t.Run("json", func(t *testing.T) {
-		r := run(t, "", "orphans", "-A", "--grace-period", "1h", "-o", "json")
+		r := run(t, "", "orphans", "-A", "--grace-period", "1h", "-o", "json", allow)
 		var doc struct {
 			Items []orphans.Finding `json:"items"`
 		}

@@ -14,14 +14,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -171,4 +174,124 @@ func (e *Env) ExpectCreate(t *testing.T, obj client.Object, wantErr string) {
 	if !strings.Contains(err.Error(), wantErr) {
 		t.Fatalf("error %q does not contain %q", err, wantErr)
 	}
+}
+
+// CreateBypassingRules stores obj as if it had been created before its CRD
+// gained the x-kubernetes-validations rules whose message contains one of
+// messages: it drops those rules from the CRD, creates obj, and puts the
+// CRD back, waiting each time until the API server enforces the schema it
+// was given. It is for tests of what a controller does with a stored
+// object that breaks a newer rule. Tests of the package must not run in
+// parallel with it: for a moment the rules are off for everyone.
+func (e *Env) CreateBypassingRules(t *testing.T, obj client.Object, messages ...string) {
+	t.Helper()
+	ctx := Context(t)
+	gvk, err := e.Client.GroupVersionKindFor(obj)
+	if err != nil {
+		t.Fatalf("kind of %T: %v", obj, err)
+	}
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(e.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, crds); err != nil {
+		t.Fatalf("listing CRDs: %v", err)
+	}
+	var crd *apiextensionsv1.CustomResourceDefinition
+	for i := range crds.Items {
+		if d := &crds.Items[i]; d.Spec.Group == gvk.Group && d.Spec.Names.Kind == gvk.Kind {
+			crd = d
+		}
+	}
+	if crd == nil {
+		t.Fatalf("no CRD for %s", gvk)
+	}
+	original := crd.Spec.DeepCopy()
+	dropped := 0
+	for i := range crd.Spec.Versions {
+		if v := crd.Spec.Versions[i].Schema; v != nil && v.OpenAPIV3Schema != nil {
+			dropped += dropRules(v.OpenAPIV3Schema, messages)
+		}
+	}
+	if dropped == 0 {
+		t.Fatalf("CRD %s has no rule with a message containing any of %q", crd.Name, messages)
+	}
+	setSpec := func(spec apiextensionsv1.CustomResourceDefinitionSpec) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, cur); err != nil {
+				return err
+			}
+			cur.Spec = spec
+			return c.Update(ctx, cur)
+		})
+		if err != nil {
+			t.Fatalf("updating CRD %s: %v", crd.Name, err)
+		}
+	}
+	// dryRun is what the API server says now to creating a copy of o.
+	dryRun := func(o client.Object) error {
+		return e.Client.Create(ctx, o.DeepCopyObject().(client.Object), client.DryRunAll)
+	}
+	waitFor := func(what string, o client.Object, done func(error) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for err := dryRun(o); !done(err); err = dryRun(o) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the API server never %s: %v", what, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	setSpec(crd.Spec)
+	restored := false
+	restore := func() {
+		if !restored {
+			restored = true
+			setSpec(*original)
+		}
+	}
+	t.Cleanup(restore)
+	waitFor("dropped the rules", obj, func(err error) bool { return err == nil })
+	if err := e.Client.Create(ctx, obj); err != nil {
+		t.Fatalf("creating %T %s without the rules: %v", obj, obj.GetName(), err)
+	}
+	restore()
+	probe := obj.DeepCopyObject().(client.Object)
+	probe.SetName(obj.GetName() + "-probe")
+	probe.SetResourceVersion("")
+	probe.SetUID("")
+	waitFor("enforced the rules again", probe, func(err error) bool { return err != nil })
+}
+
+// dropRules removes, in s and every schema below it, the CEL rules whose
+// message contains one of messages, and returns how many it removed.
+func dropRules(s *apiextensionsv1.JSONSchemaProps, messages []string) int {
+	n := 0
+	kept := s.XValidations[:0]
+	for _, r := range s.XValidations {
+		if slices.ContainsFunc(messages, func(m string) bool { return strings.Contains(r.Message, m) }) {
+			n++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	s.XValidations = kept
+	for k, p := range s.Properties {
+		n += dropRules(&p, messages)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		n += dropRules(s.Items.Schema, messages)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		n += dropRules(s.AdditionalProperties.Schema, messages)
+	}
+	return n
 }

@@ -167,7 +167,7 @@ func TestHelmChart(t *testing.T) {
 			"webhook.certMode=cert-manager", "serviceMonitor.enabled=true",
 			"providerConfigs.aws.enabled=true", "providerConfigs.tencentcloud.enabled=true",
 			"providerConfigs.aws.credentials.source=Secret", "providerConfigs.aws.credentials.secretRef.name=aws-creds",
-			"credentialNamespaces={team-a}",
+			"credentialNamespaces={team-a}", "tenantEndpoints={http://cloudsim.edgeplane-system:8600,https://ec2.vpce.example}",
 			`serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/edgeplane`,
 			"manager.extraArgs={--burst-max-concurrent-reconciles=4}",
 			"anycastIP.addressType=HighQualityEIP", "anycastIP.anycastZone=ANYCAST_ZONE_GLOBAL",
@@ -262,6 +262,9 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"anycastIP.bandwidth=-1",
 		"podElasticIP.awsRateLimitScale=0",
 		"podElasticIP.orphan.interval=5 minutes",
+		"tenantEndpoints={ftp://cloudsim:8600}",
+		"tenantEndpoints={cloudsim:8600}",
+		"tenantEndpoints={http://user@cloudsim:8600}",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

@@ -23,6 +23,10 @@ const (
 	// ReasonSecretForbidden: the manager is not allowed to read Secrets in the
 	// Secret's namespace (no RoleBinding to the credentials-reader ClusterRole).
 	ReasonSecretForbidden xpv2.ConditionReason = "SecretForbidden"
+	// ReasonNotAllowedForTenant: a ProviderConfig breaks the tenant rules
+	// (the manager's identity, a clusterIdentity, or an endpoint the cluster
+	// admin does not allow); the manager never uses it.
+	ReasonNotAllowedForTenant xpv2.ConditionReason = "NotAllowedForTenant"
 
 	// TypeTerminating is set while deletion waits for the config's users to go.
 	TypeTerminating xpv2.ConditionType = "Terminating"

@@ -5,8 +5,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProviderConfigSpec is the desired state of a ProviderConfig.
+// Why the tenant rules are CEL rules on shared fields rather than a
+// separate tenant CloudSettings without clusterIdentity (and a narrower
+// credentials enum): a field missing from a structural schema is pruned,
+// with only a warning unless the client asks for strict field validation,
+// so an old manifest setting clusterIdentity would apply "successfully"
+// and its author would believe it took effect. With the field kept, the
+// API server refuses it by name, and the manager still sees it on a config
+// stored before the rule existed and refuses that config too
+// (internal/tenancy, Ready=False NotAllowedForTenant).
+
+// ProviderConfigSpec is the desired state of a ProviderConfig: a tenant's
+// account and nothing more.
 // +kubebuilder:validation:XValidation:rule="self.credentials.source != 'None' || has(self.endpoint)",message="credentials.source None is only allowed with an endpoint override (e.g. the local cloud emulator)"
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterIdentity)",message="clusterIdentity may only be set on a ClusterProviderConfig: a tenant's config always uses the cluster's identity"
 type ProviderConfigSpec struct {
 	CloudSettings `json:",inline"`
 
@@ -15,8 +27,10 @@ type ProviderConfigSpec struct {
 }
 
 // ProviderConfigCredentials are a tenant's credentials: a Secret in the
-// ProviderConfig's own namespace, the injected identity, or none.
+// ProviderConfig's own namespace, or none (only for an endpoint the cluster
+// admin allows). Never the injected identity, which is the manager's own.
 // +kubebuilder:validation:XValidation:rule="(self.source == 'Secret') == has(self.secretRef)",message="secretRef must be set when, and only when, source is Secret"
+// +kubebuilder:validation:XValidation:rule="self.source != 'InjectedIdentity'",message="credentials.source InjectedIdentity is the manager's own cloud identity: only a ClusterProviderConfig may use it"
 type ProviderConfigCredentials struct {
 	// Source of the credentials.
 	Source CredentialsSource `json:"source"`
@@ -49,7 +63,10 @@ type LocalSecretReference struct {
 
 // A ProviderConfig is a tenant's cloud account for the managed resources in its
 // namespace: its credentials Secret lives in the same namespace, so a tenant
-// never needs access to anybody else's.
+// never needs access to anybody else's. It cannot use the manager's injected
+// identity or set clusterIdentity, and its endpoint override must be one the
+// cluster admin allows (the manager's --tenant-endpoints); a config that
+// breaks these rules is Ready=False (NotAllowedForTenant) and never used.
 type ProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

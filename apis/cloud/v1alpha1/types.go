@@ -26,7 +26,8 @@ const (
 
 	// CredentialsInjectedIdentity uses the SDK's default chain: environment
 	// variables, then the pod's identity (IRSA / EKS Pod Identity, TKE pod role),
-	// then the instance's role.
+	// then the instance's role. That is the manager's own identity, so only a
+	// ClusterProviderConfig may use it.
 	CredentialsInjectedIdentity CredentialsSource = "InjectedIdentity"
 
 	// CredentialsNone sends no real credentials. Only for an endpoint override
@@ -60,7 +61,8 @@ type CloudSettings struct {
 	Region string `json:"region"`
 
 	// Endpoint overrides the cloud API endpoint, e.g. http://127.0.0.1:8600 for the
-	// local cloud emulator. Unset means the cloud's public endpoint.
+	// local cloud emulator. Unset means the cloud's public endpoint. On a
+	// ProviderConfig it must be one the manager's --tenant-endpoints allows.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="endpoint must be an http or https URL with a host"
@@ -68,7 +70,8 @@ type CloudSettings struct {
 
 	// ClusterIdentity is written as a tag on every cloud object edgeplane creates
 	// with this config, so that the orphan sweep knows which objects are this
-	// cluster's. Unset means the manager's --cluster-name.
+	// cluster's. Unset means the manager's --cluster-name. Only a
+	// ClusterProviderConfig may set it.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`

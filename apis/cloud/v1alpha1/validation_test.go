@@ -62,6 +62,24 @@ func TestCreateValidation(t *testing.T) {
 			o.Spec.ClusterIdentity = "prod-eu_1.a"
 			return o
 		}()},
+		// The endpoint allow-list is the manager's (--tenant-endpoints), which
+		// CEL cannot see: the API server accepts any http(s) endpoint here.
+		"tenant config without credentials at an endpoint": {obj: func() client.Object {
+			o := validNamespaced("ok-tenant-emulator")
+			o.Spec.Credentials = cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone}
+			o.Spec.Endpoint = "http://127.0.0.1:8600"
+			return o
+		}()},
+		"tenant config with the manager's injected identity": {obj: func() client.Object {
+			o := validNamespaced("tenant-identity")
+			o.Spec.Credentials = cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}
+			return o
+		}(), wantErr: "credentials.source InjectedIdentity is the manager's own cloud identity: only a ClusterProviderConfig may use it"},
+		"tenant config with a cluster identity": {obj: func() client.Object {
+			o := validNamespaced("tenant-cluster-identity")
+			o.Spec.ClusterIdentity = "another-cluster"
+			return o
+		}(), wantErr: "clusterIdentity may only be set on a ClusterProviderConfig"},
 		"Secret source without secretRef": {obj: func() client.Object {
 			o := validCluster("no-ref")
 			o.Spec.Credentials.SecretRef = nil

@@ -329,6 +329,11 @@ const (
 	// config's credentials; the account's calls are held back with a
 	// growing backoff (see the ProviderConfig's Ready condition).
 	PodElasticIPReasonCredentialsRejected xpv2.ConditionReason = "CredentialsRejected"
+	// PodElasticIPReasonProviderConfigNotAllowed: the namespace's
+	// ProviderConfig breaks the tenant rules (the manager's identity, a
+	// clusterIdentity, an endpoint the cluster admin does not allow); no
+	// cloud call is made with it. Its own Ready condition says why.
+	PodElasticIPReasonProviderConfigNotAllowed xpv2.ConditionReason = "ProviderConfigNotAllowed"
 	// PodElasticIPReasonCloudError: any other cloud error; see the message
 	// and the Synced condition.
 	PodElasticIPReasonCloudError xpv2.ConditionReason = "CloudError"

@@ -5,6 +5,9 @@
 //
 // Credentials are read at connect time and never logged: Config redacts them
 // in every fmt verb and in structured logs.
+//
+// A tenant's ProviderConfig that breaks the tenant rules (internal/tenancy)
+// resolves to ErrNotAllowed, so no cloud client is ever built from it.
 package providerconfig
 
 import (
@@ -22,6 +25,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // Errors a caller maps to a stable condition reason.
@@ -34,7 +38,22 @@ var (
 	ErrCredentials = errors.New("provider config credentials unavailable")
 	// ErrInvalidRef: the reference cannot be used by this resource.
 	ErrInvalidRef = errors.New("invalid provider config reference")
+	// ErrNotAllowed: a tenant's ProviderConfig breaks the tenant rules (the
+	// manager's identity, a clusterIdentity, an endpoint the admin does not
+	// allow).
+	ErrNotAllowed = errors.New("provider config not allowed for a tenant")
 )
+
+// Option changes how Resolve judges a config.
+type Option func(*options)
+
+type options struct {
+	tenants tenancy.Policy
+}
+
+// WithTenancy judges ProviderConfigs by p (the manager's --tenant-endpoints).
+// Without it a ProviderConfig may use no endpoint override.
+func WithTenancy(p tenancy.Policy) Option { return func(o *options) { o.tenants = p } }
 
 // DefaultRef is the config a managed resource uses when it names none.
 func DefaultRef() xpv2.ProviderConfigReference {
@@ -85,8 +104,14 @@ func (c Config) LogValue() slog.Value {
 // cluster-scoped resource) refers to with ref (nil: the default
 // ClusterProviderConfig). clusterName is the identity used when the config
 // sets none. Reads go straight to the reader given, so pass an uncached one:
-// the manager must not cache every Secret of the cluster.
-func Resolve(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string) (Config, error) {
+// the manager must not cache every Secret of the cluster. A ProviderConfig
+// that breaks the tenant rules is refused with ErrNotAllowed before its
+// Secret is read.
+func Resolve(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string, opts ...Option) (Config, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	use := DefaultRef()
 	if ref != nil {
 		use = *ref
@@ -115,6 +140,11 @@ func Resolve(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigRefer
 		// A tenant's resource can only use a ProviderConfig of its own namespace.
 		if err := get(ctx, r, client.ObjectKey{Namespace: namespace, Name: use.Name}, pc, use); err != nil {
 			return Config{}, err
+		}
+		// Re-checked here, not only by CEL: a config stored before the rules,
+		// or with an endpoint the admin does not allow, must never be used.
+		if err := o.tenants.Check(&pc.Spec); err != nil {
+			return Config{}, fmt.Errorf("%w: %s %s/%s: %w", ErrNotAllowed, use.Kind, namespace, use.Name, err)
 		}
 		cfg.Namespace = namespace
 		cfg.settings(pc.Spec.CloudSettings, pc.Spec.Credentials.Source)

@@ -18,6 +18,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
+	"github.com/edgeplane/edgeplane/internal/tenancy/tenancytest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -137,7 +139,7 @@ func TestResolveTenantConfigAndErrors(t *testing.T) {
 		&cloudv1alpha1.ProviderConfig{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x", Name: "own"},
 			Spec: cloudv1alpha1.ProviderConfigSpec{
-				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "eu-west-1", ClusterIdentity: "tenant-cluster"},
+				CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "eu-west-1"},
 				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
 					SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "aws"}},
 			},
@@ -174,8 +176,9 @@ func TestResolveTenantConfigAndErrors(t *testing.T) {
 		t.Fatalf("AWS options: %v", err)
 	}
 	want := aws.Credentials{Source: aws.CredentialsStatic, AccessKeyID: "AKIATENANT", SecretAccessKey: secretValue, SessionToken: "tok"}
-	if o.Credentials != want || o.Region != "eu-west-1" || cfg.ClusterIdentity != "tenant-cluster" {
-		t.Errorf("options = %v region %s identity %s; want the tenant's Secret, region and identity", o.Credentials, o.Region, cfg.ClusterIdentity)
+	// A tenant's config always uses the cluster's identity.
+	if o.Credentials != want || o.Region != "eu-west-1" || cfg.ClusterIdentity != "cluster-x" {
+		t.Errorf("options = %v region %s identity %s; want the tenant's Secret and region, and the cluster's identity", o.Credentials, o.Region, cfg.ClusterIdentity)
 	}
 	// Nothing that prints or logs the config shows the secret.
 	var logged bytes.Buffer
@@ -221,6 +224,71 @@ func TestResolveTenantConfigAndErrors(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), secretValue) {
 				t.Errorf("the error leaks the secret: %v", err)
+			}
+		})
+	}
+}
+
+// TestResolveRefusesConfigsThatBreakTheTenantRules: a tenant's config that
+// uses the manager's identity or a cluster identity (stored before the CEL
+// rules existed) or an endpoint the admin does not allow resolves to
+// ErrNotAllowed, so no cloud client is built from it; the same endpoint is
+// used once the manager's allow-list names it, and a ClusterProviderConfig
+// keeps every setting.
+func TestResolveRefusesConfigsThatBreakTheTenantRules(t *testing.T) {
+	ctx := testenv.Context(t)
+	const ns = "tenant-rules"
+	create(t,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		secret(ns, "aws", map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIATENANT", cloudv1alpha1.SecretKeyAWSSecretAccessKey: secretValue}),
+		tenancytest.AWSConfig(ns, "endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }),
+		tenancytest.AWSConfig(ns, "metadata", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://169.254.169.254/latest" }),
+		clusterConfig("admin", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:8600",
+			cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsInjectedIdentity}),
+	)
+	// Stored as if created before the CRD had the tenant rules.
+	tenancytest.StoreBroken(t, env, ns, nil)
+
+	emulator, err := tenancy.NewPolicy([]string{"http://127.0.0.1:8600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcRef := func(name string) *xpv2.ProviderConfigReference {
+		return &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: name}
+	}
+	cases := map[string]struct {
+		ref     *xpv2.ProviderConfigReference
+		opts    []Option
+		wantErr string // empty: resolves
+	}{
+		"the manager's identity":                   {ref: pcRef(tenancytest.ManagerIdentity), opts: []Option{WithTenancy(emulator)}, wantErr: "InjectedIdentity"},
+		"another cluster's identity":               {ref: pcRef(tenancytest.OtherClusterIdentity), opts: []Option{WithTenancy(emulator)}, wantErr: "clusterIdentity"},
+		"an endpoint without an allow-list":        {ref: pcRef("endpoint"), wantErr: "endpoint http://127.0.0.1:8600 is not one the cluster admin allows"},
+		"an endpoint outside the allow-list":       {ref: pcRef("metadata"), opts: []Option{WithTenancy(emulator)}, wantErr: "endpoint http://169.254.169.254/latest"},
+		"an endpoint the allow-list names":         {ref: pcRef("endpoint"), opts: []Option{WithTenancy(emulator)}},
+		"a ClusterProviderConfig keeps everything": {ref: &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "admin"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			namespace := ns
+			if tc.ref.Kind == cloudv1alpha1.ClusterProviderConfigKind {
+				namespace = ""
+			}
+			cfg, err := Resolve(ctx, env.Client, tc.ref, namespace, "cluster-x", tc.opts...)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("resolving: %v", err)
+				}
+				if _, err := cfg.AWS(); err != nil {
+					t.Fatalf("AWS options: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotAllowed) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v; want ErrNotAllowed naming %q", err, tc.wantErr)
+			}
+			if cfg.Provider != "" || cfg.secret != nil {
+				t.Errorf("a refused config resolved to %v", cfg)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -19,6 +20,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // connector turns a PodElasticIP's providerConfigRef into an EC2 client.
@@ -33,6 +37,8 @@ type connector struct {
 	rec     events.EventRecorder
 	opts    Options
 	cluster string
+	// tenancy judges tenants' ProviderConfigs (--tenant-endpoints).
+	tenancy tenancy.Policy
 	started time.Time
 	// creds receives the accounts' credential refusals for the provider
 	// configs' Ready conditions (nil: not reported).
@@ -57,9 +63,10 @@ type account struct {
 
 const configTTL = 10 * time.Second
 
-func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, cluster string, creds *credstatus.Board) *connector {
+func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, sc setup.Config) *connector {
 	return &connector{
-		kube: kube, reader: reader, rec: rec, opts: opts, cluster: cluster, started: time.Now(), creds: creds,
+		kube: kube, reader: reader, rec: rec, opts: opts, cluster: sc.ClusterName, tenancy: sc.Tenancy, started: time.Now(),
+		creds:   sc.Credentials,
 		usage:   resource.NewProviderConfigUsageTracker(kube, newUsage()),
 		configs: map[string]resolved{}, clients: map[string]*account{},
 	}
@@ -75,6 +82,12 @@ func (c *connector) Connect(ctx context.Context, cr *networkingv1alpha1.PodElast
 	}
 	acct, err := c.account(ctx, cr.Spec.ProviderConfigReference, cr.Namespace)
 	if err != nil {
+		if errors.Is(err, providerconfig.ErrNotAllowed) {
+			// The managed reconciler keeps this Ready through its status
+			// write, adds Synced=False and a CannotConnectToProvider Event,
+			// and retries with backoff; no cloud call is made.
+			cr.HoldReady(decide.Unavailable(networkingv1alpha1.PodElasticIPReasonProviderConfigNotAllowed, err.Error()))
+		}
 		return nil, err
 	}
 	// What the account's last calls found out about its credentials goes
@@ -109,7 +122,7 @@ func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReferen
 	}
 	c.mu.Unlock()
 
-	cfg, err := providerconfig.Resolve(ctx, c.reader, &use, namespace, c.cluster)
+	cfg, err := providerconfig.Resolve(ctx, c.reader, &use, namespace, c.cluster, providerconfig.WithTenancy(c.tenancy))
 	if err != nil {
 		return nil, fmt.Errorf("resolving the provider config: %w", err)
 	}

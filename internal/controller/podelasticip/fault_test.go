@@ -229,7 +229,7 @@ func TestFaultChurnWithManagerKills(t *testing.T) {
 	}
 	o := testOptions()
 	o.OrphanMode, o.OrphanGracePeriod = orphan.ModeDelete, 0
-	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -111,6 +112,8 @@ type world struct {
 	stop    func()
 	// creds is set when the ProviderConfig controllers run (configController).
 	creds *credstatus.Board
+	// tenancy is the manager's tenant policy.
+	tenancy tenancy.Policy
 }
 
 type worldOpts struct {
@@ -127,6 +130,9 @@ type worldOpts struct {
 	// configController also runs the ProviderConfig controllers, fed by
 	// the PodElasticIP controller's credential reports.
 	configController bool
+	// tenantEndpoint lets tenants' ProviderConfigs use the emulator (the
+	// manager's --tenant-endpoints); otherwise they may use no endpoint.
+	tenantEndpoint bool
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -156,6 +162,13 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	}
 	if wo.configController {
 		w.creds = credstatus.New()
+	}
+	if wo.tenantEndpoint {
+		p, err := tenancy.NewPolicy([]string{sim.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.tenancy = p
 	}
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
@@ -237,7 +250,7 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		w.t.Fatalf("creating manager: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := setup.Config{ClusterName: w.cluster, Credentials: w.creds}
+	sc := setup.Config{ClusterName: w.cluster, Credentials: w.creds, Tenancy: w.tenancy}
 	if err := o.Setup()(ctx, mgr, sc); err != nil {
 		cancel()
 		w.t.Fatalf("setting up: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
@@ -374,7 +375,7 @@ func TestOrphanSweep(t *testing.T) {
 	o := testOptions()
 	o.OrphanGracePeriod = 0
 	o.OrphanMode = orphan.ModeReport
-	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func TestOrphanSweep(t *testing.T) {
 		t.Fatalf("report mode: reported %d deleted %d, %d addresses", len(rep.Reported), len(rep.Deleted), len(w.addresses()))
 	}
 	o.OrphanMode = orphan.ModeDelete
-	s, _ = podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	s, _ = podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	rep, err = s.Sweep(w.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +465,7 @@ func TestOrphanSweepManagementPoliciesWithoutDelete(t *testing.T) {
 	o := testOptions()
 	o.OrphanGracePeriod = time.Second
 	o.OrphanMode = orphan.ModeDelete
-	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +529,7 @@ func TestOrphanSweepLegacyAddresses(t *testing.T) {
 	o := testOptions()
 	o.OrphanGracePeriod = 0
 	o.OrphanMode = orphan.ModeDelete
-	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, w.cluster)
+	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package podelasticip_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -193,9 +194,11 @@ func TestReleasePolicies(t *testing.T) {
 
 // TestNamespacedProviderConfig: a PodElasticIP may use its namespace's own
 // ProviderConfig (here with static credentials from a Secret in that
-// namespace, a key the emulator is told to accept); the usage is recorded.
+// namespace, a key the emulator is told to accept, at the emulator the
+// manager allows tenants); the usage is recorded, and the address carries
+// the cluster's identity and the namespace.
 func TestNamespacedProviderConfig(t *testing.T) {
-	w := newWorld(t, worldOpts{})
+	w := newWorld(t, worldOpts{tenantEndpoint: true})
 	if err := w.sim.World().UpdateSettings(func(s *core.Settings) {
 		s.EC2Credentials["AKIDEXAMPLE"] = core.EC2Credential{SecretAccessKey: "secret"}
 	}); err != nil {
@@ -207,17 +210,21 @@ func TestNamespacedProviderConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := &cloudv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "tenant"}}
-	pc.Spec.Provider, pc.Spec.Region, pc.Spec.Endpoint, pc.Spec.ClusterIdentity = cloudv1alpha1.ProviderAWS, "us-east-1", w.sim.URL(), w.cluster
+	pc.Spec.Provider, pc.Spec.Region, pc.Spec.Endpoint = cloudv1alpha1.ProviderAWS, "us-east-1", w.sim.URL()
 	pc.Spec.Credentials.Source = cloudv1alpha1.CredentialsSecret
 	pc.Spec.Credentials.SecretRef = &cloudv1alpha1.LocalSecretReference{Name: "aws-creds"}
 	if err := w.c.Create(w.ctx, pc); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pc) })
 	w.pod("tenant-0", "10.0.1.90", hostIP1, nil)
 	p := w.peip("tenant-0", "tenant-0", func(p *networkingv1alpha1.PodElasticIP) {
 		p.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: "tenant"}
 	})
-	w.waitReady("tenant-0")
+	ready := w.waitReady("tenant-0")
+	if a, _ := w.address(ready.Status.AllocationID); tagMap(a.Tags)[decide.TagCluster] != w.cluster || tagMap(a.Tags)[decide.TagNamespace] != w.ns {
+		t.Errorf("address tags %v; want the cluster's identity %s and the namespace %s from the allocation", tagMap(a.Tags), w.cluster, w.ns)
+	}
 	u := &cloudv1alpha1.ProviderConfigUsage{}
 	if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: string(p.UID)}, u); err != nil {
 		t.Fatalf("no ProviderConfigUsage for the PodElasticIP: %v", err)

@@ -182,7 +182,7 @@ func (o Options) Setup() setup.Func {
 			return err
 		}
 		rec := mgr.GetEventRecorder("podelasticip")
-		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg.ClusterName, cfg.Credentials)
+		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg)
 		r := managed.NewReconciler(mgr, resource.ManagedKind(networkingv1alpha1.PodElasticIPGroupVersionKind),
 			managed.WithTypedExternalConnector[*networkingv1alpha1.PodElasticIP](conn),
 			// The allocation ID is cloud-assigned: no name-as-external-name.

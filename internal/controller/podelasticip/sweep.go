@@ -15,11 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
@@ -39,14 +41,16 @@ func setupSweep(mgr ctrl.Manager, conn *connector, o Options) error {
 
 // NewSweeper builds the orphan sweep on its own clients, for tools and
 // tests; the manager's sweep runs inside Setup.
-func NewSweeper(reader client.Reader, kube client.Client, o Options, cluster string) (*orphan.Sweeper, error) {
-	return newSweeper(reader, newConnector(kube, reader, nil, o, cluster, nil), o)
+func NewSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Config) (*orphan.Sweeper, error) {
+	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o)
 }
 
 // newSweeper lists, for every AWS provider config's account, the addresses
 // tagged with this cluster's identity and those tagged only by the legacy
 // controller for this cluster, then the PodElasticIPs (and, for legacy
-// addresses, their pods). An address whose PodElasticIP is gone is
+// addresses, their pods). In a tenant's account (a ProviderConfig) only
+// the addresses tagged with that tenant's namespace too are listed (see
+// sweepScope). An address whose PodElasticIP is gone is
 // released (Auto) or loses edgeplane's claim and ownership tags (Pool,
 // Static) once past the grace period. Addresses kept for a pod name
 // (AfterDelay) are left alone until their time is up; addresses of a
@@ -61,7 +65,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 	return orphan.New(orphan.Config{
 		Kind: SweepKind,
 		ListCloud: func(ctx context.Context) ([]orphan.CloudObject, error) {
-			accts, err := sweepAccounts(ctx, reader, conn)
+			scopes, err := sweepScopes(ctx, reader, conn)
 			if err != nil {
 				return nil, err
 			}
@@ -69,12 +73,16 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			next := map[string]sweptAddr{}
 			nextNS := sets.New[string]()
 			var out []orphan.CloudObject
-			for _, acct := range accts {
-				addrs, err := acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: map[string]string{decide.TagCluster: acct.cluster}})
+			for _, scope := range scopes {
+				acct := scope.acct
+				addrs, err := acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: decide.SweepTags(acct.cluster, scope.namespace)})
 				if err != nil {
 					return nil, fmt.Errorf("listing this cluster's addresses: %w", err)
 				}
 				for _, a := range addrs {
+					if _, dup := next[a.AllocationID]; dup || !decide.InSweepScope(a, acct.cluster, scope.namespace) {
+						continue
+					}
 					v := decide.Sweep(a, now)
 					if v.Skip {
 						continue
@@ -94,6 +102,11 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 				for _, a := range addrs {
 					v := decide.SweepLegacy(a, legacy)
 					if _, dup := next[a.AllocationID]; v.Skip || dup {
+						continue
+					}
+					// A tenant's account: only the legacy addresses of its
+					// namespace's pods.
+					if scope.namespace != "" && v.Namespace != scope.namespace {
 						continue
 					}
 					const why = "tagged only by aws-pod-eip-controller: edgeplane did not allocate it and never releases it"
@@ -181,23 +194,34 @@ func (s sweptAddr) remove(ctx context.Context) error {
 	return aws.IgnoreNotFound(s.acct.aws.ReleaseAddress(ctx, a.AllocationID))
 }
 
-// sweepAccounts resolves every AWS provider config to its account, once
-// per account.
-func sweepAccounts(ctx context.Context, reader client.Reader, conn *connector) ([]*account, error) {
-	var refs []struct {
+// sweepScope is the part of one account a sweep may judge: every address
+// of this cluster in a ClusterProviderConfig's account (namespace empty:
+// the cluster admin's account), or only one tenant's in a ProviderConfig's
+// (namespace: the config's). Addresses created before edgeplane tagged
+// namespaces carry none, so a tenant's sweep never lists them; in a
+// ClusterProviderConfig's account they are swept as before.
+type sweepScope struct {
+	acct      *account
+	namespace string
+}
+
+// sweepScopes resolves every AWS provider config to its account and
+// scope, once per pair. A config that cannot be resolved (missing, not
+// allowed for a tenant, no credentials) is skipped and logged: its account
+// is not swept this time, which never makes anything look orphaned.
+func sweepScopes(ctx context.Context, reader client.Reader, conn *connector) ([]sweepScope, error) {
+	type configRef struct {
 		ref xpv2.ProviderConfigReference
 		ns  string
 	}
+	var refs []configRef
 	var cpcs cloudv1alpha1.ClusterProviderConfigList
 	if err := reader.List(ctx, &cpcs); err != nil {
 		return nil, fmt.Errorf("listing ClusterProviderConfigs: %w", err)
 	}
 	for _, c := range cpcs.Items {
 		if c.Spec.Provider == cloudv1alpha1.ProviderAWS {
-			refs = append(refs, struct {
-				ref xpv2.ProviderConfigReference
-				ns  string
-			}{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: c.Name}, ""})
+			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: c.Name}, ""})
 		}
 	}
 	var pcs cloudv1alpha1.ProviderConfigList
@@ -206,25 +230,24 @@ func sweepAccounts(ctx context.Context, reader client.Reader, conn *connector) (
 	}
 	for _, c := range pcs.Items {
 		if c.Spec.Provider == cloudv1alpha1.ProviderAWS {
-			refs = append(refs, struct {
-				ref xpv2.ProviderConfigReference
-				ns  string
-			}{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: c.Name}, c.Namespace})
+			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: c.Name}, c.Namespace})
 		}
 	}
-	seen := map[*account]bool{}
-	var out []*account
+	seen := map[sweepScope]bool{}
+	var out []sweepScope
 	var errs []error
 	for _, r := range refs {
 		acct, err := conn.account(ctx, &r.ref, r.ns)
 		if err != nil {
 			// One broken config must not stop the sweep of the others.
+			log.FromContext(ctx).Info("Skipping a provider config in the orphan sweep", "kind", r.ref.Kind,
+				"namespace", r.ns, "name", r.ref.Name, "error", err.Error())
 			errs = append(errs, err)
 			continue
 		}
-		if !seen[acct] {
-			seen[acct] = true
-			out = append(out, acct)
+		if s := (sweepScope{acct: acct, namespace: r.ns}); !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
 	}
 	if len(out) == 0 && len(errs) > 0 {

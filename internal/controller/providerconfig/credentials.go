@@ -31,10 +31,14 @@ type secretState struct {
 	forbidden bool           // the manager may not read Secrets in that namespace
 }
 
-// readyCondition decides the Ready condition of a config from its credentials
-// source and, for Secret credentials, what reading the Secret found. It never
-// puts a secret value in the message.
+// readyCondition decides the Ready condition of a config from the tenant
+// rules, its credentials source and, for Secret credentials, what reading
+// the Secret found. It never puts a secret value in the message.
 func readyCondition(v view, secret secretState) xpv2.Condition {
+	if v.notAllowed != nil {
+		return notReady(cloudv1alpha1.ReasonNotAllowedForTenant,
+			"edgeplane never uses this ProviderConfig: "+strings.ReplaceAll(v.notAllowed.Error(), "\n", "; "))
+	}
 	if v.source != cloudv1alpha1.CredentialsSecret {
 		return ready(cloudv1alpha1.ReasonCredentialsAvailable, fmt.Sprintf("credentials come from source %s", v.source))
 	}
@@ -86,8 +90,9 @@ func terminatingCondition(users int64) xpv2.Condition {
 // kstatusConditions are the kstatus conditions that go with a Ready
 // condition, so that GitOps tools tell waiting from failed: a missing Secret
 // may yet appear (Reconciling), a Secret edgeplane may not read or that lacks
-// keys needs a person (Stalled).
+// keys, or a config that breaks the tenant rules, needs a person (Stalled).
 func kstatusConditions(ready xpv2.Condition) []xpv2.Condition {
-	stalled := ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing
+	stalled := ready.Reason == cloudv1alpha1.ReasonSecretForbidden || ready.Reason == cloudv1alpha1.ReasonSecretKeyMissing ||
+		ready.Reason == cloudv1alpha1.ReasonNotAllowedForTenant
 	return status.ManagedKstatus(ready, stalled)
 }

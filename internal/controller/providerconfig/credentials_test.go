@@ -1,6 +1,7 @@
 package providerconfig
 
 import (
+	"errors"
 	"testing"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -59,6 +60,12 @@ func TestReadyCondition(t *testing.T) {
 			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}),
 			want:   ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from Secret ops/creds"),
 		},
+		"a tenant config that breaks the rules is never looked at further": {
+			view: view{provider: cloudv1alpha1.ProviderAWS, source: cloudv1alpha1.CredentialsSecret, secret: ref,
+				notAllowed: errors.Join(errors.New("rule one"), errors.New("rule two"))},
+			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}),
+			want:   notReady(cloudv1alpha1.ReasonNotAllowedForTenant, "edgeplane never uses this ProviderConfig: rule one; rule two"),
+		},
 		"complete tencent secret": {
 			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
 			secret: secret(map[string]string{"secret_id": "AKID", "secret_key": "s"}),
@@ -80,10 +87,11 @@ func TestKstatusConditions(t *testing.T) {
 		ready xpv2.Condition
 		want  states
 	}{
-		"ready":              {ready(cloudv1alpha1.ReasonCredentialsAvailable, "ok"), states{corev1.ConditionFalse, corev1.ConditionFalse}},
-		"secret not found":   {notReady(cloudv1alpha1.ReasonSecretNotFound, "m"), states{corev1.ConditionTrue, corev1.ConditionFalse}},
-		"secret forbidden":   {notReady(cloudv1alpha1.ReasonSecretForbidden, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
-		"secret key missing": {notReady(cloudv1alpha1.ReasonSecretKeyMissing, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
+		"ready":                    {ready(cloudv1alpha1.ReasonCredentialsAvailable, "ok"), states{corev1.ConditionFalse, corev1.ConditionFalse}},
+		"secret not found":         {notReady(cloudv1alpha1.ReasonSecretNotFound, "m"), states{corev1.ConditionTrue, corev1.ConditionFalse}},
+		"secret forbidden":         {notReady(cloudv1alpha1.ReasonSecretForbidden, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
+		"secret key missing":       {notReady(cloudv1alpha1.ReasonSecretKeyMissing, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
+		"not allowed for a tenant": {notReady(cloudv1alpha1.ReasonNotAllowedForTenant, "m"), states{corev1.ConditionFalse, corev1.ConditionTrue}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := map[xpv2.ConditionType]xpv2.Condition{}

@@ -30,6 +30,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // recheckInterval is how often the credentials Secret is looked at again.
@@ -73,6 +74,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 			newConfig: k.newConfig,
 			kind:      k.kind,
 			creds:     cfg.Credentials,
+			tenancy:   cfg.Tenancy,
 		}
 		toConfig := handler.EnqueueRequestsFromMapFunc(usageToConfig(k.kind))
 		b := ctrl.NewControllerManagedBy(mgr).Named(k.name).For(k.newConfig()).
@@ -116,6 +118,9 @@ type Reconciler struct {
 	// creds holds the cloud's refusals of configs' credentials, reported
 	// by the managed resources' controllers (nil: none reported).
 	creds *credstatus.Board
+	// tenancy judges ProviderConfigs (not ClusterProviderConfigs, which the
+	// cluster admin owns).
+	tenancy tenancy.Policy
 }
 
 // Reconcile counts the config's users, blocks its deletion while it has any,
@@ -146,8 +151,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		obj.SetUsers(users)
 	}
 
+	if pc, ok := obj.(*cloudv1alpha1.ProviderConfig); ok {
+		v.notAllowed = r.tenancy.Check(&pc.Spec)
+	}
 	var secret secretState
-	if v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
+	if v.notAllowed == nil && v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
 		s := &corev1.Secret{}
 		switch err := r.reader.Get(ctx, *v.secret, s); {
 		case err == nil:

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
+	"github.com/edgeplane/edgeplane/internal/tenancy/tenancytest"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
 
@@ -212,6 +214,63 @@ func TestProviderConfigCountsOnlyItsNamespace(t *testing.T) {
 	}
 	if c := got.GetCondition(xpv2.TypeReady); c.Reason != cloudv1alpha1.ReasonSecretNotFound {
 		t.Errorf("Ready reason = %s, want %s: the Secret in another namespace must not be used", c.Reason, cloudv1alpha1.ReasonSecretNotFound)
+	}
+}
+
+// TestProviderConfigThatBreaksTheTenantRules: a stored ProviderConfig that
+// uses the manager's identity or a cluster identity (created before the CRD
+// had those rules), or an endpoint the manager's allow-list leaves out, is
+// Ready=False NotAllowedForTenant and Stalled, with a warning Event; the
+// same endpoint is Ready once the allow-list names it.
+func TestProviderConfigThatBreaksTheTenantRules(t *testing.T) {
+	ctx := testenv.Context(t)
+	const ns = "tenant-rules"
+	mustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "aws"},
+			Data: map[string][]byte{cloudv1alpha1.SecretKeyAWSAccessKeyID: []byte("AKIA"), cloudv1alpha1.SecretKeyAWSSecretAccessKey: []byte("s")}})
+	tenancytest.StoreBroken(t, env, ns, nil)
+	mustCreate(t, tenancytest.AWSConfig(ns, "endpoint", func(s *cloudv1alpha1.ProviderConfigSpec) { s.Endpoint = "http://127.0.0.1:8600" }))
+
+	emulator, err := tenancy.NewPolicy([]string{"http://127.0.0.1:8600/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name       string
+		policy     tenancy.Policy
+		wantReason xpv2.ConditionReason
+		wantText   string
+	}{
+		{tenancytest.ManagerIdentity, emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "InjectedIdentity"},
+		{tenancytest.OtherClusterIdentity, emulator, cloudv1alpha1.ReasonNotAllowedForTenant, "clusterIdentity"},
+		{"endpoint", tenancy.Policy{}, cloudv1alpha1.ReasonNotAllowedForTenant, "endpoint http://127.0.0.1:8600 is not one the cluster admin allows"},
+		// The same config once the admin allows its endpoint.
+		{"endpoint", emulator, cloudv1alpha1.ReasonCredentialsAvailable, ""},
+	}
+	for _, tc := range cases {
+		r, rec := newReconciler(func() config { return &cloudv1alpha1.ProviderConfig{} })
+		r.tenancy = tc.policy
+		key := client.ObjectKey{Namespace: ns, Name: tc.name}
+		reconcileOnce(t, r, key)
+		got := &cloudv1alpha1.ProviderConfig{}
+		if err := env.Client.Get(ctx, key, got); err != nil {
+			t.Fatalf("getting %s: %v", key, err)
+		}
+		ready, stalled := got.GetCondition(xpv2.TypeReady), got.GetCondition("Stalled")
+		if ready.Reason != tc.wantReason || !strings.Contains(ready.Message, tc.wantText) {
+			t.Errorf("%s: Ready = %s %s %q; want reason %s naming %q", tc.name, ready.Status, ready.Reason, ready.Message, tc.wantReason, tc.wantText)
+		}
+		events := strings.Join(drainEvents(rec), "\n")
+		if tc.wantReason == cloudv1alpha1.ReasonNotAllowedForTenant {
+			if ready.Status != corev1.ConditionFalse || stalled.Status != corev1.ConditionTrue {
+				t.Errorf("%s: Ready %s, Stalled %s; want False and True: a person must change the config", tc.name, ready.Status, stalled.Status)
+			}
+			if !strings.Contains(events, "Warning "+reasonCredentialsNotReady) || !strings.Contains(events, tc.wantText) {
+				t.Errorf("%s: events %q; want a %s warning naming %q", tc.name, events, reasonCredentialsNotReady, tc.wantText)
+			}
+		} else if ready.Status != corev1.ConditionTrue {
+			t.Errorf("%s: Ready %s, want True once the endpoint is allowed", tc.name, ready.Status)
+		}
 	}
 }
 

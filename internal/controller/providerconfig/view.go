@@ -25,6 +25,9 @@ type view struct {
 	// secret is set when the credentials come from a Secret.
 	secret *types.NamespacedName
 	status *cloudv1alpha1.ProviderConfigStatus
+	// notAllowed is why a ProviderConfig breaks the tenant rules (nil when
+	// it keeps them, and for a ClusterProviderConfig).
+	notAllowed error
 }
 
 func viewOf(c config) view {

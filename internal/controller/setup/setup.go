@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // Config is the manager-wide configuration a controller may need.
@@ -23,6 +24,10 @@ type Config struct {
 	// credentials from the managed resources' controllers to the
 	// ProviderConfig controller; nil: not reported.
 	Credentials *credstatus.Board
+	// Tenancy is what tenants' ProviderConfigs may use beyond the fixed
+	// rules (the endpoint allow-list, --tenant-endpoints); the zero value
+	// allows no endpoint override.
+	Tenancy tenancy.Policy
 }
 
 // Func registers one controller with the manager.

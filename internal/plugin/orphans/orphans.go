@@ -27,6 +27,7 @@ const (
 	TagCluster   = orphan.TagCluster
 	TagOwnerKind = orphan.TagOwnerKind
 	TagOwnerUID  = orphan.TagOwnerUID
+	TagNamespace = orphan.TagNamespace
 )
 
 // OwnerKind is a kind whose CRs own cloud objects.
@@ -81,8 +82,12 @@ type Finding struct {
 // cloudObject maps an address to what the sweep judges. served has an
 // entry per registered owner kind, true when the API server serves it: an
 // address of another kind is reported, never deletable, because its owners
-// cannot be listed.
-func cloudObject(a Address, identity string, served map[string]bool) orphan.CloudObject {
+// cannot be listed. namespace is a tenant config's namespace (empty for a
+// ClusterProviderConfig): the manager's sweep of a tenant's account never
+// touches an address without that namespace's tag (another tenant's, or
+// one created before addresses carried their namespace), so it is only
+// reported here.
+func cloudObject(a Address, identity, namespace string, served map[string]bool) orphan.CloudObject {
 	o := orphan.CloudObject{
 		ID:                 a.ID,
 		CreatedAt:          a.Created,
@@ -100,6 +105,8 @@ func cloudObject(a Address, identity string, served map[string]bool) orphan.Clou
 		o.ReportOnly = fmt.Sprintf("owner kind %s is not served by this cluster, so its owners cannot be listed", kind)
 	case a.AttachedTo != "":
 		o.ReportOnly = "still associated with " + a.AttachedTo
+	case namespace != "" && a.Tags[TagNamespace] != namespace:
+		o.ReportOnly = fmt.Sprintf("not tagged %s=%s: the sweep of this tenant's account never touches it", TagNamespace, namespace)
 	}
 	return o
 }

@@ -120,8 +120,39 @@ func TestJudgeFailedListing(t *testing.T) {
 
 func TestCloudObjectIdentity(t *testing.T) {
 	a := Address{ID: "a", Tags: map[string]string{TagCluster: "other", TagOwnerKind: "PodElasticIP", TagOwnerUID: "u"}}
-	if o := cloudObject(a, "prod", map[string]bool{"PodElasticIP": true}); o.HasClusterIdentity {
+	if o := cloudObject(a, "prod", "", map[string]bool{"PodElasticIP": true}); o.HasClusterIdentity {
 		t.Error("another cluster's address has this cluster's identity")
+	}
+}
+
+// TestCloudObjectTenantNamespace: in a tenant's account only its
+// namespace's addresses may be judged deletable, as in the manager's sweep.
+func TestCloudObjectTenantNamespace(t *testing.T) {
+	served := map[string]bool{"PodElasticIP": true}
+	tags := func(ns string) map[string]string {
+		m := map[string]string{TagCluster: "prod", TagOwnerKind: "PodElasticIP", TagOwnerUID: "u"}
+		if ns != "" {
+			m[TagNamespace] = ns
+		}
+		return m
+	}
+	for name, tc := range map[string]struct {
+		tags       map[string]string
+		namespace  string
+		reportOnly bool
+	}{
+		"cluster config, any namespace":         {tags: tags("team-b")},
+		"cluster config, before namespace tags": {tags: tags("")},
+		"tenant config, its namespace":          {tags: tags("team-a"), namespace: "team-a"},
+		"tenant config, another tenant's":       {tags: tags("team-b"), namespace: "team-a", reportOnly: true},
+		"tenant config, before namespace tags":  {tags: tags(""), namespace: "team-a", reportOnly: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := cloudObject(Address{ID: "a", Tags: tc.tags}, "prod", tc.namespace, served)
+			if got := o.ReportOnly != ""; got != tc.reportOnly {
+				t.Fatalf("report only = %v (%q), want %v", got, o.ReportOnly, tc.reportOnly)
+			}
+		})
 	}
 }
 

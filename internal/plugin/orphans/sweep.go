@@ -22,6 +22,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // Options configure one report.
@@ -39,6 +40,10 @@ type Options struct {
 	// ClusterName is the identity of configs that set none (the manager's
 	// --cluster-name; empty: the kube-system namespace's UID).
 	ClusterName string
+	// TenantEndpoints are the endpoint overrides tenants' ProviderConfigs
+	// may use (the manager's --tenant-endpoints); a config with another is
+	// an error, as in the manager, and its account is not listed.
+	TenantEndpoints []string
 	// GracePeriod: unowned addresses younger than it are listed as Keep.
 	GracePeriod time.Duration
 	// List lists a config's tagged addresses; nil means ListAddresses.
@@ -57,6 +62,10 @@ func Report(ctx context.Context, o Options) ([]Finding, error) {
 	if o.List == nil {
 		o.List = ListAddresses
 	}
+	tenants, err := tenancy.NewPolicy(o.TenantEndpoints)
+	if err != nil {
+		return nil, err
+	}
 	refs, err := configRefs(ctx, o.Client, o.Namespace)
 	if err != nil {
 		return nil, err
@@ -71,7 +80,7 @@ func Report(ctx context.Context, o Options) ([]Finding, error) {
 	var out []Finding
 	var errs []error
 	for _, r := range refs {
-		fs, err := reportOne(ctx, o, r, clusterName)
+		fs, err := reportOne(ctx, o, r, clusterName, tenants)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.key, err))
 			continue
@@ -117,8 +126,8 @@ func isNotServed(err error) bool {
 
 // reportOne runs the sweep once, in report mode, for one config: cloud
 // first, then owners, as the manager's sweep does.
-func reportOne(ctx context.Context, o Options, r configRef, clusterName string) ([]Finding, error) {
-	cfg, err := providerconfig.Resolve(ctx, o.Client, &r.ref, r.namespace, clusterName)
+func reportOne(ctx context.Context, o Options, r configRef, clusterName string, tenants tenancy.Policy) ([]Finding, error) {
+	cfg, err := providerconfig.Resolve(ctx, o.Client, &r.ref, r.namespace, clusterName, providerconfig.WithTenancy(tenants))
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +136,7 @@ func reportOne(ctx context.Context, o Options, r configRef, clusterName string) 
 		return nil, errors.New("no cluster identity: the config sets none and the kube-system namespace could not be read; pass --cluster-name")
 	}
 	return judge(ctx, judgeInput{
-		Key: r.key, Provider: string(cfg.Provider), Identity: identity, Grace: o.GracePeriod, Clock: o.Clock,
+		Key: r.key, Provider: string(cfg.Provider), Identity: identity, Namespace: r.namespace, Grace: o.GracePeriod, Clock: o.Clock,
 		ListCloud: func(ctx context.Context) ([]Address, error) { return o.List(ctx, cfg, identity) },
 		Served: func(ctx context.Context) map[string]bool {
 			served := map[string]bool{}
@@ -145,9 +154,11 @@ func reportOne(ctx context.Context, o Options, r configRef, clusterName string) 
 // judgeInput is one config's sweep, with its I/O as functions.
 type judgeInput struct {
 	Key, Provider, Identity string
-	Grace                   time.Duration
-	Clock                   clock.WithTicker
-	ListCloud               func(ctx context.Context) ([]Address, error)
+	// Namespace is a tenant config's namespace; empty for a ClusterProviderConfig.
+	Namespace string
+	Grace     time.Duration
+	Clock     clock.WithTicker
+	ListCloud func(ctx context.Context) ([]Address, error)
 	// Served says which owner kinds the API server serves.
 	Served func(ctx context.Context) map[string]bool
 	// Owners lists the UIDs of the served owner kinds' CRs.
@@ -176,7 +187,7 @@ func judge(ctx context.Context, in judgeInput) ([]Finding, error) {
 			out := make([]orphan.CloudObject, 0, len(list))
 			for _, a := range list {
 				addrs[a.ID] = a
-				out = append(out, cloudObject(a, in.Identity, served))
+				out = append(out, cloudObject(a, in.Identity, in.Namespace, served))
 			}
 			return out, nil
 		},

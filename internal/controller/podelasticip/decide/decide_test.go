@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,12 @@ func owner(mode networkingv1alpha1.PodElasticIPAllocationMode) Owner {
 
 func addr(id string, tags map[string]string) aws.Address {
 	return aws.Address{AllocationID: id, PublicIP: "198.18.0.1", Tags: tags}
+}
+
+func withoutTag(a aws.Address, key string) aws.Address {
+	a.Tags = maps.Clone(a.Tags)
+	delete(a.Tags, key)
+	return a
 }
 
 func associated(a aws.Address, ip string) aws.Address {
@@ -209,6 +216,11 @@ func TestDecide(t *testing.T) {
 			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName},
 			want: Plan{Exists: true, UpToDate: true, Addr: ptr(associated(ours, "10.0.0.5")), Ready: xpv2.Available()},
 		},
+		"associated, allocated before addresses carried their namespace: tag it": {
+			in: PlanInput{Owner: o, Pod: running, Addr: ptr(associated(withoutTag(ours, TagNamespace), "10.0.0.5")), Match: MatchExternalName},
+			want: Plan{Exists: true, Addr: ptr(associated(withoutTag(ours, TagNamespace), "10.0.0.5")), Tags: map[string]string{TagNamespace: "ns"},
+				Ready: xpv2.Available()},
+		},
 		"pod recreated with a new IP: follow it": {
 			in: PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.4")), Match: MatchExternalName},
 			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.4")), Disassociate: true, AssociateIP: "10.0.0.5",
@@ -232,7 +244,8 @@ func TestDecide(t *testing.T) {
 		"kept address: adopt and drop release-after": {
 			in: PlanInput{Owner: o, Pod: running, Match: MatchKept,
 				Addr: ptr(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagPod: "ns/web-0", TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
-			want: Plan{Exists: true, Tags: map[string]string{TagOwnerUID: "uid-1"}, RemoveTags: []string{TagReleaseAfter}, AssociateIP: "10.0.0.5",
+			// Kept before addresses carried their namespace: adopting adds it.
+			want: Plan{Exists: true, Tags: map[string]string{TagOwnerUID: "uid-1", TagNamespace: "ns"}, RemoveTags: []string{TagReleaseAfter}, AssociateIP: "10.0.0.5",
 				Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, ""),
 				Addr:  ptr(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagPod: "ns/web-0", TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
 		},
@@ -345,9 +358,9 @@ func TestPlanDelete(t *testing.T) {
 	}{
 		"delete auto": {policy: networkingv1alpha1.PodElasticIPReleaseDelete, mode: auto, a: tagged, want: DeletePlan{Disassociate: true, Release: true}},
 		"delete never releases a pool address": {policy: networkingv1alpha1.PodElasticIPReleaseDelete, mode: pool, a: tagged,
-			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim}}},
+			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagNamespace, TagPod, TagMode, TagClaim}}},
 		"retain pool": {policy: networkingv1alpha1.PodElasticIPReleaseRetain, mode: pool, a: tagged,
-			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim}}},
+			want: DeletePlan{Disassociate: true, UntagKeys: []string{TagCluster, TagOwnerKind, TagOwnerUID, TagNamespace, TagPod, TagMode, TagClaim}}},
 		"retain adopted legacy": {policy: networkingv1alpha1.PodElasticIPReleaseRetain, mode: static,
 			a:    addr("eipalloc-1", map[string]string{LegacyTagType: "fixed-tag-value", LegacyTagPod: "ns/web-0", LegacyTagCluster: "legacy", "k": "ns/web-0"}),
 			want: DeletePlan{UntagKeys: []string{LegacyTagType, LegacyTagCluster, LegacyTagPod}}},
@@ -398,6 +411,40 @@ func TestSweep(t *testing.T) {
 				t.Fatalf("Sweep (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestSweepScope(t *testing.T) {
+	ours := Tags(owner(auto)) // cluster c1, namespace ns
+	cases := map[string]struct {
+		tags      map[string]string
+		namespace string // "": a ClusterProviderConfig's account
+		want      bool
+	}{
+		"cluster sweep: this cluster's address":                  {tags: ours, want: true},
+		"cluster sweep: created before the namespace tag":        {tags: withoutTag(addr("a", ours), TagNamespace).Tags, want: true},
+		"cluster sweep: another cluster's":                       {tags: map[string]string{TagCluster: "c2", TagNamespace: "ns"}},
+		"cluster sweep: a person's":                              {tags: map[string]string{"Name": "mine"}},
+		"tenant sweep: its namespace's":                          {tags: ours, namespace: "ns", want: true},
+		"tenant sweep: another tenant's":                         {tags: ours, namespace: "other"},
+		"tenant sweep: created before the namespace tag":         {tags: withoutTag(addr("a", ours), TagNamespace).Tags, namespace: "ns"},
+		"tenant sweep: another cluster's in its namespace":       {tags: map[string]string{TagCluster: "c2", TagNamespace: "ns"}, namespace: "ns"},
+		"tenant sweep: a person's":                               {tags: map[string]string{"Name": "mine"}, namespace: "ns"},
+		"tenant sweep: a namespace tag without the cluster's":    {tags: map[string]string{TagNamespace: "ns"}, namespace: "ns"},
+		"tenant sweep: an empty namespace tag is no namespace's": {tags: map[string]string{TagCluster: "c1", TagNamespace: ""}, namespace: "ns"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := InSweepScope(addr("eipalloc-1", tc.tags), "c1", tc.namespace); got != tc.want {
+				t.Fatalf("InSweepScope = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if diff := cmp.Diff(map[string]string{TagCluster: "c1", TagNamespace: "ns"}, SweepTags("c1", "ns")); diff != "" {
+		t.Errorf("a tenant's SweepTags (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{TagCluster: "c1"}, SweepTags("c1", "")); diff != "" {
+		t.Errorf("a cluster's SweepTags (-want +got):\n%s", diff)
 	}
 }
 

@@ -269,6 +269,30 @@ type SweepVerdict struct {
 
 const reportOnlyOrphan = "allocated or claimed for a PodElasticIP whose management policies leave out Delete: the address is meant to outlive it"
 
+// SweepTags are the tags the orphan sweep lists one account's addresses
+// by: this cluster's identity and, for a tenant's account (namespace not
+// empty), that tenant's namespace. A tenant's account may hold addresses
+// of other tenants and of other clusters; the sweep never judges them.
+func SweepTags(cluster, namespace string) map[string]string {
+	tags := map[string]string{TagCluster: cluster}
+	if namespace != "" {
+		tags[TagNamespace] = namespace
+	}
+	return tags
+}
+
+// InSweepScope reports whether addr carries every one of SweepTags: a
+// second check on what the cloud's tag filter returned, since a wrongly
+// released address cannot be brought back.
+func InSweepScope(addr aws.Address, cluster, namespace string) bool {
+	for k, v := range SweepTags(cluster, namespace) {
+		if addr.Tags[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // Sweep classifies one address listed by this cluster's tag.
 func Sweep(addr aws.Address, now time.Time) SweepVerdict {
 	if addr.Tags[TagOwnerKind] != OwnerKind {

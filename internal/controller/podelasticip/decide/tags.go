@@ -33,6 +33,9 @@ const (
 	TagCluster   = orphan.TagCluster
 	TagOwnerKind = orphan.TagOwnerKind
 	TagOwnerUID  = orphan.TagOwnerUID
+	// TagNamespace is the PodElasticIP's namespace: the sweep of a tenant's
+	// account lists only its namespace's addresses.
+	TagNamespace = orphan.TagNamespace
 	// TagPod is "<namespace>/<pod>", the pod the address serves.
 	TagPod = "networking.edgeplane.io/pod"
 	// TagMode is the allocation mode (Auto, Pool, Static).
@@ -107,6 +110,7 @@ func Tags(o Owner) map[string]string {
 	out[TagCluster] = o.Cluster
 	out[TagOwnerKind] = OwnerKind
 	out[TagOwnerUID] = string(o.UID)
+	out[TagNamespace] = o.Namespace
 	out[TagPod] = o.PodKey()
 	out[TagMode] = string(o.Mode)
 	if o.Mode != networkingv1alpha1.PodElasticIPModeAuto {
@@ -334,6 +338,6 @@ func KeptUntil(addr aws.Address) (time.Time, bool) {
 // back: edgeplane's ownership and claim tags, and the legacy controller's
 // (it removed its own tags the same way).
 func ReleaseTags() []string {
-	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagPod, TagMode, TagClaim, TagReleaseAfter, TagDeletionPolicy,
+	return []string{TagCluster, TagOwnerKind, TagOwnerUID, TagNamespace, TagPod, TagMode, TagClaim, TagReleaseAfter, TagDeletionPolicy,
 		LegacyTagType, LegacyTagCluster, LegacyTagPod}
 }

@@ -22,11 +22,13 @@ type CloudSettingsApplyConfiguration struct {
 	// Region is the cloud region API calls go to, e.g. us-east-1 or ap-guangzhou.
 	Region *string `json:"region,omitempty"`
 	// Endpoint overrides the cloud API endpoint, e.g. http://127.0.0.1:8600 for the
-	// local cloud emulator. Unset means the cloud's public endpoint.
+	// local cloud emulator. Unset means the cloud's public endpoint. On a
+	// ProviderConfig it must be one the manager's --tenant-endpoints allows.
 	Endpoint *string `json:"endpoint,omitempty"`
 	// ClusterIdentity is written as a tag on every cloud object edgeplane creates
 	// with this config, so that the orphan sweep knows which objects are this
-	// cluster's. Unset means the manager's --cluster-name.
+	// cluster's. Unset means the manager's --cluster-name. Only a
+	// ClusterProviderConfig may set it.
 	ClusterIdentity *string `json:"clusterIdentity,omitempty"`
 }
 

@@ -17,7 +17,10 @@ import (
 //
 // A ProviderConfig is a tenant's cloud account for the managed resources in its
 // namespace: its credentials Secret lives in the same namespace, so a tenant
-// never needs access to anybody else's.
+// never needs access to anybody else's. It cannot use the manager's injected
+// identity or set clusterIdentity, and its endpoint override must be one the
+// cluster admin allows (the manager's --tenant-endpoints); a config that
+// breaks these rules is Ready=False (NotAllowedForTenant) and never used.
 type ProviderConfigApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

@@ -14,7 +14,8 @@ import (
 // with apply.
 //
 // ProviderConfigCredentials are a tenant's credentials: a Secret in the
-// ProviderConfig's own namespace, the injected identity, or none.
+// ProviderConfig's own namespace, or none (only for an endpoint the cluster
+// admin allows). Never the injected identity, which is the manager's own.
 type ProviderConfigCredentialsApplyConfiguration struct {
 	// Source of the credentials.
 	Source *cloudv1alpha1.CredentialsSource `json:"source,omitempty"`

@@ -13,7 +13,17 @@ import (
 // ProviderConfigSpecApplyConfiguration represents a declarative configuration of the ProviderConfigSpec type for use
 // with apply.
 //
-// ProviderConfigSpec is the desired state of a ProviderConfig.
+// Why the tenant rules are CEL rules on shared fields rather than a
+// separate tenant CloudSettings without clusterIdentity (and a narrower
+// credentials enum): a field missing from a structural schema is pruned,
+// with only a warning unless the client asks for strict field validation,
+// so an old manifest setting clusterIdentity would apply "successfully"
+// and its author would believe it took effect. With the field kept, the
+// API server refuses it by name, and the manager still sees it on a config
+// stored before the rule existed and refuses that config too
+// (internal/tenancy, Ready=False NotAllowedForTenant).
+// ProviderConfigSpec is the desired state of a ProviderConfig: a tenant's
+// account and nothing more.
 type ProviderConfigSpecApplyConfiguration struct {
 	CloudSettingsApplyConfiguration `json:""`
 	// Credentials says how to authenticate to the cloud.
