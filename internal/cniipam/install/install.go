@@ -74,14 +74,14 @@ func Run(ctx context.Context, o Options, log io.Writer) error {
 	if err := InstallBinary(o.Binary, filepath.Join(o.BinDir, o.Name)); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "installed %s into %s\n", o.Name, o.BinDir)
+	_, _ = fmt.Fprintf(log, "installed %s into %s\n", o.Name, o.BinDir)
 	for {
 		changed, err := WriteKubeconfig(o)
 		if err != nil {
 			return err
 		}
 		if changed {
-			fmt.Fprintf(log, "wrote %s (server %s)\n", o.Kubeconfig, o.Server)
+			_, _ = fmt.Fprintf(log, "wrote %s (server %s)\n", o.Kubeconfig, o.Server)
 		}
 		if o.Interval <= 0 {
 			return nil

@@ -596,7 +596,10 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	if missing() {
 		used := usedIPs(p.fips)
 		for _, al := range allocs {
-			if ip, ok := fipIP(al.FIP); al.FIP != nil && ok {
+			if al.FIP == nil {
+				continue
+			}
+			if ip, ok := fipIP(al.FIP); ok {
 				used[ip] = true
 			}
 		}

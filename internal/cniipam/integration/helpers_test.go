@@ -1,4 +1,4 @@
-package cniipam
+package integration_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/testenv"
 )
@@ -133,7 +134,7 @@ func podEvents(t *testing.T, pod *corev1.Pod) []string {
 	must(t, env.Client.List(context.Background(), &list, client.InNamespace(pod.Namespace)))
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Name == pod.Name && e.Regarding.UID == pod.UID && e.ReportingController == ReportingController {
+		if e.Regarding.Name == pod.Name && e.Regarding.UID == pod.UID && e.ReportingController == cniipam.ReportingController {
 			out = append(out, e.Reason+": "+e.Note)
 		}
 	}
@@ -141,7 +142,7 @@ func podEvents(t *testing.T, pod *corev1.Pod) []string {
 }
 
 // hasEvent reports whether one of events starts with reason.
-func hasEvent(events []string, reason Reason) bool {
+func hasEvent(events []string, reason cniipam.Reason) bool {
 	for _, e := range events {
 		if strings.HasPrefix(e, string(reason)+": ") {
 			return true

@@ -1,4 +1,4 @@
-package cniipam
+package integration_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 	"github.com/edgeplane/edgeplane/internal/testbin"
 )
 
@@ -27,11 +28,11 @@ import (
 func TestSpecVersions(t *testing.T) {
 	ns := newNamespace(t, "cni-spec")
 	kc := kubeconfig(t)
-	if got := SupportedVersions.SupportedVersions(); !slices.Equal(got, []string{"0.4.0", "1.0.0", "1.1.0"}) {
+	if got := cniipam.SupportedVersions.SupportedVersions(); !slices.Equal(got, []string{"0.4.0", "1.0.0", "1.1.0"}) {
 		t.Fatalf("supported versions = %v, want 0.4.0 through the library's newest, 1.1.0", got)
 	}
-	p := &Plugin{}
-	for _, ver := range SupportedVersions.SupportedVersions() {
+	p := &cniipam.Plugin{}
+	for _, ver := range cniipam.SupportedVersions.SupportedVersions() {
 		t.Run(ver, func(t *testing.T) {
 			pod := newPod(t, ns, "web-"+strings.ReplaceAll(ver, ".", "-"), true, nil)
 			ips := allocate(t, pod)
@@ -40,8 +41,8 @@ func TestSpecVersions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ADD: %v", err)
 			}
-			if !strings.Contains(string(raw), fmt.Sprintf(`"cniVersion":%q`, ver)) {
-				t.Fatalf("ADD answered in another version than %s: %s", ver, raw)
+			if r.Version() != ver {
+				t.Fatalf("ADD answered in version %s, not %s: %s", r.Version(), ver, raw)
 			}
 			res, err := types100.NewResultFromResult(r)
 			if err != nil {
@@ -53,8 +54,8 @@ func TestSpecVersions(t *testing.T) {
 			if len(res.Routes) != 1 || res.Routes[0].Dst.String() != "0.0.0.0/0" || res.Routes[0].GW.String() != "198.51.100.1" {
 				t.Fatalf("ADD routes = %v, want the default route via the pool's gateway", res.Routes)
 			}
-			if !hasEvent(podEvents(t, pod), ReasonAssigned) {
-				t.Errorf("no %s Event on the pod: %v", ReasonAssigned, podEvents(t, pod))
+			if !hasEvent(podEvents(t, pod), cniipam.ReasonAssigned) {
+				t.Errorf("no %s Event on the pod: %v", cniipam.ReasonAssigned, podEvents(t, pod))
 			}
 
 			checkConf := fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam","kubeconfig":%q},"prevResult":%s}`, ver, kc, raw)
@@ -93,10 +94,10 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 	prev := `{"cniVersion":"1.0.0","ips":[{"address":"198.51.100.99/24","gateway":"198.51.100.1"}]}`
 	args := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod),
 		StdinData: fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q},"prevResult":%s}`, kc, prev)}
-	err := testutils.CmdCheckWithArgs(args, func() error { return (&Plugin{}).Check(args) })
-	expectCode(t, err, CodeAddressMismatch, "previous result does not")
-	if !hasEvent(podEvents(t, pod), ReasonAddressMismatch) {
-		t.Errorf("no %s Event: %v", ReasonAddressMismatch, podEvents(t, pod))
+	err := testutils.CmdCheckWithArgs(args, func() error { return (&cniipam.Plugin{}).Check(args) })
+	expectCode(t, err, cniipam.CodeAddressMismatch, "previous result does not")
+	if !hasEvent(podEvents(t, pod), cniipam.ReasonAddressMismatch) {
+		t.Errorf("no %s Event: %v", cniipam.ReasonAddressMismatch, podEvents(t, pod))
 	}
 }
 
@@ -106,7 +107,7 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	ns := newNamespace(t, "cni-bad")
 	kc := kubeconfig(t)
-	p := &Plugin{PollInterval: 100e6}
+	p := &cniipam.Plugin{PollInterval: 100e6}
 	add := func(pod string, args, conf []byte, ifname string) error {
 		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: ifname, Args: string(args), StdinData: conf}
 		_, _, err := testutils.CmdAddWithArgs(a, func() error { return p.Add(a) })
@@ -132,35 +133,35 @@ func TestBadInput(t *testing.T) {
 	})
 	t.Run("unknown pod", func(t *testing.T) {
 		expectCode(t, add("ghost", []byte("K8S_POD_NAMESPACE="+ns+";K8S_POD_NAME=ghost;K8S_POD_UID=u"), conf, "eth0"),
-			CodePodNotFound, "pod cni-bad/ghost does not exist")
+			cniipam.CodePodNotFound, "pod cni-bad/ghost does not exist")
 	})
 	t.Run("UID of a deleted pod of the same name", func(t *testing.T) {
 		stale := strings.Replace(cniArgs(float), string(float.UID), "0000-old", 1)
-		expectCode(t, add("float", []byte(stale), conf, "eth0"), CodePodUIDMismatch, "runtime asks for UID 0000-old")
-		if !hasEvent(podEvents(t, float), ReasonPodUIDMismatch) {
-			t.Errorf("no %s Event: %v", ReasonPodUIDMismatch, podEvents(t, float))
+		expectCode(t, add("float", []byte(stale), conf, "eth0"), cniipam.CodePodUIDMismatch, "runtime asks for UID 0000-old")
+		if !hasEvent(podEvents(t, float), cniipam.ReasonPodUIDMismatch) {
+			t.Errorf("no %s Event: %v", cniipam.ReasonPodUIDMismatch, podEvents(t, float))
 		}
 	})
 	t.Run("pod without a float IP", func(t *testing.T) {
-		expectCode(t, add("plain", []byte(cniArgs(plain)), conf, "eth0"), CodeNoFloatIP, "pod cni-bad/plain requests no tke.cloud.tencent.com/eni-ip")
-		if !hasEvent(podEvents(t, plain), ReasonNoFloatIP) {
-			t.Errorf("no %s Event: %v", ReasonNoFloatIP, podEvents(t, plain))
+		expectCode(t, add("plain", []byte(cniArgs(plain)), conf, "eth0"), cniipam.CodeNoFloatIP, "pod cni-bad/plain requests no tke.cloud.tencent.com/eni-ip")
+		if !hasEvent(podEvents(t, plain), cniipam.ReasonNoFloatIP) {
+			t.Errorf("no %s Event: %v", cniipam.ReasonNoFloatIP, podEvents(t, plain))
 		}
 	})
 	t.Run("no float IP for the interface", func(t *testing.T) {
-		expectCode(t, add("float", []byte(cniArgs(float)), conf, "net1"), CodeNoFloatIPForInterface, "pod cni-bad/float has float IPs for interface(s) eth0, none for net1")
+		expectCode(t, add("float", []byte(cniArgs(float)), conf, "net1"), cniipam.CodeNoFloatIPForInterface, "pod cni-bad/float has float IPs for interface(s) eth0, none for net1")
 	})
 	t.Run("IP outside the network's pools", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", kc, `,"pools":["`+poolStorage+`"]`), "eth0"),
-			CodeIPOutsidePool, "network float serves only pool(s) "+poolStorage)
-		if !hasEvent(podEvents(t, float), ReasonIPOutsidePool) {
-			t.Errorf("no %s Event: %v", ReasonIPOutsidePool, podEvents(t, float))
+			cniipam.CodeIPOutsidePool, "network float serves only pool(s) "+poolStorage)
+		if !hasEvent(podEvents(t, float), cniipam.ReasonIPOutsidePool) {
+			t.Errorf("no %s Event: %v", cniipam.ReasonIPOutsidePool, podEvents(t, float))
 		}
 	})
 	t.Run("allocation never written", func(t *testing.T) {
 		expectCode(t, add("pending", []byte(cniArgs(pending)), conf, "eth0"), types.ErrTryAgainLater, "pod cni-bad/pending has no float IP allocated yet")
-		if !hasEvent(podEvents(t, pending), ReasonAllocationPending) {
-			t.Errorf("no %s Event: %v", ReasonAllocationPending, podEvents(t, pending))
+		if !hasEvent(podEvents(t, pending), cniipam.ReasonAllocationPending) {
+			t.Errorf("no %s Event: %v", cniipam.ReasonAllocationPending, podEvents(t, pending))
 		}
 	})
 	t.Run("DEL never fails", func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 	t.Setenv("CNI_NETNS_OVERRIDE", "1")
 	pod := newPod(t, ns, "web", true, nil)
 	ips := allocate(t, pod)
-	for _, ver := range SupportedVersions.SupportedVersions() {
+	for _, ver := range cniipam.SupportedVersions.SupportedVersions() {
 		r, err := invoke.ExecPluginWithResult(ctx, bin, netConf(ver, kc, ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
 			IfName: "eth0", PluginArgsStr: cniArgs(pod), Path: "/nonexistent"}, nil)
 		if err != nil {
@@ -216,7 +217,7 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 	}
 	_, err = invoke.ExecPluginWithResult(ctx, bin, netConf("1.0.0", kc, ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
 		IfName: "eth0", PluginArgsStr: "K8S_POD_NAMESPACE=" + ns + ";K8S_POD_NAME=nobody;K8S_POD_UID=u", Path: "/nonexistent"}, nil)
-	expectCode(t, err, CodePodNotFound, "PodNotFound: pod cni-binary/nobody does not exist")
+	expectCode(t, err, cniipam.CodePodNotFound, "PodNotFound: pod cni-binary/nobody does not exist")
 }
 
 // expectCode checks a CNI error's code and message.

@@ -1,4 +1,4 @@
-package cniipam
+package integration_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testbin"
 )
@@ -106,7 +107,7 @@ func (n *podNet) v4(ifname string) (addrs []string, gateway string) {
 // TestRealPluginsInNetworkNamespaces runs containernetworking's bridge,
 // macvlan and loopback plugins through libcni, with edgeplane's IPAM,
 // against the envtest API server, in network namespaces the test creates
-// and removes (the bridge and the macvlan's dummy parent have no uplink:
+// and removes (the bridge and the macvlan's veth parent have no uplink:
 // nothing leaves the machine). After ADD the interface carries exactly the
 // pod's float IP and the pool's gateway (read back with netlink); CHECK
 // passes; DEL twice succeeds; a pod of the same name with another UID is
@@ -122,10 +123,14 @@ func TestRealPluginsInNetworkNamespaces(t *testing.T) {
 	kc := kubeconfig(t)
 	ctx := context.Background()
 	suffix := fmt.Sprintf("%x", os.Getpid()%0xfffff)
-	bridge, dummy := "epb"+suffix, "epd"+suffix
-	// The macvlan parent: a dummy link with no uplink, removed at the end.
-	must(t, netlink.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: dummy}}))
-	t.Cleanup(func() { deleteLink(t, dummy) })
+	bridge, parent := "epb"+suffix, "epm"+suffix
+	// The macvlan parent: one end of a veth pair whose other end goes
+	// nowhere (no uplink), removed at the end with its peer.
+	must(t, netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: parent}, PeerName: parent + "p"}))
+	t.Cleanup(func() { deleteLink(t, parent) })
+	link, err := netlink.LinkByName(parent)
+	must(t, err)
+	must(t, netlink.LinkSetUp(link))
 	t.Cleanup(func() { deleteLink(t, bridge) }) // the bridge plugin creates it
 	ipamConf := func(extra string) string {
 		return fmt.Sprintf(`{"type":"edgeplane-cni-ipam","kubeconfig":%q,"waitTimeout":"1s"%s}`, kc, extra)
@@ -136,7 +141,7 @@ func TestRealPluginsInNetworkNamespaces(t *testing.T) {
 		return l
 	}
 	eth0 := confList("float-bridge", fmt.Sprintf(`{"type":"bridge","bridge":%q,"isGateway":false,"ipMasq":false,"ipam":%s}`, bridge, ipamConf("")))
-	net1 := confList("float-storage", fmt.Sprintf(`{"type":"macvlan","master":%q,"mode":"bridge","ipam":%s}`, dummy, ipamConf(`,"routes":[]`)))
+	net1 := confList("float-storage", fmt.Sprintf(`{"type":"macvlan","master":%q,"mode":"bridge","ipam":%s}`, parent, ipamConf(`,"routes":[]`)))
 	lo := confList("lo", `{"type":"loopback"}`)
 	cni := libcni.NewCNIConfigWithCacheDir([]string{plugins, ipamDir}, t.TempDir(), nil)
 
@@ -200,7 +205,7 @@ func TestRealPluginsInNetworkNamespaces(t *testing.T) {
 		msg  string
 	}{
 		{string(again.UID), types.ErrTryAgainLater, "no FloatIP bound to UID " + string(again.UID)},
-		{uid, CodePodUIDMismatch, "runtime asks for UID " + uid},
+		{uid, cniipam.CodePodUIDMismatch, "runtime asks for UID " + uid},
 	} {
 		_, err := cni.AddNetworkList(ctx, eth0, pn2.rt("eth0", attempt.uid))
 		expectCNICode(t, err, attempt.code, attempt.msg)
