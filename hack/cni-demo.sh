@@ -26,7 +26,7 @@ network=edgeplane-demo
 confdir=$dir/cni/net.d
 
 cnitool() {
-	CNI_PATH="$cni_bin:$root/bin" NETCONFPATH="$confdir" CNI_IFNAME=eth0 \
+	CNI_PATH="$cni_bin:$root/bin" NETCONFPATH="$confdir" CNI_IFNAME=${CNI_IFNAME:-eth0} \
 		CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$namespace;K8S_POD_NAME=$pod;K8S_POD_UID=$1" \
 		"$cni_bin/cnitool" "${@:2}"
 }
@@ -35,10 +35,14 @@ down() {
 	if ! ip netns list 2>/dev/null | grep -qw "$netns"; then
 		return 0
 	fi
-	[[ $EUID -eq 0 ]] || { echo "cni-demo: removing network namespace $netns needs root" >&2; return 1; }
+	if [[ $EUID -ne 0 ]]; then
+		echo "cni-demo: network namespace $netns is left: removing it needs root (sudo hack/cni-demo.sh down $dir)" >&2
+		return 0
+	fi
 	local uid=""
 	[[ -f "$dir/cni/uid" ]] && uid=$(cat "$dir/cni/uid")
 	cnitool "$uid" del "$network" "/var/run/netns/$netns" || true
+	CNI_IFNAME=lo cnitool "$uid" del lo "/var/run/netns/$netns" || true
 	ip netns del "$netns"
 	ip link del "$bridge" 2>/dev/null || true
 	echo "cni-demo: removed network namespace $netns"
@@ -50,10 +54,13 @@ up() {
 		{ echo "cni-demo: the demo is not running; start it with make demo" >&2; exit 1; }
 	down
 	say "Waiting for $namespace/$pod's float IP (examples/floatippool/statefulset.yaml)"
-	kubectl -n "$namespace" wait --for=jsonpath='{.metadata.annotations.k8s\.v1\.cni\.galaxy\.io/args}' --timeout=120s "pod/$pod" > /dev/null 2>&1 ||
-		kubectl -n "$namespace" wait --for=condition=Ready --timeout=120s "pod/$pod" > /dev/null
+	kubectl -n "$namespace" wait --for=condition=Ready --timeout=120s "pod/$pod" > /dev/null
 	local uid
 	uid=$(kubectl -n "$namespace" get pod "$pod" -o jsonpath='{.metadata.uid}')
+	if [[ -z "$(kubectl get floatips --field-selector "status.podUID=$uid" -o name)" ]]; then
+		echo "cni-demo: no FloatIP is bound to $namespace/$pod (UID $uid)" >&2
+		exit 1
+	fi
 	kubectl get floatips --field-selector "status.podUID=$uid" -o wide
 
 	mkdir -p "$confdir"
@@ -69,9 +76,11 @@ up() {
 		  }]
 		}
 	CONF
-	say "CNI ADD for $namespace/$pod (bridge + edgeplane-cni-ipam) into network namespace $netns"
+	echo '{"cniVersion": "1.0.0", "name": "lo", "type": "loopback"}' > "$confdir/99-loopback.conf"
+	say "CNI ADD for $namespace/$pod (bridge + edgeplane-cni-ipam, and loopback) into network namespace $netns"
 	ip netns add "$netns"
 	cnitool "$uid" add "$network" "/var/run/netns/$netns"
+	CNI_IFNAME=lo cnitool "$uid" add lo "/var/run/netns/$netns" > /dev/null
 	echo
 	say "ip -n $netns addr"
 	ip -n "$netns" addr

@@ -13,6 +13,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/testutils"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -54,9 +55,7 @@ func TestSpecVersions(t *testing.T) {
 			if len(res.Routes) != 1 || res.Routes[0].Dst.String() != "0.0.0.0/0" || res.Routes[0].GW.String() != "198.51.100.1" {
 				t.Fatalf("ADD routes = %v, want the default route via the pool's gateway", res.Routes)
 			}
-			if !hasEvent(podEvents(t, pod), cniipam.ReasonAssigned) {
-				t.Errorf("no %s Event on the pod: %v", cniipam.ReasonAssigned, podEvents(t, pod))
-			}
+			expectEvent(t, pod, cniipam.ReasonAssigned)
 
 			checkConf := fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam","kubeconfig":%q},"prevResult":%s}`, ver, kc, raw)
 			check := *args
@@ -96,9 +95,7 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 		StdinData: fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q},"prevResult":%s}`, kc, prev)}
 	err := testutils.CmdCheckWithArgs(args, func() error { return (&cniipam.Plugin{}).Check(args) })
 	expectCode(t, err, cniipam.CodeAddressMismatch, "previous result does not")
-	if !hasEvent(podEvents(t, pod), cniipam.ReasonAddressMismatch) {
-		t.Errorf("no %s Event: %v", cniipam.ReasonAddressMismatch, podEvents(t, pod))
-	}
+	expectEvent(t, pod, cniipam.ReasonAddressMismatch)
 }
 
 // TestBadInput: every bad input is a CNI error with a stable code and a
@@ -138,15 +135,11 @@ func TestBadInput(t *testing.T) {
 	t.Run("UID of a deleted pod of the same name", func(t *testing.T) {
 		stale := strings.Replace(cniArgs(float), string(float.UID), "0000-old", 1)
 		expectCode(t, add("float", []byte(stale), conf, "eth0"), cniipam.CodePodUIDMismatch, "runtime asks for UID 0000-old")
-		if !hasEvent(podEvents(t, float), cniipam.ReasonPodUIDMismatch) {
-			t.Errorf("no %s Event: %v", cniipam.ReasonPodUIDMismatch, podEvents(t, float))
-		}
+		expectEvent(t, float, cniipam.ReasonPodUIDMismatch)
 	})
 	t.Run("pod without a float IP", func(t *testing.T) {
 		expectCode(t, add("plain", []byte(cniArgs(plain)), conf, "eth0"), cniipam.CodeNoFloatIP, "pod cni-bad/plain requests no tke.cloud.tencent.com/eni-ip")
-		if !hasEvent(podEvents(t, plain), cniipam.ReasonNoFloatIP) {
-			t.Errorf("no %s Event: %v", cniipam.ReasonNoFloatIP, podEvents(t, plain))
-		}
+		expectEvent(t, plain, cniipam.ReasonNoFloatIP)
 	})
 	t.Run("no float IP for the interface", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), conf, "net1"), cniipam.CodeNoFloatIPForInterface, "pod cni-bad/float has float IPs for interface(s) eth0, none for net1")
@@ -154,15 +147,11 @@ func TestBadInput(t *testing.T) {
 	t.Run("IP outside the network's pools", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", kc, `,"pools":["`+poolStorage+`"]`), "eth0"),
 			cniipam.CodeIPOutsidePool, "network float serves only pool(s) "+poolStorage)
-		if !hasEvent(podEvents(t, float), cniipam.ReasonIPOutsidePool) {
-			t.Errorf("no %s Event: %v", cniipam.ReasonIPOutsidePool, podEvents(t, float))
-		}
+		expectEvent(t, float, cniipam.ReasonIPOutsidePool)
 	})
 	t.Run("allocation never written", func(t *testing.T) {
 		expectCode(t, add("pending", []byte(cniArgs(pending)), conf, "eth0"), types.ErrTryAgainLater, "pod cni-bad/pending has no float IP allocated yet")
-		if !hasEvent(podEvents(t, pending), cniipam.ReasonAllocationPending) {
-			t.Errorf("no %s Event: %v", cniipam.ReasonAllocationPending, podEvents(t, pending))
-		}
+		expectEvent(t, pending, cniipam.ReasonAllocationPending)
 	})
 	t.Run("DEL never fails", func(t *testing.T) {
 		a := &skel.CmdArgs{ContainerID: "c", IfName: "eth0", Args: "garbage", StdinData: []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{}}`)}
@@ -218,6 +207,14 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 	_, err = invoke.ExecPluginWithResult(ctx, bin, netConf("1.0.0", kc, ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
 		IfName: "eth0", PluginArgsStr: "K8S_POD_NAMESPACE=" + ns + ";K8S_POD_NAME=nobody;K8S_POD_UID=u", Path: "/nonexistent"}, nil)
 	expectCode(t, err, cniipam.CodePodNotFound, "PodNotFound: pod cni-binary/nobody does not exist")
+}
+
+// expectEvent checks that the plugin wrote an Event with reason on pod.
+func expectEvent(t *testing.T, pod *corev1.Pod, reason cniipam.Reason) {
+	t.Helper()
+	if events := podEvents(t, pod); !hasEvent(events, reason) {
+		t.Errorf("no %s Event on pod %s/%s: %v", reason, pod.Namespace, pod.Name, events)
+	}
 }
 
 // expectCode checks a CNI error's code and message.

@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -124,18 +121,7 @@ func TestMultiNICAllOrNothing(t *testing.T) {
 func TestMultiNICStatefulSetKeepsInterfaces(t *testing.T) {
 	f := newFixture(t, "mnic-sts", []string{"10.0.8.10~10.0.8.13"}, networkingv1alpha1.ReleasePolicyDefault)
 	ensureNodes(t, f.ctx)
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: f.ns},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
-			},
-		},
-	}
-	must(t, env.Client.Create(f.ctx, sts))
+	f.statefulSet("db", 2)
 	ann := func(ifs string) map[string]string {
 		return map[string]string{networkingv1alpha1.AnnotationReleasePolicy: "immutable", networkingv1alpha1.AnnotationFloatIPInterfaces: ifs}
 	}
