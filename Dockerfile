@@ -1,6 +1,7 @@
 # One image with every edgeplane binary: edgeplane-manager (the entrypoint),
-# edgeplane-healthcheck (the IngressDaemonSet health checker), edgeplane-cloudsim
-# and kubectl-edgeplane.
+# edgeplane-healthcheck (the IngressDaemonSet health checker), edgeplane-cni-ipam
+# (the CNI IPAM plugin, which the chart's optional DaemonSet installs on nodes),
+# edgeplane-cloudsim and kubectl-edgeplane.
 #
 # Stage 1 compiles them with hack/build-image-binaries.sh, the script
 # `make image-binaries` runs outside a container; stage 2 is distroless/static

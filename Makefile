@@ -15,7 +15,11 @@ GO_TEST_FLAGS ?=
 GO_TEST_P   ?= 2
 FUZZ_TIME   ?= 10s
 
+CNI_PLUGINS_VERSION := $(shell awk '$$1 == "github.com/containernetworking/plugins" || ($$1 == "require" && $$2 == "github.com/containernetworking/plugins") {print $$NF; exit}' hack/cni/go.mod)
+CNI_BIN     := bin/cni/$(CNI_PLUGINS_VERSION)
+
 export EDGEPLANE_K8S_BIN_DIR := $(CURDIR)/$(K8S_BIN)
+export EDGEPLANE_CNI_BIN_DIR := $(CURDIR)/$(CNI_BIN)
 
 ##@ General
 
@@ -67,6 +71,10 @@ image-binaries: ## Build the static binaries the container image packages into b
 image: ## Build the container image (needs docker or podman; not available on the development machine).
 	$$(command -v docker || command -v podman) build --platform $(IMAGE_PLATFORM) --build-arg VERSION=$$(git describe --tags --always --dirty) -t $(IMAGE) .
 
+.PHONY: cni-plugins
+cni-plugins: ## Build the reference CNI plugins (bridge, macvlan, loopback) and cnitool for the CNI tests and cni-demo into bin/cni/<version> (cached).
+	hack/build-cni-plugins.sh
+
 .PHONY: k8s-bin
 k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/<version> (cached).
 	hack/build-k8s.sh
@@ -74,7 +82,7 @@ k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 ##@ Test
 
 .PHONY: test
-test: k8s-bin ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
+test: k8s-bin cni-plugins ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
 	hack/install-compat-tools.sh
 	@# A count, not a duration: on a loaded machine a timed run can end with the
 	@# fuzzer's own "context deadline exceeded" while a worker is still busy.
@@ -118,5 +126,10 @@ demo: k8s-bin build ## Start the local cluster, install the CRDs, start the mana
 	hack/demo.sh up $(DEMO_DIR)
 
 .PHONY: demo-down
-demo-down: ## Stop everything `make demo` started.
+demo-down: ## Stop everything `make demo` started (and the cni-demo's network namespace).
+	hack/cni-demo.sh down $(DEMO_DIR)
 	hack/demo.sh down $(DEMO_DIR)
+
+.PHONY: cni-demo
+cni-demo: cni-plugins build ## On the running demo: CNI ADD (bridge + edgeplane IPAM) for a float-IP pod into a network namespace, shown as `ip addr` (needs root).
+	hack/cni-demo.sh up $(DEMO_DIR)

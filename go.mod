@@ -17,6 +17,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.14
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.0
 	github.com/aws/smithy-go v1.28.8
+	github.com/containernetworking/cni v1.3.1
+	github.com/containernetworking/plugins v1.9.1
 	github.com/crossplane/crossplane/apis/v2 v2.3.4
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/fluxcd/cli-utils v1.3.0
@@ -29,6 +31,7 @@ require (
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm v1.3.162
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tag v1.0.240
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc v1.3.80
+	github.com/vishvananda/netlink v1.3.1
 	golang.org/x/time v0.15.0
 	gomodules.xyz/jsonpatch/v2 v2.5.0
 	k8s.io/cli-runtime v0.37.0
@@ -95,6 +98,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect

@@ -151,6 +151,8 @@ up() {
 The demo is running. Use it with:
   export KUBECONFIG=$dir/kubeconfig
   $k8s_bin/kubectl get edgeplane -A
+A float IP on a pod's interface in a real network namespace (CNI ADD with
+edgeplane-cni-ipam, as root): make cni-demo
 Logs: $dir/logs/   Stop everything: make demo-down
 MSG
 }

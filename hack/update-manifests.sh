@@ -38,6 +38,12 @@ chart=charts/edgeplane
 rm -rf "$chart/crds" && mkdir -p "$chart/crds" "$chart/files"
 cp config/crd/bases/*.yaml "$chart/crds/"
 cp config/rbac/role.yaml "$chart/files/manager-role.yaml"
+# The CNI IPAM plugin's ClusterRole, from its command's markers, for the
+# chart's optional plugin DaemonSet.
+cni_rbac=$(mktemp -d)
+tool controller-gen rbac:roleName=cni-ipam-role paths=./cmd/edgeplane-cni-ipam output:rbac:artifacts:config="$cni_rbac"
+cp "$cni_rbac/role.yaml" "$chart/files/cni-ipam-role.yaml"
+rm -rf "$cni_rbac"
 if [[ -f config/webhook/manifests.yaml ]]; then
 	cp config/webhook/manifests.yaml "$chart/files/webhooks.yaml"
 else

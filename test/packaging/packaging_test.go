@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/edgeplane/edgeplane/internal/cniipam/install"
 	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
@@ -176,6 +178,11 @@ func TestHelmChart(t *testing.T) {
 			"podElasticIP.legacyClusterName=prod", "podElasticIP.awsRateLimitScale=3",
 			"podElasticIP.orphan.mode=off",
 		},
+		"the CNI IPAM plugin on every node": {
+			"floatIP.cni.enabled=true", "floatIP.cni.apiServer=https://10.96.0.1:443",
+			"floatIP.cni.binDir=/var/lib/cni/bin", "floatIP.cni.tokenRefreshInterval=30s",
+			"floatIP.cni.nodeSelector.kubernetes\\.io/os=linux",
+		},
 		"one replica, some controllers off, no scheduler config": {
 			"replicas=1", "podDisruptionBudget.enabled=false", "manager.controllers={*,-burstpolicy}",
 			"floatIP.schedulerConfig.enabled=false", "manager.leaderElection.enabled=false",
@@ -193,6 +200,7 @@ func TestHelmChart(t *testing.T) {
 			}
 			tl.dryRun(t, out)
 			checkManagerArgs(t, out)
+			checkCNIInstallArgs(t, out, slices.Contains(set, "floatIP.cni.enabled=true"))
 		})
 	}
 }
@@ -244,6 +252,51 @@ func checkManagerArgs(t *testing.T, manifests []byte) {
 	}
 }
 
+// checkCNIInstallArgs parses the CNI DaemonSet's arguments with the
+// install command's own flag set, and checks it runs only when enabled.
+func checkCNIInstallArgs(t *testing.T, manifests []byte, enabled bool) {
+	t.Helper()
+	objs, err := manifest.Read("helm template", bytes.NewReader(manifests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range objs {
+		if o.Object.GetKind() != "DaemonSet" || !strings.HasSuffix(o.Object.GetName(), "-cni-ipam") {
+			continue
+		}
+		found = true
+		ds := &appsv1.DaemonSet{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object.Object, ds); err != nil {
+			t.Fatal(err)
+		}
+		c := ds.Spec.Template.Spec.Containers[0]
+		if len(c.Command) != 2 || c.Command[0] != "/edgeplane-cni-ipam" || c.Command[1] != "install" {
+			t.Fatalf("the CNI DaemonSet runs %q, want /edgeplane-cni-ipam install", c.Command)
+		}
+		var opts install.Options
+		fs := flag.NewFlagSet("install", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		opts.BindFlags(fs)
+		if err := fs.Parse(c.Args); err != nil || fs.NArg() != 0 {
+			t.Fatalf("the installer rejects the chart's arguments %q: %v %v", c.Args, err, fs.Args())
+		}
+		if err := opts.Complete(func(string) string { return "" }); err != nil {
+			t.Errorf("the installer's options from the chart are invalid: %v", err)
+		}
+		mounted := map[string]bool{}
+		for _, m := range c.VolumeMounts {
+			mounted[m.MountPath] = true
+		}
+		if !mounted[opts.BinDir] || !mounted[filepath.Dir(opts.Kubeconfig)] {
+			t.Errorf("the installer writes to %s and %s, but the DaemonSet mounts %v", opts.BinDir, filepath.Dir(opts.Kubeconfig), c.VolumeMounts)
+		}
+	}
+	if found != enabled {
+		t.Fatalf("CNI DaemonSet rendered: %v, want %v", found, enabled)
+	}
+}
+
 func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 	tl := newTools(t)
 	for _, set := range []string{
@@ -265,6 +318,10 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"tenantEndpoints={ftp://cloudsim:8600}",
 		"tenantEndpoints={cloudsim:8600}",
 		"tenantEndpoints={http://user@cloudsim:8600}",
+		"floatIP.cni.enabled=yes",
+		"floatIP.cni.binDir=opt/cni/bin",
+		"floatIP.cni.apiServer=http://10.96.0.1",
+		"floatIP.cni.tokenRefreshInterval=soon",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

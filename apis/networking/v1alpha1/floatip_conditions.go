@@ -69,7 +69,20 @@ const (
 	AnnotationENIIPPool = "tke.cloud.tencent.com/eni-ip-pool"
 	// AnnotationCNIArgs carries request_ip_range in and common.ipinfos out.
 	AnnotationCNIArgs = "k8s.v1.cni.galaxy.io/args"
+	// AnnotationMultusNetworks is Multus' network selection annotation; a
+	// float-IP interface request may name its networks.
+	AnnotationMultusNetworks = "k8s.v1.cni.cncf.io/networks"
 )
+
+// AnnotationFloatIPInterfaces asks for float IPs on several pod interfaces,
+// each from its own pool (edgeplane's own; galaxy had no such request):
+// a JSON list of {"interface": "net1", "pool": "storage"} or
+// {"network": "[<namespace>/]<name>", "pool": "storage"} entries (a network
+// is a Multus NetworkAttachmentDefinition of the pod's
+// k8s.v1.cni.cncf.io/networks annotation, on the interface Multus gives it),
+// or the short form "eth0=public,net1=storage". The extender allocates all of
+// the pod's IPs or none.
+const AnnotationFloatIPInterfaces = "networking.edgeplane.io/float-ip-interfaces"
 
 // Kind names.
 const (

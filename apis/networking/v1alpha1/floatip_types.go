@@ -80,6 +80,13 @@ type FloatIPStatus struct {
 	// NodeName is the node the holding pod was bound to.
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`
+	// Interface is the pod network interface (CNI_IFNAME) the IP is for,
+	// from the pod's networking.edgeplane.io/float-ip-interfaces request.
+	// Empty: the pod's primary interface (eth0 unless the IPAM plugin's
+	// network config names another), as for every galaxy pod.
+	// +optional
+	// +kubebuilder:validation:MaxLength=15
+	Interface string `json:"interface,omitempty"`
 	// UpdateTime is when the allocation last changed hands or phase.
 	// +optional
 	UpdateTime *metav1.Time `json:"updateTime,omitempty"`
@@ -99,6 +106,7 @@ type FloatIPStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=fip,categories={edgeplane}
 // +kubebuilder:selectablefield:JSONPath=".spec.key"
 // +kubebuilder:selectablefield:JSONPath=".spec.pool"
+// +kubebuilder:selectablefield:JSONPath=".status.podUID"
 // +kubebuilder:printcolumn:name="IP",type="string",JSONPath=".spec.ip"
 // +kubebuilder:printcolumn:name="POOL",type="string",JSONPath=".spec.pool"
 // +kubebuilder:printcolumn:name="POD",type="string",JSONPath=".status.podName"
@@ -106,6 +114,7 @@ type FloatIPStatus struct {
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="KEY",type="string",JSONPath=".spec.key",priority=1
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".status.nodeName",priority=1
+// +kubebuilder:printcolumn:name="INTERFACE",type="string",JSONPath=".status.interface",priority=1
 // +kubebuilder:validation:XValidation:rule="self.spec.ip.contains(':') || self.metadata.name == self.spec.ip.replace('.', '-')",message="name must be the IP with dots replaced by dashes (e.g. 10-0-0-5)"
 
 // A FloatIP is one IP of a FloatIPPool that is allocated to a pod or kept

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -151,12 +152,18 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 	if p.deploymentRetains() && len(req.Ranges) > 0 {
 		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy or a pool", networkingv1alpha1.AnnotationCNIArgs+" request_ip_range")
 	}
+	if p.deploymentRetains() && len(req.Interfaces) > 0 {
+		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy", networkingv1alpha1.AnnotationFloatIPInterfaces)
+	}
 	var ns corev1.Namespace
 	if err := a.Reader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, &ns); err != nil {
 		return nil, fmt.Errorf("getting namespace %s: %w", pod.Namespace, err)
 	}
 	p.nsLabels = ns.Labels
 	if p.pools, err = loadPools(ctx, a.Reader); err != nil {
+		return nil, err
+	}
+	if err := p.checkInterfacePools(); err != nil {
 		return nil, err
 	}
 	if req.Pool != "" {
@@ -213,6 +220,51 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		}
 	}
 	return p, nil
+}
+
+// checkInterfacePools refuses an interface request naming a pool that
+// cannot serve the pod, so the pod reads why instead of "no IP left".
+func (p *podPlan) checkInterfacePools() error {
+	for _, r := range p.req.Interfaces {
+		v := p.poolByName(r.Pool)
+		switch {
+		case v == nil:
+			return fmt.Errorf("FloatIPPool %s (interface %s) does not exist", r.Pool, r.Interface)
+		case !v.hasRanges():
+			return fmt.Errorf("FloatIPPool %s (interface %s) is a sharing group without ranges; name a pool with ranges", r.Pool, r.Interface)
+		case !v.allowsNamespace(p.nsLabels):
+			return fmt.Errorf("FloatIPPool %s (interface %s) does not serve namespace %s", r.Pool, r.Interface, p.pod.Namespace)
+		}
+	}
+	return nil
+}
+
+// ownBySlot assigns the pod's own IPs to the slots of its request: in order
+// for galaxy's requests; by pool for an interface request, an IP that was
+// on the slot's interface first, so a recreated pod gets each IP back on
+// the same interface. IPs left over stay with the key, unused.
+func (p *podPlan) ownBySlot() []*networkingv1alpha1.FloatIP {
+	slots := p.req.Slots()
+	out := make([]*networkingv1alpha1.FloatIP, slots)
+	if len(p.req.Interfaces) == 0 {
+		copy(out, p.own)
+		return out
+	}
+	taken := make([]bool, len(p.own))
+	for _, sameInterface := range []bool{true, false} {
+		for i := range slots {
+			for j, f := range p.own {
+				if out[i] != nil || taken[j] || f.Spec.Pool != p.req.SlotPool(i) {
+					continue
+				}
+				if sameInterface && f.Status.Interface != p.req.SlotInterface(i) {
+					continue
+				}
+				out[i], taken[j] = f, true
+			}
+		}
+	}
+	return out
 }
 
 // candidatePools are the pools this pod may take new IPs from.
@@ -339,29 +391,31 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 		return res, nil
 	}
 
-	// allowed[i] are the pools that can serve slot i.
+	// allowed[i] are the pools that can serve slot i: the pool of the IP
+	// the pod already holds for it, else those of its workload's
+	// reservations, else every pool with a free IP for it.
 	slots := p.req.Slots()
 	allowed := make([][]*poolView, slots)
-	switch {
-	case len(p.own) >= slots:
-		for i := range slots {
-			for _, f := range p.own {
+	own := p.ownBySlot()
+	var used map[netip.Addr]bool
+	for i := range slots {
+		switch {
+		case own[i] != nil:
+			if v := p.poolByName(own[i].Spec.Pool); v != nil && v.err == nil {
+				allowed[i] = append(allowed[i], v)
+			}
+		case len(p.reserved) > 0:
+			for _, f := range p.reserved {
 				if v := p.poolByName(f.Spec.Pool); v != nil && v.err == nil {
 					allowed[i] = append(allowed[i], v)
 				}
 			}
-		}
-	case len(p.reserved) > 0:
-		for _, f := range p.reserved {
-			if v := p.poolByName(f.Spec.Pool); v != nil && v.err == nil {
-				allowed[0] = append(allowed[0], v)
+		default:
+			if used == nil {
+				used = usedIPs(p.fips)
 			}
-		}
-	default:
-		used := usedIPs(p.fips)
-		for _, v := range p.candidatePools() {
-			for i := range slots {
-				if hasFree(v, p.req, i, used) {
+			for _, v := range p.candidatePools() {
+				if p.req.SlotAcceptsPool(i, v.name()) && hasFree(v, p.req, i, used) {
 					allowed[i] = append(allowed[i], v)
 				}
 			}
@@ -476,17 +530,21 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	if !ok {
 		return nil, "", errors.New(msgUnknownNode)
 	}
-	var allocs []Allocation
+	// allocs[i] serves slot i; rolling back skips the slots still empty.
+	slots := p.req.Slots()
+	allocs := make([]Allocation, slots)
 	fail := func(err error) ([]Allocation, string, error) {
 		a.rollback(ctx, allocs)
 		return nil, "", err
 	}
-	slots := p.req.Slots()
+	missing := func() bool {
+		return slices.ContainsFunc(allocs, func(al Allocation) bool { return al.FIP == nil })
+	}
 
 	// 1. The pod's own IPs (StatefulSet pod recreated, retried bind).
-	for _, f := range p.own {
-		if len(allocs) == slots {
-			break
+	for i, f := range p.ownBySlot() {
+		if f == nil {
+			continue
 		}
 		if err := a.checkHolder(ctx, f, pod); err != nil {
 			return fail(err)
@@ -498,9 +556,9 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 		if !v.hostsNode(nodeIP) {
 			return fail(fmt.Errorf("IP %s of pool %s cannot live on node %s", f.Spec.IP, v.name(), node.Name))
 		}
-		allocs = append(allocs, Allocation{FIP: f, Pool: v})
+		allocs[i] = Allocation{FIP: f, Pool: v}
 	}
-	if len(allocs) < slots {
+	if missing() {
 		if msg, err := a.capacityError(ctx, p); err != nil {
 			return fail(err)
 		} else if msg != "" {
@@ -508,12 +566,16 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 		}
 	}
 	// 2. Reservations of the pod's Deployment or pool.
+	next := 0
 	for _, f := range p.reserved {
-		if len(allocs) == slots {
+		for next < slots && allocs[next].FIP != nil {
+			next++
+		}
+		if next == slots {
 			break
 		}
 		v := p.poolByName(f.Spec.Pool)
-		if v == nil || v.err != nil || !v.hostsNode(nodeIP) {
+		if v == nil || v.err != nil || !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(next, v.name()) {
 			continue
 		}
 		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String())
@@ -521,36 +583,42 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 			return fail(err)
 		}
 		if claimed != nil {
-			allocs = append(allocs, Allocation{FIP: claimed, Pool: v})
+			allocs[next] = Allocation{FIP: claimed, Pool: v}
 		}
 	}
-	if len(allocs) < slots && len(p.reserved) > 0 {
+	if missing() && len(p.reserved) > 0 {
 		// Galaxy never allocates a new IP for a workload while it has
 		// unused reservations; they went to other pods meanwhile, so let
 		// the scheduler retry with fresh state.
 		return fail(fmt.Errorf("the reserved IPs of %s were claimed by other pods; retrying", p.key.ReservationKey()))
 	}
 	// 3. New IPs, one per remaining slot.
-	if len(allocs) < slots {
+	if missing() {
 		used := usedIPs(p.fips)
 		for _, al := range allocs {
+			if al.FIP == nil {
+				continue
+			}
 			if ip, ok := fipIP(al.FIP); ok {
 				used[ip] = true
 			}
 		}
-		for slot := len(allocs); slot < slots; slot++ {
+		for slot := range allocs {
+			if allocs[slot].FIP != nil {
+				continue
+			}
 			al, err := a.createOne(ctx, p, slot, nodeIP, used)
 			if err != nil {
 				return fail(err)
 			}
-			allocs = append(allocs, al)
+			allocs[slot] = al
 		}
 	}
 	// Record the holder, then build galaxy's annotation.
 	args := p.req.Args
 	args.Common.IPInfos = nil
 	for i := range allocs {
-		if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name); err != nil {
+		if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name, p.req.SlotInterface(i)); err != nil {
 			return fail(err)
 		}
 		ip, _ := fipIP(allocs[i].FIP)
@@ -614,7 +682,7 @@ func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.Float
 // trying the next free IP whenever another allocator got there first.
 func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used map[netip.Addr]bool) (Allocation, error) {
 	for _, v := range p.candidatePools() {
-		if !v.hostsNode(nodeIP) {
+		if !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(slot, v.name()) {
 			continue
 		}
 		policy := p.req.Policy
@@ -680,12 +748,13 @@ func newFloatIP(ip netip.Addr, v *poolView, key string, policy networkingv1alpha
 	}
 }
 
-// markAllocated records the pod and node in the FloatIP's status.
-func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName string) error {
+// markAllocated records the pod, node and interface in the FloatIP's status.
+func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName, iface string) error {
 	before := f.DeepCopy()
 	now := a.now()
 	f.Status.Phase = networkingv1alpha1.FloatIPAllocated
 	f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID, f.Status.NodeName = pod.Namespace, pod.Name, string(pod.UID), nodeName
+	f.Status.Interface = iface
 	f.Status.UpdateTime = &now
 	f.Status.ObservedGeneration = f.Generation
 	setFIPReady(f)
@@ -700,7 +769,7 @@ func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.Flo
 func (a *Allocator) rollback(ctx context.Context, allocs []Allocation) {
 	logger := log.FromContext(ctx)
 	for _, al := range allocs {
-		if !al.Created {
+		if !al.Created || al.FIP == nil {
 			continue
 		}
 		err := a.Client.Delete(ctx, al.FIP, client.Preconditions{UID: &al.FIP.UID})

@@ -123,6 +123,24 @@ func (f *fixture) pod(name string, owner *metav1.OwnerReference, annotations map
 	return p
 }
 
+// statefulSet creates a StatefulSet in the fixture's namespace.
+func (f *fixture) statefulSet(name string, replicas int32) *appsv1.StatefulSet {
+	f.t.Helper()
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+	must(f.t, env.Client.Create(f.ctx, sts))
+	return sts
+}
+
 func stsOwner(name string) *metav1.OwnerReference {
 	return &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: name, UID: "sts-uid", Controller: ptr.To(true)}
 }
@@ -199,18 +217,7 @@ func (f *fixture) reconcilePool() *networkingv1alpha1.FloatIPPool {
 func TestStatefulSetKeepsIP(t *testing.T) {
 	f := newFixture(t, "sts", []string{"10.0.1.10~10.0.1.12"}, networkingv1alpha1.ReleasePolicyDefault)
 	nodes := ensureNodes(t, f.ctx)
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: f.ns},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
-			},
-		},
-	}
-	must(t, env.Client.Create(f.ctx, sts))
+	sts := f.statefulSet("web", 2)
 
 	pod := f.pod("web-1", stsOwner("web"), map[string]string{networkingv1alpha1.AnnotationReleasePolicy: "immutable"})
 	res := f.filter(pod, nodes)

@@ -209,7 +209,7 @@ func (r *GCReconciler) apply(ctx context.Context, f *networkingv1alpha1.FloatIP,
 	f.Status.Phase = networkingv1alpha1.FloatIPReserved
 	f.Status.PodUID, f.Status.NodeName = "", ""
 	if action == ipam.ActionReserve {
-		f.Status.PodName, f.Status.PodNamespace = "", ""
+		f.Status.PodName, f.Status.PodNamespace, f.Status.Interface = "", "", ""
 	}
 	f.Status.UpdateTime = &now
 	setFIPReady(f)

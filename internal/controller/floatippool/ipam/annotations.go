@@ -103,6 +103,10 @@ type Request struct {
 	Ranges [][]Range
 	// Args is the parsed k8s.v1.cni.galaxy.io/args annotation.
 	Args CNIArgs
+	// Interfaces: one IP per entry, for that pod interface from that pool
+	// (networking.edgeplane.io/float-ip-interfaces). Exclusive with Ranges
+	// and Pool.
+	Interfaces []InterfaceRequest
 }
 
 // ErrNotRequested: the pod does not request tke.cloud.tencent.com/eni-ip.
@@ -168,7 +172,29 @@ func ParseRequest(pod *corev1.Pod) (Request, error) {
 	if !WantsFloatIP(pod) {
 		return Request{}, ErrNotRequested
 	}
-	return ParseAnnotations(pod.Annotations)
+	r, err := ParseAnnotations(pod.Annotations)
+	if err != nil {
+		return Request{}, err
+	}
+	ifs, err := ParseInterfaces(pod.Annotations, pod.Namespace)
+	if err != nil {
+		return Request{}, err
+	}
+	return r.WithInterfaces(ifs)
+}
+
+// WithInterfaces adds an interface request to r. It cannot be combined with
+// galaxy's request_ip_range or sharing pool, whose IPs name no interface.
+func (r Request) WithInterfaces(ifs []InterfaceRequest) (Request, error) {
+	if len(ifs) == 0 {
+		return r, nil
+	}
+	if len(r.Ranges) > 0 || r.Pool != "" {
+		return Request{}, fmt.Errorf("annotation %s cannot be combined with %s request_ip_range or %s",
+			networkingv1alpha1.AnnotationFloatIPInterfaces, networkingv1alpha1.AnnotationCNIArgs, networkingv1alpha1.AnnotationENIIPPool)
+	}
+	r.Interfaces = ifs
+	return r, nil
 }
 
 // ParseAnnotations reads the galaxy annotations of a pod that wants float IPs.
@@ -207,10 +233,35 @@ func ParseAnnotations(annotations map[string]string) (Request, error) {
 
 // Slots returns the number of IPs the request needs (at least one).
 func (r Request) Slots() int {
-	if len(r.Ranges) == 0 {
-		return 1
+	switch {
+	case len(r.Interfaces) > 0:
+		return len(r.Interfaces)
+	case len(r.Ranges) > 0:
+		return len(r.Ranges)
 	}
-	return len(r.Ranges)
+	return 1
+}
+
+// SlotPool is the pool slot i must come from; "" means any pool.
+func (r Request) SlotPool(i int) string {
+	if i < len(r.Interfaces) {
+		return r.Interfaces[i].Pool
+	}
+	return ""
+}
+
+// SlotAcceptsPool reports whether slot i may take an IP of the named pool.
+func (r Request) SlotAcceptsPool(i int, pool string) bool {
+	want := r.SlotPool(i)
+	return want == "" || want == pool
+}
+
+// SlotInterface is the pod interface of slot i; "" is the primary one.
+func (r Request) SlotInterface(i int) string {
+	if i < len(r.Interfaces) {
+		return r.Interfaces[i].Interface
+	}
+	return ""
 }
 
 // SlotAllows reports whether ip satisfies slot i of the request.

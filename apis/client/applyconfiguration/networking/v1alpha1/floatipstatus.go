@@ -30,6 +30,11 @@ type FloatIPStatusApplyConfiguration struct {
 	PodUID *string `json:"podUID,omitempty"`
 	// NodeName is the node the holding pod was bound to.
 	NodeName *string `json:"nodeName,omitempty"`
+	// Interface is the pod network interface (CNI_IFNAME) the IP is for,
+	// from the pod's networking.edgeplane.io/float-ip-interfaces request.
+	// Empty: the pod's primary interface (eth0 unless the IPAM plugin's
+	// network config names another), as for every galaxy pod.
+	Interface *string `json:"interface,omitempty"`
 	// UpdateTime is when the allocation last changed hands or phase.
 	UpdateTime *v1.Time `json:"updateTime,omitempty"`
 	// Conditions: Ready.
@@ -87,6 +92,14 @@ func (b *FloatIPStatusApplyConfiguration) WithPodUID(value string) *FloatIPStatu
 // If called multiple times, the NodeName field is set to the value of the last call.
 func (b *FloatIPStatusApplyConfiguration) WithNodeName(value string) *FloatIPStatusApplyConfiguration {
 	b.NodeName = &value
+	return b
+}
+
+// WithInterface sets the Interface field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Interface field is set to the value of the last call.
+func (b *FloatIPStatusApplyConfiguration) WithInterface(value string) *FloatIPStatusApplyConfiguration {
+	b.Interface = &value
 	return b
 }
 
