@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,6 +27,10 @@ type Extender struct {
 	Nodes client.Reader
 	// Metrics records latencies; nil disables.
 	Metrics *Metrics
+	// Recorder puts a Warning Event on a pod whose request cannot be met as
+	// written (RequestError), so its owner sees why from edgeplane and not
+	// only in the scheduler's FailedScheduling text; nil disables.
+	Recorder events.EventRecorder
 }
 
 // ServeHTTP routes the extender's endpoints.
@@ -84,12 +89,20 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	res, err := e.Allocator.Filter(ctx, args.Pod, nodes)
 	e.Metrics.observe("filter", start, err)
 	if err != nil {
-		log.FromContext(ctx).V(1).Info("Float-IP filter refused pod", "pod", client.ObjectKeyFromObject(args.Pod), "error", err.Error())
+		if !e.reportRequestError(ctx, args.Pod, err) {
+			// Transient (the API server, the cache): an extender error makes
+			// the scheduler retry the pod with backoff; "unresolvable" would
+			// park it as if its request were wrong.
+			log.FromContext(ctx).Error(err, "Float-IP filter failed; the scheduler retries the pod", "pod", client.ObjectKeyFromObject(args.Pod))
+			writeJSON(w, wire.ExtenderFilterResult{Error: err.Error()})
+			return
+		}
+		// The pod's own request is wrong: no other node, and no preemption,
+		// helps until the pod changes.
 		failed := map[string]string{}
 		for _, n := range nodes {
 			failed[n.Name] = err.Error()
 		}
-		// A malformed annotation cannot be fixed by retrying elsewhere.
 		writeJSON(w, wire.ExtenderFilterResult{FailedAndUnresolvableNodes: failed})
 		return
 	}
@@ -127,10 +140,26 @@ func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	_, err = e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
 	e.Metrics.observe("bind", start, err)
 	if err != nil {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: args.PodNamespace, Name: args.PodName, UID: args.PodUID}}
+		e.reportRequestError(ctx, pod, err)
 		writeJSON(w, wire.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	writeJSON(w, wire.ExtenderBindingResult{})
+}
+
+// reportRequestError puts a Warning Event on the pod when err is a problem
+// with the pod's own request (RequestError); it reports whether it was one.
+func (e *Extender) reportRequestError(ctx context.Context, pod *corev1.Pod, err error) bool {
+	var re *RequestError
+	if !errors.As(err, &re) {
+		return false
+	}
+	log.FromContext(ctx).V(1).Info("Float-IP request refused", "pod", client.ObjectKeyFromObject(pod), "reason", re.Reason, "error", err.Error())
+	if e.Recorder != nil {
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, re.Reason, "Schedule", "%s", err.Error())
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
