@@ -74,6 +74,31 @@ spec:
 	return m
 }
 
+// checkError fails the test unless err matches wantErr (an error containing
+// it, or none when it is empty); it reports whether an error was expected,
+// so the caller stops there.
+func checkError(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+
+// checkWarning fails the test unless some warning contains want ("" checks nothing).
+func checkWarning(t *testing.T, warnings []string, want string) {
+	t.Helper()
+	if want != "" && !strings.Contains(strings.Join(warnings, "\n"), want) {
+		t.Errorf("no warning containing %q in %q", want, warnings)
+	}
+}
+
 func TestConvertRollingUpdate(t *testing.T) {
 	cases := map[string]struct {
 		ru       string
@@ -141,21 +166,13 @@ func TestConvertRollingUpdate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, warnings, err := Convert(legacy(tc.ru))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if checkError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got.Spec.UpdateStrategy.RollingUpdate); diff != "" {
 				t.Errorf("rollingUpdate (-want +got):\n%s", diff)
 			}
-			if tc.wantWarn != "" && !strings.Contains(strings.Join(warnings, "\n"), tc.wantWarn) {
-				t.Errorf("no warning containing %q in %q", tc.wantWarn, warnings)
-			}
+			checkWarning(t, warnings, tc.wantWarn)
 		})
 	}
 }
@@ -189,21 +206,13 @@ func TestConvertHealthCheckPortSpellings(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, warnings, err := Convert(m)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if checkError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got.Spec.HealthCheckNodePorts); diff != "" {
 				t.Errorf("healthCheckNodePorts (-want +got):\n%s", diff)
 			}
-			if tc.wantWarn != "" && !strings.Contains(strings.Join(warnings, "\n"), tc.wantWarn) {
-				t.Errorf("no warning containing %q in %q", tc.wantWarn, warnings)
-			}
+			checkWarning(t, warnings, tc.wantWarn)
 			for _, w := range warnings {
 				if strings.Contains(w, "unknown and was dropped") {
 					t.Errorf("a port spelling was dropped: %q", w)
