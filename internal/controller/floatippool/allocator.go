@@ -134,14 +134,16 @@ const (
 	// ReasonUnsupportedRequest: the request is well formed but cannot be
 	// served: a retaining policy the pod's workload cannot use (galaxy's
 	// NotStatefulWorkload, NoReplicas), request_ip_range with a retaining
-	// Deployment, or a pool that does not serve the pod's namespace.
+	// Deployment, a pool that does not serve the pod's namespace, or any
+	// other refusal of the filter that is not a failure to read the cluster.
 	ReasonUnsupportedRequest = "UnsupportedFloatIPRequest"
 )
 
-// RequestError is a problem with a pod's own float-IP request: no node and
-// no retry can meet it until the pod (or the pool it names) changes. The
-// extender reports it as unresolvable and as a Warning Event on the pod;
-// every other error is transient.
+// RequestError is a problem with a pod's own float-IP request, with the
+// Event reason that names it: no node and no retry can meet it until the
+// pod (or the pool it names) changes. The extender reports it, like any
+// other filter error that did not come from reading the cluster, as
+// unresolvable and as a Warning Event on the pod.
 type RequestError struct {
 	// Reason is the Event reason.
 	Reason string

@@ -2,17 +2,26 @@ package floatippool
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -84,10 +93,18 @@ func TestFilterReportsBadRequestsOnThePod(t *testing.T) {
 			reason: "InvalidAnnotation", wantNote: "annotation k8s.v1.cni.galaxy.io/args: request_ip_range[0]"},
 		{pod: "never-without-owner", annotations: map[string]string{"k8s.v1.cni.galaxy.io/release-policy": "never"},
 			reason: "UnsupportedFloatIPRequest", wantNote: "NotStatefulWorkload"},
+		// Any other refusal that is not a failure to read the cluster: here
+		// immutable for an owner kind the API server does not serve.
+		{pod: "unserved-0", annotations: map[string]string{"k8s.v1.cni.galaxy.io/release-policy": "immutable"}, owner: true,
+			reason: "UnsupportedFloatIPRequest", wantNote: "finding the resource of example.com/v1, Kind=Unserved"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.pod, func(t *testing.T) {
-			pod := f.pod(tc.pod, nil, tc.annotations)
+			var owner *metav1.OwnerReference
+			if tc.owner {
+				owner = &metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Unserved", Name: "unserved", UID: "unserved-uid", Controller: ptr.To(true)}
+			}
+			pod := f.pod(tc.pod, owner, tc.annotations)
 			res := f.filter(pod, nodes)
 			if res.Error != "" || (res.Nodes != nil && len(res.Nodes.Items) > 0) {
 				t.Fatalf("filter = %+v, want every node failed as unresolvable", res)
@@ -113,6 +130,30 @@ func TestFilterReportsBadRequestsOnThePod(t *testing.T) {
 	waitPodEvent(t, f.ctx, pod, "InvalidAnnotation")
 	if n := len(f.fips()); n != 0 {
 		t.Errorf("%d FloatIPs after refused requests, want 0", n)
+	}
+}
+
+// TestTransient: only failures to read the cluster are transient.
+func TestTransient(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"API server unavailable":         {err: apierrors.NewServiceUnavailable("etcd is down"), want: true},
+		"NotFound from a cache, wrapped": {err: fmt.Errorf("getting namespace x: %w", apierrors.NewNotFound(corev1.Resource("namespaces"), "x")), want: true},
+		"forbidden":                      {err: apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("rbac")), want: true},
+		"connection refused":             {err: fmt.Errorf("listing: %w", &url.Error{Op: "Get", URL: "https://api", Err: refused}), want: true},
+		"deadline":                       {err: fmt.Errorf("listing: %w", context.DeadlineExceeded), want: true},
+		"a request error":                {err: requestError(ReasonInvalidAnnotation, errors.New("annotation x")), want: false},
+		"an unserved owner kind":         {err: fmt.Errorf("finding the resource: %w", &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "example.com", Kind: "X"}}), want: false},
+		"any other refusal":              {err: errors.New("FloatIPPool nope does not exist"), want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := transient(tc.err); got != tc.want {
+				t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
 	}
 }
 
