@@ -4,9 +4,10 @@
 //
 //	edgeplane-healthcheck --addr=:10080 --namespace=NS --ingress-daemonset=NAME --node=$(NODE_NAME)
 //
-// GET /ok and /healthz answer 200 only if every replica of the
-// IngressDaemonSet on this node is ready and no update or detachment is
-// pending for the node, else 503 with a one-line reason. /livez and
+// GET /ok and /healthz answer 200 only if no update or detachment is
+// pending for the node and it has at least its minimum of ready replicas
+// (replicasPerNode − maxUnavailablePodsPerNode, at least 1), else 503 with a
+// one-line reason. /livez and
 // /metrics are served on the same port. It watches only this node's
 // Deployment.
 package main

@@ -1,7 +1,8 @@
 // Package healthcheck is the per-node health endpoint of an IngressDaemonSet,
 // for an external load balancer: GET /ok (or /healthz) answers 200 only if
-// every replica of the IngressDaemonSet on this node is ready and no update
-// or detachment is pending for this node, otherwise 503 with a one-line
+// no update or detachment is pending for this node and it serves with at
+// least its minimum of ready replicas (replicasPerNode less
+// maxUnavailablePodsPerNode, at least 1), otherwise 503 with a one-line
 // reason. It reads only this node's Deployment.
 //
 // The same port serves /livez (the process is up and its cache synced) and
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,9 +29,10 @@ import (
 
 // Evaluate decides the health of a node from its Deployment (nil: none). It
 // is pure: healthy only if the Deployment exists, is not marked for an
-// update (phase label) and every replica is ready. (The Deployment's
-// observedGeneration is not compared: annotation changes move the generation
-// too, and a template change only happens while the node is Updating.)
+// update (phase label) and has at least MinReady replicas ready. (The
+// Deployment's observedGeneration is not compared: annotation changes move
+// the generation too, and a template change only happens while the node is
+// Updating.)
 func Evaluate(d *appsv1.Deployment) (bool, string) {
 	if d == nil {
 		return false, "no Deployment for this node"
@@ -44,10 +47,33 @@ func Evaluate(d *appsv1.Deployment) (bool, string) {
 	if want == 0 {
 		return false, "no replicas on this node"
 	}
-	if d.Status.ReadyReplicas < want {
+	need := MinReady(d)
+	if d.Status.ReadyReplicas < need {
+		if need < want {
+			return false, fmt.Sprintf("%d/%d replicas ready, at least %d needed", d.Status.ReadyReplicas, want, need)
+		}
 		return false, fmt.Sprintf("%d/%d replicas ready", d.Status.ReadyReplicas, want)
 	}
 	return true, fmt.Sprintf("%d/%d replicas ready", d.Status.ReadyReplicas, want)
+}
+
+// MinReady is how many ready replicas a node's Deployment needs for the node
+// to serve: its replicas less what its rolling-update strategy lets be
+// unavailable (maxUnavailablePodsPerNode; a percentage rounds down, as the
+// Deployment controller rounds it), at least 1. Every node has a replica
+// starting when replicasPerNode is raised: requiring all of them would fail
+// every node at once, an outage caused by adding capacity. Without a
+// rolling-update strategy every replica is needed.
+func MinReady(d *appsv1.Deployment) int32 {
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	var unavailable int32
+	if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType && ru != nil && ru.MaxUnavailable != nil {
+		n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, int(want), false)
+		if err == nil && n > 0 {
+			unavailable = int32(min(n, int(want))) //nolint:gosec // bounded by want, an int32
+		}
+	}
+	return max(want-unavailable, 1)
 }
 
 // Checker checks one node's Deployment.

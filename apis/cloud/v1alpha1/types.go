@@ -21,7 +21,8 @@ type CredentialsSource string
 const (
 	// CredentialsSecret reads the credentials from the Secret that secretRef names.
 	// AWS keys: aws_access_key_id, aws_secret_access_key, optional aws_session_token.
-	// Tencent Cloud keys: secret_id, secret_key, optional token.
+	// Tencent Cloud keys: secret_id, secret_key, optional token; the legacy
+	// secretID and secretKey are accepted in place of the first two.
 	CredentialsSecret CredentialsSource = "Secret"
 
 	// CredentialsInjectedIdentity uses the SDK's default chain: environment
@@ -43,6 +44,14 @@ const (
 	SecretKeyTencentSecretID    = "secret_id"
 	SecretKeyTencentSecretKey   = "secret_key"
 	SecretKeyTencentToken       = "token"
+
+	// SecretKeyTencentLegacySecretID and SecretKeyTencentLegacySecretKey are
+	// the names the legacy Tencent Cloud charts use (aia-ip-controller's
+	// <release>-credential Secret, the TKE resilience chart's eks-secret).
+	// A Secret without secret_id / secret_key may hold these instead, so the
+	// old Secret is referenced unchanged.
+	SecretKeyTencentLegacySecretID  = "secretID"
+	SecretKeyTencentLegacySecretKey = "secretKey"
 )
 
 // CloudSettings is what a ProviderConfig and a ClusterProviderConfig have in

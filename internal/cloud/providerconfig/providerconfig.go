@@ -188,11 +188,50 @@ func (c *Config) settings(s cloudv1alpha1.CloudSettings, source cloudv1alpha1.Cr
 	c.Provider, c.Region, c.Endpoint, c.ClusterIdentity, c.source = s.Provider, s.Region, s.Endpoint, s.ClusterIdentity, source
 }
 
+// SecretKey is one credential a Secret holds: under Name, or under one of
+// the Legacy names an older controller's Secret used for it.
+type SecretKey struct {
+	Name   string
+	Legacy []string
+}
+
+// Value returns the credential from a Secret's data: Name's value, else the
+// first non-empty legacy one; nil when the Secret has none.
+func (k SecretKey) Value(data map[string][]byte) []byte {
+	for _, name := range append([]string{k.Name}, k.Legacy...) {
+		if v := data[name]; len(v) > 0 {
+			return v
+		}
+	}
+	return nil
+}
+
+// The credentials each provider needs from a Secret.
+var (
+	awsAccessKeyID     = SecretKey{Name: cloudv1alpha1.SecretKeyAWSAccessKeyID}
+	awsSecretAccessKey = SecretKey{Name: cloudv1alpha1.SecretKeyAWSSecretAccessKey}
+	tencentSecretID    = SecretKey{Name: cloudv1alpha1.SecretKeyTencentSecretID,
+		Legacy: []string{cloudv1alpha1.SecretKeyTencentLegacySecretID}}
+	tencentSecretKey = SecretKey{Name: cloudv1alpha1.SecretKeyTencentSecretKey,
+		Legacy: []string{cloudv1alpha1.SecretKeyTencentLegacySecretKey}}
+)
+
+// RequiredSecretKeys lists the credentials a Secret must hold for provider.
+func RequiredSecretKeys(p cloudv1alpha1.Provider) []SecretKey {
+	switch p {
+	case cloudv1alpha1.ProviderAWS:
+		return []SecretKey{awsAccessKeyID, awsSecretAccessKey}
+	case cloudv1alpha1.ProviderTencentCloud:
+		return []SecretKey{tencentSecretID, tencentSecretKey}
+	}
+	return nil
+}
+
 // key returns a required Secret value.
-func (c Config) key(name string) (string, error) {
-	v := c.secret[name]
+func (c Config) key(k SecretKey) (string, error) {
+	v := k.Value(c.secret)
 	if len(v) == 0 {
-		return "", fmt.Errorf("%w: the Secret of %s lacks key %s", ErrCredentials, c, name)
+		return "", fmt.Errorf("%w: the Secret of %s lacks key %s", ErrCredentials, c, k.Name)
 	}
 	return string(v), nil
 }
@@ -206,11 +245,11 @@ func (c Config) AWS() (aws.Options, error) {
 	o := aws.Options{Region: c.Region, Endpoint: c.Endpoint}
 	switch c.source {
 	case cloudv1alpha1.CredentialsSecret:
-		id, err := c.key(cloudv1alpha1.SecretKeyAWSAccessKeyID)
+		id, err := c.key(awsAccessKeyID)
 		if err != nil {
 			return aws.Options{}, err
 		}
-		secret, err := c.key(cloudv1alpha1.SecretKeyAWSSecretAccessKey)
+		secret, err := c.key(awsSecretAccessKey)
 		if err != nil {
 			return aws.Options{}, err
 		}
@@ -235,11 +274,11 @@ func (c Config) Tencent() (tencentcloud.Options, error) {
 	o := tencentcloud.Options{Region: c.Region, Endpoint: c.Endpoint}
 	switch c.source {
 	case cloudv1alpha1.CredentialsSecret:
-		id, err := c.key(cloudv1alpha1.SecretKeyTencentSecretID)
+		id, err := c.key(tencentSecretID)
 		if err != nil {
 			return tencentcloud.Options{}, err
 		}
-		secret, err := c.key(cloudv1alpha1.SecretKeyTencentSecretKey)
+		secret, err := c.key(tencentSecretKey)
 		if err != nil {
 			return tencentcloud.Options{}, err
 		}

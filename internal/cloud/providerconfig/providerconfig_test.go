@@ -293,3 +293,58 @@ func TestResolveRefusesConfigsThatBreakTheTenantRules(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyTencentSecretKeys: a Secret written for the legacy Tencent Cloud
+// charts (keys secretID / secretKey) connects unchanged; the emulator checks
+// the TC3 signature, so the legacy values are really the ones sent. When a
+// Secret holds both spellings, edgeplane's own keys win.
+func TestLegacyTencentSecretKeys(t *testing.T) {
+	ctx := testenv.Context(t)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1})
+	good, bad := tencentcloud.EmulatorSecretKey, secretValue
+	for name, data := range map[string]map[string]string{
+		"legacy":          {"secretID": tencentcloud.EmulatorSecretID, "secretKey": good},
+		"legacy-wrong":    {"secretID": tencentcloud.EmulatorSecretID, "secretKey": bad},
+		"both-own-wins":   {"secret_id": tencentcloud.EmulatorSecretID, "secret_key": good, "secretID": "AKIDother", "secretKey": bad},
+		"both-own-wrong":  {"secret_id": tencentcloud.EmulatorSecretID, "secret_key": bad, "secretID": tencentcloud.EmulatorSecretID, "secretKey": good},
+		"legacy-id-only":  {"secretID": tencentcloud.EmulatorSecretID},
+		"mixed-spellings": {"secretID": tencentcloud.EmulatorSecretID, "secret_key": good},
+	} {
+		create(t, secret("default", "legacy-"+name, data),
+			clusterConfig("legacy-"+name, cloudv1alpha1.ProviderTencentCloud, "ap-guangzhou", emu.URL(),
+				cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+					SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: "legacy-" + name}}))
+	}
+	for name, want := range map[string]string{
+		"legacy": "", "legacy-wrong": "auth", "both-own-wins": "", "both-own-wrong": "auth",
+		"legacy-id-only": "credentials", "mixed-spellings": "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Resolve(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "legacy-" + name}, "", "c")
+			if err != nil {
+				t.Fatalf("resolving: %v", err)
+			}
+			opts, err := cfg.Tencent()
+			if want == "credentials" {
+				if !errors.Is(err, ErrCredentials) || !strings.Contains(err.Error(), "lacks key secret_key") {
+					t.Fatalf("Tencent options: %v, want ErrCredentials naming secret_key", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Tencent options: %v", err)
+			}
+			tc, err := tencentcloud.New(opts)
+			if err != nil {
+				t.Fatalf("building the Tencent client: %v", err)
+			}
+			_, err = tc.DescribeAddresses(ctx, tencentcloud.AddressQuery{})
+			switch {
+			case want == "auth" && !tencentcloud.IsAuthError(err):
+				t.Errorf("describe: %v, want an AuthFailure (the wrong key was sent)", err)
+			case want == "" && err != nil:
+				t.Errorf("describe: %v, want success with the emulator's keys", err)
+			}
+		})
+	}
+}

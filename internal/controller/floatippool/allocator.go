@@ -125,6 +125,37 @@ func (p *podPlan) retains() bool {
 // errNotFloatIP: the pod asks for no float IP; the extender lets it through.
 var errNotFloatIP = errors.New("pod requests no float IP")
 
+// Warning Event reasons on a pod whose float-IP request cannot be met as
+// written.
+const (
+	// ReasonInvalidAnnotation: a galaxy annotation is malformed or has an
+	// unknown value (galaxy silently took an unknown release policy for the
+	// default and lost the IP with the pod).
+	ReasonInvalidAnnotation = "InvalidAnnotation"
+	// ReasonUnsupportedRequest: the request is well formed but cannot be
+	// served: a retaining policy the pod's workload cannot use (galaxy's
+	// NotStatefulWorkload, NoReplicas), request_ip_range with a retaining
+	// Deployment, a pool that does not serve the pod's namespace, or any
+	// other refusal of the filter that is not a failure to read the cluster.
+	ReasonUnsupportedRequest = "UnsupportedFloatIPRequest"
+)
+
+// RequestError is a problem with a pod's own float-IP request, with the
+// Event reason that names it: no node and no retry can meet it until the
+// pod (or the pool it names) changes. The extender reports it, like any
+// other filter error that did not come from reading the cluster, as
+// unresolvable and as a Warning Event on the pod.
+type RequestError struct {
+	// Reason is the Event reason.
+	Reason string
+	Err    error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+func requestError(reason string, err error) error { return &RequestError{Reason: reason, Err: err} }
+
 // plan reads what the decision needs.
 func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podPlan, error) {
 	req, err := ipam.ParseRequest(pod)
@@ -132,7 +163,7 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		return nil, errNotFloatIP
 	}
 	if err != nil {
-		return nil, err
+		return nil, requestError(ReasonInvalidAnnotation, err)
 	}
 	p := &podPlan{pod: pod, req: req}
 	owner := ipam.PodOwner(pod)
@@ -147,10 +178,10 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		hasScale = w.HasScale
 	}
 	if ok, reason := ipam.Supported(p.key, req.Policy, hasScale); !ok {
-		return nil, errors.New(reason)
+		return nil, requestError(ReasonUnsupportedRequest, errors.New(reason))
 	}
 	if p.deploymentRetains() && len(req.Ranges) > 0 {
-		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy or a pool", networkingv1alpha1.AnnotationCNIArgs+" request_ip_range")
+		return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy or a pool", networkingv1alpha1.AnnotationCNIArgs+" request_ip_range"))
 	}
 	if p.deploymentRetains() && len(req.Interfaces) > 0 {
 		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy", networkingv1alpha1.AnnotationFloatIPInterfaces)
@@ -173,7 +204,7 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 			}
 		}
 		if p.group != nil && !p.group.allowsNamespace(p.nsLabels) {
-			return nil, fmt.Errorf("FloatIPPool %s does not serve namespace %s", req.Pool, pod.Namespace)
+			return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("FloatIPPool %s does not serve namespace %s", req.Pool, pod.Namespace))
 		}
 	}
 	var list networkingv1alpha1.FloatIPList

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,6 +28,10 @@ type Extender struct {
 	Nodes client.Reader
 	// Metrics records latencies; nil disables.
 	Metrics *Metrics
+	// Recorder puts a Warning Event on a pod whose request cannot be met as
+	// written, so its owner sees why from edgeplane and not only in the
+	// scheduler's FailedScheduling text; nil disables.
+	Recorder events.EventRecorder
 }
 
 // ServeHTTP routes the extender's endpoints.
@@ -84,12 +90,26 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	res, err := e.Allocator.Filter(ctx, args.Pod, nodes)
 	e.Metrics.observe("filter", start, err)
 	if err != nil {
-		log.FromContext(ctx).V(1).Info("Float-IP filter refused pod", "pod", client.ObjectKeyFromObject(args.Pod), "error", err.Error())
+		if transient(err) {
+			// An extender error makes the scheduler retry the pod with
+			// backoff; "unresolvable" would park it as if its request were
+			// wrong.
+			log.FromContext(ctx).Error(err, "Float-IP filter failed; the scheduler retries the pod", "pod", client.ObjectKeyFromObject(args.Pod))
+			writeJSON(w, wire.ExtenderFilterResult{Error: err.Error()})
+			return
+		}
+		// The pod's own request cannot be met: no other node, and no
+		// preemption, helps until the pod changes.
+		reason := ReasonUnsupportedRequest
+		var re *RequestError
+		if errors.As(err, &re) {
+			reason = re.Reason
+		}
+		e.refused(ctx, args.Pod, reason, err)
 		failed := map[string]string{}
 		for _, n := range nodes {
 			failed[n.Name] = err.Error()
 		}
-		// A malformed annotation cannot be fixed by retrying elsewhere.
 		writeJSON(w, wire.ExtenderFilterResult{FailedAndUnresolvableNodes: failed})
 		return
 	}
@@ -127,10 +147,37 @@ func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	_, err = e.Allocator.Bind(ctx, args.PodNamespace, args.PodName, args.PodUID, args.Node)
 	e.Metrics.observe("bind", start, err)
 	if err != nil {
+		// Only a request problem is the pod's to hear about; the rest
+		// (no IP left, a holder still running) the scheduler retries.
+		var re *RequestError
+		if errors.As(err, &re) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: args.PodNamespace, Name: args.PodName, UID: args.PodUID}}
+			e.refused(ctx, pod, re.Reason, err)
+		}
 		writeJSON(w, wire.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	writeJSON(w, wire.ExtenderBindingResult{})
+}
+
+// refused tells the pod why its float-IP request cannot be met: a Warning
+// Event with reason.
+func (e *Extender) refused(ctx context.Context, pod *corev1.Pod, reason string, err error) {
+	log.FromContext(ctx).V(1).Info("Float-IP request refused", "pod", client.ObjectKeyFromObject(pod), "reason", reason, "error", err.Error())
+	if e.Recorder != nil {
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, reason, "Schedule", "%s", err.Error())
+	}
+}
+
+// transient reports whether err came from reading the cluster (an answer
+// of the API server, including NotFound from a cache that lags; the
+// network; a deadline) rather than from the pod's request: it says nothing
+// about the pod, so the scheduler should retry it.
+func transient(err error) bool {
+	var status apierrors.APIStatus
+	var netErr net.Error
+	return errors.As(err, &status) || errors.As(err, &netErr) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

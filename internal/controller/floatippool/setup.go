@@ -167,7 +167,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c}
 	if o.ExtenderAddress != "" {
-		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m}
+		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder("floatip-extender")}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)
 		}

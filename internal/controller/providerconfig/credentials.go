@@ -11,19 +11,9 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
+	cloudproviderconfig "github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
-
-// requiredSecretKeys lists the keys a credentials Secret must hold for a provider.
-func requiredSecretKeys(p cloudv1alpha1.Provider) []string {
-	switch p {
-	case cloudv1alpha1.ProviderAWS:
-		return []string{cloudv1alpha1.SecretKeyAWSAccessKeyID, cloudv1alpha1.SecretKeyAWSSecretAccessKey}
-	case cloudv1alpha1.ProviderTencentCloud:
-		return []string{cloudv1alpha1.SecretKeyTencentSecretID, cloudv1alpha1.SecretKeyTencentSecretKey}
-	}
-	return nil
-}
 
 // secretState is what reading the credentials Secret found.
 type secretState struct {
@@ -51,9 +41,10 @@ func readyCondition(v view, secret secretState) xpv2.Condition {
 		return notReady(cloudv1alpha1.ReasonSecretNotFound, fmt.Sprintf("Secret %s not found", v.secret))
 	}
 	var missing []string
-	for _, k := range requiredSecretKeys(v.provider) {
-		if len(secret.obj.Data[k]) == 0 {
-			missing = append(missing, k)
+	// The same keys, legacy names included, that connecting reads.
+	for _, k := range cloudproviderconfig.RequiredSecretKeys(v.provider) {
+		if len(k.Value(secret.obj.Data)) == 0 {
+			missing = append(missing, k.Name)
 		}
 	}
 	if len(missing) > 0 {

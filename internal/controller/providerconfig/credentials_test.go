@@ -66,6 +66,16 @@ func TestReadyCondition(t *testing.T) {
 			secret: secret(map[string]string{"aws_access_key_id": "AKIA", "aws_secret_access_key": "s"}),
 			want:   notReady(cloudv1alpha1.ReasonNotAllowedForTenant, "edgeplane never uses this ProviderConfig: rule one; rule two"),
 		},
+		"legacy tencent secret (secretID, secretKey)": {
+			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"secretID": "AKID", "secretKey": "s"}),
+			want:   ready(cloudv1alpha1.ReasonCredentialsAvailable, "credentials come from Secret ops/creds"),
+		},
+		"legacy tencent secret lacking secretKey": {
+			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
+			secret: secret(map[string]string{"secretID": "AKID", "secretKey": ""}),
+			want:   notReady(cloudv1alpha1.ReasonSecretKeyMissing, "Secret ops/creds lacks the tencentcloud credentials key(s): secret_key"),
+		},
 		"complete tencent secret": {
 			view:   view{provider: cloudv1alpha1.ProviderTencentCloud, source: cloudv1alpha1.CredentialsSecret, secret: ref},
 			secret: secret(map[string]string{"secret_id": "AKID", "secret_key": "s"}),

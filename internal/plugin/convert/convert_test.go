@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,51 @@ func TestRunErrors(t *testing.T) {
 				t.Fatalf("Run() error = %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestRunLegacyIngressDaemonSetSpellings: `kubectl edgeplane convert` takes
+// the legacy README's healthCheckPort and an annotateDeploymentToDetach block
+// without a key (the legacy default key) instead of refusing the document.
+func TestRunLegacyIngressDaemonSetSpellings(t *testing.T) {
+	scheme, err := edgescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1
+kind: IngressDaemonSet
+metadata: {name: nginx-ingress, namespace: edge}
+spec:
+  healthCheckPort: 10080
+  updateStrategy:
+    rollingUpdate:
+      annotateDeploymentToDetach: {gracePeriodSeconds: 10}
+  template:
+    metadata: {labels: {app: ingress-nginx}}
+    spec: {containers: [{name: nginx, image: nginx}]}
+`
+	objs, err := manifest.Read("in.yaml", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(scheme, Converters(), objs)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Objects) != 1 {
+		t.Fatalf("%d objects, want 1", len(res.Objects))
+	}
+	u := res.Objects[0]
+	ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "healthCheckNodePorts")
+	key, _, _ := unstructured.NestedString(u.Object, "spec", "updateStrategy", "rollingUpdate", "annotateDeploymentToDetach", "key")
+	grace, _, _ := unstructured.NestedInt64(u.Object, "spec", "updateStrategy", "rollingUpdate", "annotateDeploymentToDetach", "gracePeriodSeconds")
+	if len(ports) != 1 || fmt.Sprint(ports[0]) != "10080" || key != "ingressdaemonsets.mumoshu.github.com/to-be-updated" || grace != 10 {
+		t.Errorf("converted spec: healthCheckNodePorts %v, detach key %q grace %d; want [10080], the legacy default key, 10", ports, key, grace)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "healthCheckPort is unknown") {
+			t.Errorf("healthCheckPort dropped: %q", w)
+		}
 	}
 }
 

@@ -73,16 +73,45 @@ type e2e struct {
 }
 
 func TestIngressDaemonSet(t *testing.T) {
+	var specs []localcluster.NodeSpec
+	for _, n := range []string{"w1", "w2", "w3", "w4", "w5"} {
+		specs = append(specs, localcluster.NodeSpec{Name: n, Labels: edgeLabels})
+	}
+	e := startE2E(t, specs)
+
+	steps := []struct {
+		name string
+		run  func(*testing.T, *e2e)
+	}{
+		{"5 nodes × 2 replicas become ready, with health DaemonSets", testCreate},
+		{"degraded mode: a template change rolls node by node within maxDegradedNodes", testDegradedRollout},
+		{"detach mode with a manager restart mid-rollout", testDetachRolloutWithRestart},
+		{"a new labelled node gets its Deployment", testNodeJoins},
+		{"partition and pause", testPartitionAndPause},
+		{"a node deleted in the middle of its update", testNodeRemovedMidUpdate},
+		{"detach mode: replicasPerNode raised with a template change stays within maxUnavailableNodes", testScaleUpWithTemplateChange},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { s.run(t, e) }) {
+			t.FailNow()
+		}
+	}
+}
+
+// startE2E starts a local cluster with these nodes, installs the
+// IngressDaemonSet CRD and the namespace, and runs the manager; all of it
+// stops when the test ends.
+func startE2E(t *testing.T, specs []localcluster.NodeSpec) *e2e {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	scheme, err := edgescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &e2e{nodes: []string{"w1", "w2", "w3", "w4", "w5"}}
-	var specs []localcluster.NodeSpec
-	for _, n := range e.nodes {
-		specs = append(specs, localcluster.NodeSpec{Name: n, Labels: edgeLabels})
+	e := &e2e{}
+	for _, s := range specs {
+		e.nodes = append(e.nodes, s.Name)
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t), Nodes: specs})
 	if err != nil {
@@ -115,24 +144,10 @@ func TestIngressDaemonSet(t *testing.T) {
 	e.cluster, e.c, e.scheme, e.ctx = cluster, cluster.Client(), scheme, ctx
 	e.mgr = startManager(t, e)
 	t.Cleanup(func() { e.mgr.stop(t) })
-
-	steps := []struct {
-		name string
-		run  func(*testing.T, *e2e)
-	}{
-		{"5 nodes × 2 replicas become ready, with health DaemonSets", testCreate},
-		{"degraded mode: a template change rolls node by node within maxDegradedNodes", testDegradedRollout},
-		{"detach mode with a manager restart mid-rollout", testDetachRolloutWithRestart},
-		{"a new labelled node gets its Deployment", testNodeJoins},
-		{"partition and pause", testPartitionAndPause},
-		{"a node deleted in the middle of its update", testNodeRemovedMidUpdate},
-		{"detach mode: replicasPerNode raised with a template change stays within maxUnavailableNodes", testScaleUpWithTemplateChange},
-	}
-	for _, s := range steps {
-		if !t.Run(s.name, func(t *testing.T) { s.run(t, e) }) {
-			t.FailNow()
-		}
-	}
+	// Cleanups run last first: the context ends before the manager and the
+	// cluster are stopped.
+	t.Cleanup(cancel)
+	return e
 }
 
 // runningManager is an in-process edgeplane manager running only this controller.

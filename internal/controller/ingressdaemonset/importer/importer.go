@@ -3,10 +3,12 @@
 // into edgeplane IngressDaemonSets (apps.edgeplane.io/v1alpha1).
 //
 // It honours every field name the legacy controller or its README used:
-// podsPerNode and replicas for replicasPerNode; maxUnavailablePodsPerNodes
+// podsPerNode and replicas for replicasPerNode; healthCheckPort and
+// healthCheckNodePort for healthCheckNodePorts; maxUnavailablePodsPerNodes
 // (the legacy json tag), maxUnavaiablePodsPerNode (the README's spelling,
 // silently ignored by the legacy controller) and their other spellings for
-// maxUnavailablePodsPerNode. Where a legacy manifest holds something
+// maxUnavailablePodsPerNode. An annotateDeploymentToDetach block without a
+// key gets the legacy default key. Where a legacy manifest holds something
 // edgeplane rejects or does differently, the converter adjusts it and says
 // so in a warning; it never drops a field silently.
 package importer
@@ -36,6 +38,15 @@ const LegacyGroup = "ingressdaemonsets.mumoshu.github.io"
 
 // legacyDefaultHealthCheckImage is the legacy default, a different program.
 const legacyDefaultHealthCheckImageRepo = "mumoshu/"
+
+// LegacyDeploymentDetachKey is the legacy controller's default key for
+// annotateDeploymentToDetach (its README's example; note the .com), used when
+// a manifest's block sets no key.
+const LegacyDeploymentDetachKey = "ingressdaemonsets.mumoshu.github.com/to-be-updated"
+
+// healthCheckPortSpellings are the other names of healthCheckNodePorts: the
+// README's prose says healthCheckPort and Spec.HealthCheckNodePort.
+var healthCheckPortSpellings = []string{"healthCheckPort", "healthCheckNodePort"}
 
 // maxUnavailableSpellings are the legacy names of maxUnavailablePodsPerNode,
 // in order of precedence: the legacy controller's json tag first, since that
@@ -153,28 +164,26 @@ func Convert(legacy map[string]any) (*appsv1alpha1.IngressDaemonSet, []string, e
 	seen["nodeSelector"] = true
 	out.Spec.NodeSelector = stringMap(spec["nodeSelector"])
 
-	seen["healthCheckNodePorts"] = true
-	if ports, ok := spec["healthCheckNodePorts"].([]any); ok {
-		for i, p := range ports {
-			n, err := toInt32(p)
-			if err != nil {
-				return nil, nil, fmt.Errorf("spec.healthCheckNodePorts[%d]: %w", i, err)
-			}
+	// healthCheckNodePorts and the README's other spellings (one port or a
+	// list each); every port given under any of them is kept.
+	for _, k := range append([]string{"healthCheckNodePorts"}, healthCheckPortSpellings...) {
+		seen[k] = true
+		v, ok := spec[k]
+		if !ok {
+			continue
+		}
+		ports, err := toPorts(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.%s: %w", k, err)
+		}
+		for _, n := range ports {
 			if !slices.Contains(out.Spec.HealthCheckNodePorts, n) {
 				out.Spec.HealthCheckNodePorts = append(out.Spec.HealthCheckNodePorts, n)
 			}
 		}
-	}
-	if p, ok := spec["healthCheckNodePort"]; ok { // README prose spelling
-		seen["healthCheckNodePort"] = true
-		n, err := toInt32(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("spec.healthCheckNodePort: %w", err)
+		if k != "healthCheckNodePorts" {
+			warnf("spec.%s converted to spec.healthCheckNodePorts", k)
 		}
-		if !slices.Contains(out.Spec.HealthCheckNodePorts, n) {
-			out.Spec.HealthCheckNodePorts = append(out.Spec.HealthCheckNodePorts, n)
-		}
-		warnf("spec.healthCheckNodePort converted to spec.healthCheckNodePorts")
 	}
 
 	seen["healthChecker"] = true
@@ -302,7 +311,9 @@ func convertRollingUpdate(ru map[string]any) (*appsv1alpha1.RollingUpdate, []str
 		out.MaxSurgedPodsPerNode = &ios
 	}
 
-	annotation := func(key string) (*appsv1alpha1.DetachAnnotation, error) {
+	// annotation converts a detach annotation block; defaultKey is the key the
+	// legacy controller used when the block named none ("": it had none).
+	annotation := func(key, defaultKey string) (*appsv1alpha1.DetachAnnotation, error) {
 		seen[key] = true
 		m, ok := ru[key].(map[string]any)
 		if !ok {
@@ -310,6 +321,10 @@ func convertRollingUpdate(ru map[string]any) (*appsv1alpha1.RollingUpdate, []str
 		}
 		a := &appsv1alpha1.DetachAnnotation{}
 		a.Key, _ = m["key"].(string)
+		if a.Key == "" && defaultKey != "" {
+			a.Key = defaultKey
+			warnf("%s.key is missing: the legacy default %s is used", key, defaultKey)
+		}
 		if a.Key == "" {
 			return nil, fmt.Errorf("%s.key is missing", key)
 		}
@@ -323,10 +338,11 @@ func convertRollingUpdate(ru map[string]any) (*appsv1alpha1.RollingUpdate, []str
 		}
 		return a, nil
 	}
-	if out.AnnotateDeploymentToDetach, err = annotation("annotateDeploymentToDetach"); err != nil {
+	if out.AnnotateDeploymentToDetach, err = annotation("annotateDeploymentToDetach", LegacyDeploymentDetachKey); err != nil {
 		return nil, nil, err
 	}
-	if out.AnnotateNodeToDetach, err = annotation("annotateNodeToDetach"); err != nil {
+	// The legacy controller had no default node key (it wrote an empty one).
+	if out.AnnotateNodeToDetach, err = annotation("annotateNodeToDetach", ""); err != nil {
 		return nil, nil, err
 	}
 	if out.AnnotateNodeToDetach != nil && !detach {
@@ -499,6 +515,27 @@ func toInt32(v any) (int32, error) {
 	default:
 		return 0, fmt.Errorf("%v (%T) is not an integer", v, v)
 	}
+}
+
+// toPorts reads one port or a list of ports.
+func toPorts(v any) ([]int32, error) {
+	list, ok := v.([]any)
+	if !ok {
+		n, err := toInt32(v)
+		if err != nil {
+			return nil, err
+		}
+		return []int32{n}, nil
+	}
+	out := make([]int32, 0, len(list))
+	for i, p := range list {
+		n, err := toInt32(p)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func toIntOrString(v any) (intstr.IntOrString, error) {

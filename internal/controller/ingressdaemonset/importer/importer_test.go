@@ -74,6 +74,31 @@ spec:
 	return m
 }
 
+// checkError fails the test unless err matches wantErr (an error containing
+// it, or none when it is empty); it reports whether an error was expected,
+// so the caller stops there.
+func checkError(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+
+// checkWarning fails the test unless some warning contains want ("" checks nothing).
+func checkWarning(t *testing.T, warnings []string, want string) {
+	t.Helper()
+	if want != "" && !strings.Contains(strings.Join(warnings, "\n"), want) {
+		t.Errorf("no warning containing %q in %q", want, warnings)
+	}
+}
+
 func TestConvertRollingUpdate(t *testing.T) {
 	cases := map[string]struct {
 		ru       string
@@ -119,9 +144,18 @@ func TestConvertRollingUpdate(t *testing.T) {
 			ru:      "      maxUnavailableNodes: 1\n      annotateNodeToDetach: {key: a/b}\n      waitForDetachmentByAnnotatedTimestamp: {key: a/ts, format: Unix}\n",
 			wantErr: "only RFC3339 is supported",
 		},
-		"annotation without a key": {
-			ru:      "      annotateDeploymentToDetach: {gracePeriodSeconds: 5}\n",
-			wantErr: "annotateDeploymentToDetach.key is missing",
+		"deployment annotation without a key: the legacy default key": {
+			ru:       "      annotateDeploymentToDetach: {gracePeriodSeconds: 5}\n",
+			want:     &appsv1alpha1.RollingUpdate{AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: "ingressdaemonsets.mumoshu.github.com/to-be-updated", GracePeriodSeconds: 5}},
+			wantWarn: "annotateDeploymentToDetach.key is missing: the legacy default ingressdaemonsets.mumoshu.github.com/to-be-updated is used",
+		},
+		"deployment annotation with an empty key and a value": {
+			ru:   "      annotateDeploymentToDetach: {key: \"\", value: \"true\"}\n",
+			want: &appsv1alpha1.RollingUpdate{AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: "ingressdaemonsets.mumoshu.github.com/to-be-updated", Value: "true"}},
+		},
+		"node annotation without a key (no legacy default)": {
+			ru:      "      maxUnavailableNodes: 1\n      annotateNodeToDetach: {value: \"true\"}\n",
+			wantErr: "annotateNodeToDetach.key is missing",
 		},
 		"unknown field": {
 			ru:       "      maxDegradedNode: 2\n",
@@ -132,20 +166,57 @@ func TestConvertRollingUpdate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, warnings, err := Convert(legacy(tc.ru))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if checkError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got.Spec.UpdateStrategy.RollingUpdate); diff != "" {
 				t.Errorf("rollingUpdate (-want +got):\n%s", diff)
 			}
-			if tc.wantWarn != "" && !strings.Contains(strings.Join(warnings, "\n"), tc.wantWarn) {
-				t.Errorf("no warning containing %q in %q", tc.wantWarn, warnings)
+			checkWarning(t, warnings, tc.wantWarn)
+		})
+	}
+}
+
+// TestConvertHealthCheckPortSpellings: the README's prose calls the field
+// healthCheckPort (and Spec.HealthCheckNodePort); each spelling, one port or
+// a list, ends up in healthCheckNodePorts.
+func TestConvertHealthCheckPortSpellings(t *testing.T) {
+	cases := map[string]struct {
+		spec     string
+		want     []int32
+		wantWarn string
+		wantErr  string
+	}{
+		"healthCheckPort (the README's spelling)": {spec: "healthCheckPort: 10080", want: []int32{10080},
+			wantWarn: "spec.healthCheckPort converted to spec.healthCheckNodePorts"},
+		"healthCheckPort as a list":       {spec: "healthCheckPort: [10080, 10081]", want: []int32{10080, 10081}},
+		"healthCheckNodePort":             {spec: "healthCheckNodePort: 10081", want: []int32{10081}, wantWarn: "spec.healthCheckNodePort converted"},
+		"healthCheckNodePorts":            {spec: "healthCheckNodePorts: [10080]", want: []int32{10080}},
+		"a single healthCheckNodePorts":   {spec: "healthCheckNodePorts: 10080", want: []int32{10080}},
+		"all spellings, duplicates once":  {spec: "healthCheckNodePorts: [10080]\n  healthCheckPort: 10081\n  healthCheckNodePort: 10080", want: []int32{10080, 10081}},
+		"healthCheckPort that is no port": {spec: "healthCheckPort: http", wantErr: "spec.healthCheckPort"},
+		"a list with a bad entry":         {spec: "healthCheckPort: [10080, x]", wantErr: "spec.healthCheckPort: [1]"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc := "apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: ing}\nspec:\n  " + tc.spec +
+				"\n  template: {metadata: {labels: {app: ing}}, spec: {containers: [{name: c, image: i}]}}\n"
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			got, warnings, err := Convert(m)
+			if checkError(t, err, tc.wantErr) {
+				return
+			}
+			if diff := cmp.Diff(tc.want, got.Spec.HealthCheckNodePorts); diff != "" {
+				t.Errorf("healthCheckNodePorts (-want +got):\n%s", diff)
+			}
+			checkWarning(t, warnings, tc.wantWarn)
+			for _, w := range warnings {
+				if strings.Contains(w, "unknown and was dropped") {
+					t.Errorf("a port spelling was dropped: %q", w)
+				}
 			}
 		})
 	}
