@@ -175,6 +175,8 @@ func TestHelmChart(t *testing.T) {
 			"anycastIP.tags.team=edge", "anycastIP.orphan.mode=report",
 			"podElasticIP.legacyClusterName=prod", "podElasticIP.awsRateLimitScale=3",
 			"podElasticIP.orphan.mode=off",
+			"burstPolicy.legacySwitchTable=LocalOverride", "burstPolicy.rewriteTKEScheduler=false",
+			"burstPolicy.scaleWorkloads[0].apiGroup=apps.kruise.io", "burstPolicy.scaleWorkloads[0].resource=clonesets",
 		},
 		"one replica, some controllers off, no scheduler config": {
 			"replicas=1", "podDisruptionBudget.enabled=false", "manager.controllers={*,-burstpolicy}",
@@ -262,6 +264,7 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"anycastIP.bandwidth=-1",
 		"podElasticIP.awsRateLimitScale=0",
 		"podElasticIP.orphan.interval=5 minutes",
+		"burstPolicy.legacySwitchTable=ChartV1",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)
