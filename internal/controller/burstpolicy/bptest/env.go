@@ -70,8 +70,8 @@ func WidgetCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-// InstallWidgetCRD creates WidgetCRD (if missing) and waits until it is
-// established. It returns a function that deletes it.
+// InstallWidgetCRD creates WidgetCRD (if missing, once an earlier copy has
+// finished terminating) and waits until it is established. It returns a function that deletes it.
 func InstallWidgetCRD(ctx context.Context, cfg *rest.Config) (uninstall func(context.Context) error, err error) {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
@@ -81,12 +81,17 @@ func InstallWidgetCRD(ctx context.Context, cfg *rest.Config) (uninstall func(con
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
-	crd := WidgetCRD()
-	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating the Widget CRD: %w", err)
-	}
+	// A CRD a previous run deleted may still be terminating: wait it out,
+	// then create it, then wait until it is established.
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(WidgetCRD()), crd); {
+		case apierrors.IsNotFound(err):
+			if err := c.Create(ctx, WidgetCRD()); err != nil && !apierrors.IsAlreadyExists(err) {
+				return false, fmt.Errorf("creating the Widget CRD: %w", err)
+			}
+			return false, nil
+		case err != nil || crd.DeletionTimestamp != nil:
 			return false, nil
 		}
 		for _, cond := range crd.Status.Conditions {
