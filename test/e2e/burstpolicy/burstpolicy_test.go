@@ -732,13 +732,7 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 	})
 
 	labels := map[string]string{"app": "rb"}
-	spec := podSpec()
-	spec.Tolerations = []corev1.Toleration{tolerateRB}
-	// The local pool or a virtual node.
-	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
-		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: pool, Operator: corev1.NodeSelectorOpIn, Values: []string{"rb"}}}},
-		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"eklet"}}}},
-	}}}}
+	spec := poolSpec("rb") // the local pool or a virtual node
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
@@ -761,23 +755,9 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 			t.Fatal(err)
 		}
 	}
-	onNode := func(pods []corev1.Pod) (local, virtual, other int) {
-		for _, p := range pods {
-			switch {
-			case p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning:
-				other++
-			case p.Spec.NodeName == node:
-				local++
-			case p.Spec.NodeName == virtualNode:
-				virtual++
-			default:
-				other++
-			}
-		}
-		return local, virtual, other
-	}
+
 	pods := e.waitPods(ctx, t, ns, labels, "1 local and 2 burst replicas, the burst ones with the deletion cost", func(pods []corev1.Pod) bool {
-		local, virtual, other := onNode(pods)
+		local, virtual, other := onPool("rb", pods)
 		if local != 1 || virtual != 2 || other != 0 {
 			return false
 		}
@@ -814,7 +794,7 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 		if terminating > 1 {
 			t.Errorf("%d evictions in flight at once: %s", terminating, describe(pods))
 		}
-		local, virtual, other := onNode(pods)
+		local, virtual, other := onPool("rb", pods)
 		return local == 2 && virtual == 1 && other == 0 && len(pods) == 3
 	})
 	t.Logf("after: %s", describe(pods))
