@@ -206,8 +206,8 @@ func (r *run) killLeaders(ctx context.Context) {
 	}
 }
 
-// failover waits until the survivor holds the Lease, changes the probe's
-// spec and waits until the leader reconciled that change.
+// failover changes the probe's spec, then waits until the survivor holds
+// the Lease and has reconciled that change.
 func (r *run) failover(survivor *replica, killed string) error {
 	ctx, cancel := context.WithTimeout(r.ctx, failoverTimeout)
 	defer cancel()
