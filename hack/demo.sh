@@ -12,13 +12,31 @@ mkdir -p "$dir/logs"
 dir=$(cd "$dir" && pwd)
 k8s_bin=${EDGEPLANE_K8S_BIN_DIR:-$root/bin/k8s/v1.37.0}
 kubectl() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
-cloudsim_addr=${DEMO_CLOUDSIM_ADDR:-127.0.0.1:39600}
-webhook_addr=127.0.0.1:39443
-floatip_extender_addr=127.0.0.1:39040
-floatip_api_addr=127.0.0.1:39041
+# Fixed loopback ports below Linux's ephemeral range (32768-60999), from which
+# the local cluster's components draw theirs, so the two never collide. Each
+# can be moved with its DEMO_* variable (the examples name the emulator's
+# address 127.0.0.1:29600: move it and they are not Ready).
+cloudsim_addr=${DEMO_CLOUDSIM_ADDR:-127.0.0.1:29600}
+webhook_addr=${DEMO_WEBHOOK_ADDR:-127.0.0.1:29443}
+floatip_extender_addr=${DEMO_FLOATIP_EXTENDER_ADDR:-127.0.0.1:29040}
+floatip_api_addr=${DEMO_FLOATIP_API_ADDR:-127.0.0.1:29041}
+metrics_addr=${DEMO_METRICS_ADDR:-127.0.0.1:29080}
+health_addr=${DEMO_HEALTH_ADDR:-127.0.0.1:29081}
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# require_free ADDR...: fails naming the first address something already
+# listens on (a previous demo is stopped with make demo-down).
+require_free() {
+	local addr
+	for addr in "$@"; do
+		if (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
+			echo "$addr is in use; stop what listens there (make demo-down for an earlier demo) or move it with its DEMO_* variable (hack/demo.sh)" >&2
+			return 1
+		fi
+	done
+}
 
 # start NAME CMD...: runs CMD detached, logging to DIR/logs/NAME.log, pid in DIR/NAME.pid.
 start() {
@@ -53,6 +71,9 @@ wait_for() {
 }
 
 up() {
+	# The emulator and the manager may be running already (make demo twice).
+	alive "$dir/cloudsim.pid" || require_free "$cloudsim_addr"
+	alive "$dir/manager.pid" || require_free "$webhook_addr" "$floatip_extender_addr" "$floatip_api_addr" "$metrics_addr" "$health_addr"
 	go build -o bin/localcluster ./hack/localcluster
 	say "Starting the local cluster (3 kwok nodes and 1 virtual node) in $dir"
 	# The scheduler sends pods that request float IPs to the manager's
@@ -107,12 +128,12 @@ up() {
 	start manager bin/edgeplane-manager --kubeconfig "$dir/kubeconfig" --cluster-name demo \
 		--tenant-endpoints "http://$cloudsim_addr" \
 		--leader-elect --leader-election-namespace edgeplane-system \
-		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
+		--metrics-bind-address "$metrics_addr" --health-probe-bind-address "$health_addr" \
 		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
 		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr" \
 		--aia-provider-config tencentcloud
-	wait_for "the manager to be ready" 120 curl -fsS http://127.0.0.1:38081/readyz
+	wait_for "the manager to be ready" 120 curl -fsS "http://$health_addr/readyz"
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
 

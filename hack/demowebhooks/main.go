@@ -5,7 +5,7 @@
 // Service. The manager's self-managed certificate covers that address and it
 // injects the caBundle, as it does in a cluster.
 //
-//	go run ./hack/demowebhooks --url https://127.0.0.1:39443 < config/webhook/manifests.yaml | kubectl apply -f -
+//	go run ./hack/demowebhooks --url https://127.0.0.1:29443 < config/webhook/manifests.yaml | kubectl apply -f -
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "", "the manager's webhook server, e.g. https://127.0.0.1:39443 (required)")
+	url := flag.String("url", "", "the manager's webhook server, e.g. https://127.0.0.1:29443 (required)")
 	prefix := flag.String("prefix", "edgeplane-", "prefix of the configurations' names (the manager's --*-webhook-configuration flags)")
 	flag.Parse()
 	if err := run(os.Stdin, os.Stdout, strings.TrimSuffix(*url, "/"), *prefix); err != nil {

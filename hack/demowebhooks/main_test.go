@@ -13,11 +13,11 @@ func TestRewritesEveryWebhookToTheURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(bytes.NewReader(in), &out, "https://127.0.0.1:39443", "edgeplane-"); err != nil {
+	if err := run(bytes.NewReader(in), &out, "https://127.0.0.1:29443", "edgeplane-"); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
-	if n, want := strings.Count(got, "url: https://127.0.0.1:39443/"), strings.Count(string(in), "path: /"); n != want || n == 0 {
+	if n, want := strings.Count(got, "url: https://127.0.0.1:29443/"), strings.Count(string(in), "path: /"); n != want || n == 0 {
 		t.Errorf("%d webhooks call the URL, want %d:\n%s", n, want, got)
 	}
 	for _, name := range []string{"name: edgeplane-mutating-webhook-configuration", "name: edgeplane-validating-webhook-configuration"} {

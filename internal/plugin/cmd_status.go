@@ -21,8 +21,12 @@ Cluster-scoped kinds are always listed; namespaced kinds in -n (or the
 context's namespace), or everywhere with -A. Kinds whose CRD is not
 installed are skipped.
 
+With --require-ready the command exits 3 when any object it lists is not
+Ready (after printing them all), so a script or CI job can wait on it.
+
 Examples:
   kubectl edgeplane status -A
+  kubectl edgeplane status -A --require-ready || echo "not everything is Ready"
   kubectl edgeplane status -n team-a -o wide
   kubectl edgeplane status -A -o json | jq '.items[].metadata.name'
 `
@@ -31,6 +35,7 @@ func runStatus(ctx context.Context, args []string, streams genericiooptions.IOSt
 	fs := flagSet("status")
 	cf, all := kubeFlags(fs)
 	output := fs.StringP("output", "o", "", "Output format: wide, yaml or json (the objects as a v1 List). Default: a table.")
+	requireReady := fs.Bool("require-ready", false, "Exit 3 when any listed object is not Ready (errors still exit 1).")
 	if code, done := parse(fs, statusUsage, args, streams); done {
 		return code
 	}
@@ -82,5 +87,21 @@ func runStatus(ctx context.Context, args []string, streams genericiooptions.IOSt
 	if listErr != nil {
 		return fail(streams, listErr)
 	}
+	if *requireReady {
+		if notReady := countNotReady(rows); notReady > 0 {
+			_, _ = fmt.Fprintf(streams.ErrOut, "%d of %d objects are not Ready\n", notReady, len(rows))
+			return ExitNotReady
+		}
+	}
 	return ExitOK
+}
+
+func countNotReady(rows []status.Row) int {
+	n := 0
+	for _, r := range rows {
+		if !r.IsReady() {
+			n++
+		}
+	}
+	return n
 }

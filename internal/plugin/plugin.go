@@ -31,6 +31,8 @@ const (
 	ExitOK    = 0
 	ExitError = 1
 	ExitUsage = 2
+	// ExitNotReady: status --require-ready found an object that is not Ready.
+	ExitNotReady = 3
 )
 
 // command is one verb.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	"github.com/edgeplane/edgeplane/internal/plugin/status"
 )
 
 // repo is the repository root, from this package's directory.
@@ -128,7 +129,7 @@ func TestStatus(t *testing.T) {
 	deleteOnCleanup(t, objs)
 
 	setStatus(t, cpcGVK, "", "default", map[string]any{"users": int64(2), "conditions": []any{ready("True", "Available", "", -1)}})
-	setStatus(t, cpcGVK, "", "tencentcloud", map[string]any{"conditions": []any{ready("False", "Unreachable", "DescribeAddresses: dial tcp 127.0.0.1:39600: connect: connection refused", -1)}})
+	setStatus(t, cpcGVK, "", "tencentcloud", map[string]any{"conditions": []any{ready("False", "Unreachable", "DescribeAddresses: dial tcp 127.0.0.1:29600: connect: connection refused", -1)}})
 	// ProviderConfig team-a/team-a: never reconciled.
 	setStatus(t, cbpGVK, "", "default", map[string]any{"observedGeneration": int64(0), "conditions": []any{ready("True", "Reconciled", "bursting is on", -1)}})
 	setStatus(t, bpGVK, "burst-demo", "web", map[string]any{
@@ -183,13 +184,21 @@ func TestStatus(t *testing.T) {
 			}
 		}
 	})
+	t.Run("require ready", func(t *testing.T) {
+		// The same table, then exit 3 naming how many are not Ready.
+		r := run(t, "", "status", "-A", "--require-ready")
+		if r.code != ExitNotReady || strings.TrimSpace(r.errOut) != "4 of 9 objects are not Ready" {
+			t.Fatalf("exit %d, stderr %q; want exit %d and \"4 of 9 objects are not Ready\"", r.code, r.errOut, ExitNotReady)
+		}
+		golden(t, "status-all.golden", r.out)
+	})
 	t.Run("wide", func(t *testing.T) {
 		r := run(t, "", "status", "-A", "-o", "wide")
 		if r.code != ExitOK {
 			t.Fatalf("exit %d: %s", r.code, r.errOut)
 		}
 		lines := strings.Split(strings.TrimSpace(r.out), "\n")
-		if !strings.HasSuffix(strings.TrimSpace(lines[0]), "AGE") || !strings.Contains(r.out, "dial tcp 127.0.0.1:39600: connect: connection refused") {
+		if !strings.HasSuffix(strings.TrimSpace(lines[0]), "AGE") || !strings.Contains(r.out, "dial tcp 127.0.0.1:29600: connect: connection refused") {
 			t.Errorf("wide output lacks the AGE column or the full message:\n%s", r.out)
 		}
 		if got, want := len(lines), 9+2; got != want {
@@ -254,4 +263,26 @@ func TestStatus(t *testing.T) {
 			t.Errorf("exit %d, stderr %s", r, errOut.String())
 		}
 	})
+}
+
+func TestCountNotReady(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ready []string
+		want  int
+	}{
+		"none":           {want: 0},
+		"all ready":      {ready: []string{"True", "True"}, want: 0},
+		"false counts":   {ready: []string{"True", "False"}, want: 1},
+		"unknown counts": {ready: []string{"Unknown", "True", "False"}, want: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var rows []status.Row
+			for _, r := range tc.ready {
+				rows = append(rows, status.Row{Ready: r})
+			}
+			if got := countNotReady(rows); got != tc.want {
+				t.Errorf("countNotReady = %d, want %d", got, tc.want)
+			}
+		})
+	}
 }
