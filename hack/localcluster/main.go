@@ -1,5 +1,5 @@
 // Command localcluster runs the local Kubernetes cluster of
-// internal/localcluster (etcd, kube-apiserver, kube-controller-manager,
+// internal/testsupport/localcluster (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok with fake nodes) for `make demo` and manual testing.
 //
 //	localcluster up     --dir DIR [--nodes N] [--virtual-nodes M] [--scheduler-flag F]...   # foreground; Ctrl-C stops

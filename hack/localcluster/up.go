@@ -13,7 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // Virtual nodes stand in for TKE's eklet (serverless) nodes: labelled and

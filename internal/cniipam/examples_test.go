@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // TestExamples: the example conflist and NetworkAttachmentDefinition parse

@@ -1,6 +1,6 @@
 // Package chaos is edgeplane's chaos run (issue 10, `make chaos`): two
 // edgeplane-manager processes with leader election run against a local
-// cluster (internal/localcluster) and the cloud emulator
+// cluster (internal/testsupport/localcluster) and the cloud emulator
 // (cmd/edgeplane-cloudsim) while annotated pods, labelled nodes, float-IP
 // workloads, IngressDaemonSet rollouts and burst workloads churn, the leader
 // is killed with SIGKILL, fault windows (the emulator's fault sets, revoked

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // faultWindows opens one fault window at a time, of kinds dealt without

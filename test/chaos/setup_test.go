@@ -30,10 +30,10 @@ import (
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
-	"github.com/edgeplane/edgeplane/internal/testbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 )
 
 // setUpTimeout only keeps a broken set-up from hanging the run.

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // repoRoot is the repository root (the tests read config/ and the chart).

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
 func peip(name string, mutate func(*networkingv1alpha1.PodElasticIP)) *networkingv1alpha1.PodElasticIP {

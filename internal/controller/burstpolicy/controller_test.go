@@ -26,7 +26,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/status"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
 var env *testenv.Env

@@ -28,9 +28,9 @@ import (
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
-	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/bptest"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	"github.com/edgeplane/edgeplane/internal/testsupport/bptest"
 )
 
 // clusterDefault creates the ClusterBurstPolicy "default" for the test and

@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
 var env *testenv.Env

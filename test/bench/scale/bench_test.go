@@ -70,10 +70,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
-	"github.com/edgeplane/edgeplane/internal/testbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 )
 
 const (

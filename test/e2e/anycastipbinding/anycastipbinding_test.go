@@ -40,8 +40,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // waitTimeout only keeps a broken cluster from hanging the run; nothing

@@ -10,8 +10,8 @@ import (
 	"github.com/go-logr/logr/testr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // startCluster starts a local cluster (stopped when the test ends) with

@@ -20,9 +20,9 @@ import (
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
-	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/bptest"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/bptest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // poolKey labels and taints the local nodes a scenario keeps to itself.

@@ -15,7 +15,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // TestTwoExtendersFiveHundredPods: two extender replicas (separate managers

@@ -36,10 +36,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/localcluster"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
-	"github.com/edgeplane/edgeplane/internal/testbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 )
 
 // env is a local cluster whose kube-scheduler uses the float-IP extender

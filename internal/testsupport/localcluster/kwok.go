@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // Kwok's node selection: it manages only nodes carrying this annotation, so

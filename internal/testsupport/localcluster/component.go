@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // Component names; they are also the log file names (<dir>/logs/<name>.log)

@@ -4,7 +4,7 @@
 // for fake nodes so that pods really get scheduled and reach Running without
 // containers.
 //
-// The binaries come from internal/k8sbin (built by `make k8s-bin`). Every
+// The binaries come from internal/testsupport/k8sbin (built by `make k8s-bin`). Every
 // process listens on 127.0.0.1 on a free port, writes its output to
 // <dir>/logs/<name>.log and is started with a parent-death signal, so nothing
 // outlives the test binary even when it is killed.

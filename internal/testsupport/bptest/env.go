@@ -1,6 +1,6 @@
 // Package bptest holds what the BurstPolicy tests share: the paths of the
 // scheduling.edgeplane.io CRDs, which the end-to-end tests install into the
-// local cluster (the envtest integration tests use internal/testenv, which
+// local cluster (the envtest integration tests use internal/testsupport/testenv, which
 // installs every CRD), and a third-party kind with a scale subresource.
 package bptest
 
@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // CRDPaths returns the files of the scheduling.edgeplane.io CRDs.

@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // Build builds ./cmd/<name> for each name into dir with one `go build` and
