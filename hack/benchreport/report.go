@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,13 +42,37 @@ type Target struct {
 	Issue   int     `json:"issue"`
 	What    string  `json:"what"`
 	Command string  `json:"command"`
+	// Formula says how the figure's bound (the denominator of a ratio, or
+	// the bound itself) is computed, printed next to the figure.
+	Formula string `json:"formula,omitempty"`
+	// Runs is how many runs the median needs (default DefaultRuns): one run
+	// on a noisy machine proves nothing.
+	Runs int `json:"runs,omitempty"`
 }
 
-// TargetResult is a target with this run's figure.
+// DefaultRuns is the fewest runs a target's median is taken over unless the
+// target asks for more.
+const DefaultRuns = 3
+
+// Statuses of a target.
+const (
+	StatusMet        = "met"
+	StatusMissed     = "missed"
+	StatusNotRun     = "not run"
+	StatusTooFewRuns = "too few runs"
+)
+
+// TargetResult is a target with its figure: the median over the runs, with
+// their minimum and maximum.
 type TargetResult struct {
 	Target
+	// Value is the median of the runs' figures.
 	Value *float64 `json:"value"`
-	// Status is met, missed or not run.
+	Min   *float64 `json:"min,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
+	// Figures are the runs' figures in the order they ran.
+	Figures []float64 `json:"figures,omitempty"`
+	// Status is met or missed (by the median), not run, or too few runs.
 	Status string `json:"status"`
 }
 
@@ -61,6 +86,7 @@ type Report struct {
 	Met       int            `json:"met"`
 	Missed    int            `json:"missed"`
 	NotRun    int            `json:"notRun"`
+	TooFew    int            `json:"tooFewRuns"`
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)
@@ -125,47 +151,98 @@ func LoadTargets(path string) ([]Target, error) {
 		if t.Benchmark == "" || t.Metric == "" || t.Command == "" || (t.Op != "<=" && t.Op != ">=") {
 			return nil, fmt.Errorf("%s: target %d needs benchmark, metric, command and op <= or >=", path, i)
 		}
+		if t.Runs < 0 {
+			return nil, fmt.Errorf("%s: target %d: runs %d is negative", path, i, t.Runs)
+		}
 	}
 	return ts, nil
 }
 
-// Build joins the results with the targets. A benchmark name matches its
-// sub-benchmarks too (BenchmarkX matches BenchmarkX/case); the target takes
-// the worst figure among them.
+// Build joins the results with the targets. Repeated lines of one benchmark
+// (go test -count N) are its runs, the k-th line of a name being run k. A
+// benchmark name matches its sub-benchmarks too (BenchmarkX matches
+// BenchmarkX/case): a run's figure is the worst among them in that run. The
+// target's figure is the median of the runs, judged against the bound only
+// when there are at least Runs of them.
 func Build(results []Result, targets []Target, env Env) Report {
 	rep := Report{Env: env, Results: results}
 	for _, t := range targets {
-		tr := TargetResult{Target: t, Status: "not run"}
-		for _, r := range results {
-			if r.Name != t.Benchmark && !strings.HasPrefix(r.Name, t.Benchmark+"/") {
-				continue
-			}
-			v, ok := r.Metrics[t.Metric]
-			if !ok {
-				continue
-			}
-			if tr.Value == nil || worse(t.Op, v, *tr.Value) {
-				tr.Value = &v
-			}
-		}
-		if tr.Value != nil {
-			if (t.Op == "<=" && *tr.Value <= t.Bound) || (t.Op == ">=" && *tr.Value >= t.Bound) {
-				tr.Status = "met"
-			} else {
-				tr.Status = "missed"
+		tr := TargetResult{Target: t, Status: StatusNotRun}
+		tr.Figures = runFigures(results, t)
+		if len(tr.Figures) > 0 {
+			med, lo, hi := spread(tr.Figures)
+			tr.Value, tr.Min, tr.Max = &med, &lo, &hi
+			switch {
+			case len(tr.Figures) < t.minRuns():
+				tr.Status = StatusTooFewRuns
+			case (t.Op == "<=" && med <= t.Bound) || (t.Op == ">=" && med >= t.Bound):
+				tr.Status = StatusMet
+			default:
+				tr.Status = StatusMissed
 			}
 		}
 		switch tr.Status {
-		case "met":
+		case StatusMet:
 			rep.Met++
-		case "missed":
+		case StatusMissed:
 			rep.Missed++
+		case StatusTooFewRuns:
+			rep.TooFew++
 		default:
 			rep.NotRun++
 		}
 		rep.Targets = append(rep.Targets, tr)
 	}
 	return rep
+}
+
+func (t Target) minRuns() int {
+	if t.Runs > 0 {
+		return t.Runs
+	}
+	return DefaultRuns
+}
+
+// runFigures returns the target's figure of each run, in run order.
+func runFigures(results []Result, t Target) []float64 {
+	seen := map[string]int{} // lines of each name so far: the run a line belongs to
+	var figs []float64
+	for _, r := range results {
+		if r.Name != t.Benchmark && !strings.HasPrefix(r.Name, t.Benchmark+"/") {
+			continue
+		}
+		run := seen[r.Name]
+		seen[r.Name]++
+		v, ok := r.Metrics[t.Metric]
+		if !ok {
+			continue
+		}
+		switch {
+		case run == len(figs):
+			figs = append(figs, v)
+		case run < len(figs):
+			if worse(t.Op, v, figs[run]) {
+				figs[run] = v
+			}
+		default:
+			// A sub-benchmark ran more often than the others ran at all:
+			// its extra run stands alone.
+			figs = append(figs, v)
+		}
+	}
+	return figs
+}
+
+// spread returns the median, minimum and maximum of figs (not empty).
+func spread(figs []float64) (median, lo, hi float64) {
+	s := slices.Clone(figs)
+	slices.Sort(s)
+	n := len(s)
+	median = s[n/2]
+	if n%2 == 0 {
+		median = (s[n/2-1] + s[n/2]) / 2
+	}
+	return median, s[0], s[n-1]
 }
 
 func worse(op string, v, than float64) bool {
@@ -182,16 +259,20 @@ func (r Report) Render() ([]byte, []byte, error) {
 		return nil, nil, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# edgeplane benchmark report\n\nGenerated %s by `make bench` (%s, %s/%s, %s). Every figure comes from this one run on this machine. JSON twin: `bench/report.json`.\n\n",
-		r.Generated, r.GoVersion, r.Env.GOOS, r.Env.GOARCH, r.Env.CPU)
-	fmt.Fprintf(&b, "## Targets (%d met, %d missed, %d not run)\n\n| issue | what | figure | target | status | reproduce |\n|---|---|---|---|---|---|\n",
-		r.Met, r.Missed, r.NotRun)
+	fmt.Fprintf(&b, "# edgeplane benchmark report\n\nGenerated %s by `make bench` (%s, %s/%s, %s). Every figure comes from this machine; a target's figure is the median of its runs (at least %d), with their minimum and maximum. JSON twin: `bench/report.json`.\n\n",
+		r.Generated, r.GoVersion, r.Env.GOOS, r.Env.GOARCH, r.Env.CPU, DefaultRuns)
+	fmt.Fprintf(&b, "## Targets (%d met, %d missed, %d with too few runs, %d not run)\n\n| issue | what | median (min–max, runs) | bound | target | status | reproduce |\n|---|---|---|---|---|---|---|\n",
+		r.Met, r.Missed, r.TooFew, r.NotRun)
 	for _, t := range r.Targets {
 		val := "—"
 		if t.Value != nil {
-			val = format(*t.Value)
+			val = fmt.Sprintf("%s (%s–%s, %d)", format(*t.Value), format(*t.Min), format(*t.Max), len(t.Figures))
 		}
-		fmt.Fprintf(&b, "| %d | %s (`%s` %s) | %s | %s %s | %s | `%s` |\n", t.Issue, t.What, t.Benchmark, t.Metric, val, t.Op, format(t.Bound), t.Status, t.Command)
+		formula := t.Formula
+		if formula == "" {
+			formula = "—"
+		}
+		fmt.Fprintf(&b, "| %d | %s (`%s` %s) | %s | %s | %s %s | %s | `%s` |\n", t.Issue, t.What, t.Benchmark, t.Metric, val, formula, t.Op, format(t.Bound), t.Status, t.Command)
 	}
 	fmt.Fprintf(&b, "\n## Every figure\n\n| package | benchmark | n | figures |\n|---|---|---|---|\n")
 	for _, res := range r.Results {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,11 +34,12 @@ func TestParseAndBuild(t *testing.T) {
 		results[2].Metrics["floatip/plain"] != 1.217 || results[0].Name != "BenchmarkBurst1000Pending/paced" {
 		t.Fatalf("parsed %+v", results)
 	}
+	// One run each (Runs: 1): judged on that run alone.
 	targets := []Target{
-		{Benchmark: "BenchmarkBurst1000Pending", Metric: "p99-ms", Op: "<=", Bound: 2000},
-		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "floatip/plain", Op: "<=", Bound: 1.25},
-		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "allocations/s", Op: ">=", Bound: 100},
-		{Benchmark: "BenchmarkMissing", Metric: "x", Op: "<=", Bound: 1},
+		{Benchmark: "BenchmarkBurst1000Pending", Metric: "p99-ms", Op: "<=", Bound: 2000, Runs: 1},
+		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "floatip/plain", Op: "<=", Bound: 1.25, Runs: 1, Formula: "plain pods' time"},
+		{Benchmark: "BenchmarkFloatIP2000Pods", Metric: "allocations/s", Op: ">=", Bound: 100, Runs: 1},
+		{Benchmark: "BenchmarkMissing", Metric: "x", Op: "<=", Bound: 1, Runs: 1},
 	}
 	rep := Build(results, targets, env)
 	var got []string
@@ -64,8 +66,55 @@ func TestParseAndBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| 0 |  (`BenchmarkFloatIP2000Pods` floatip/plain) | 1.217 | <= 1.25 | met |") || !strings.Contains(string(js), `"status": "missed"`) {
+	if !strings.Contains(string(md), "| 0 |  (`BenchmarkFloatIP2000Pods` floatip/plain) | 1.217 (1.217–1.217, 1) | plain pods' time | <= 1.25 | met |") || !strings.Contains(string(js), `"status": "missed"`) {
 		t.Errorf("rendered:\n%s\n%s", md, js)
+	}
+}
+
+// go test -count 3: each run prints every sub-benchmark again.
+const raw3 = `pkg: github.com/edgeplane/edgeplane/internal/controller/burstpolicy
+BenchmarkBurst1000Pending/paced-2         	       1	1200 ns/op	 1030 p99-ms
+BenchmarkBurst1000Pending/unpaced-2       	       1	1300 ns/op	 1900 p99-ms
+BenchmarkBurst1000Pending/paced-2         	       1	1200 ns/op	 2100 p99-ms
+BenchmarkBurst1000Pending/unpaced-2       	       1	1300 ns/op	 1500 p99-ms
+BenchmarkBurst1000Pending/paced-2         	       1	1200 ns/op	  900 p99-ms
+BenchmarkBurst1000Pending/unpaced-2       	       1	1300 ns/op	 1700 p99-ms
+pkg: github.com/edgeplane/edgeplane/test/bench/failover
+BenchmarkLeaderFailover-2   	       1	1 ns/op	  0.9 failover/bound
+BenchmarkLeaderFailover-2   	       1	1 ns/op	  0.8 failover/bound
+`
+
+func TestMedianOfRuns(t *testing.T) {
+	results, env, err := Parse(strings.NewReader(raw3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Build(results, []Target{
+		{Benchmark: "BenchmarkBurst1000Pending", Metric: "p99-ms", Op: "<=", Bound: 2000},
+		{Benchmark: "BenchmarkBurst1000Pending", Metric: "p99-ms", Op: "<=", Bound: 1800},
+		{Benchmark: "BenchmarkLeaderFailover", Metric: "failover/bound", Op: "<=", Bound: 1},
+		{Benchmark: "BenchmarkLeaderFailover", Metric: "failover/bound", Op: "<=", Bound: 1, Runs: 2},
+	}, env)
+	var got []string
+	for _, tr := range rep.Targets {
+		got = append(got, fmt.Sprintf("%v median %s min %s max %s %s", tr.Figures, format(*tr.Value), format(*tr.Min), format(*tr.Max), tr.Status))
+	}
+	want := []string{
+		// Each run's worst sub-benchmark (1900, 2100, 1700); the median
+		// judges, so one slow run does not miss the target...
+		"[1900 2100 1700] median 1900 min 1700 max 2100 met",
+		// ...and one fast run does not meet it.
+		"[1900 2100 1700] median 1900 min 1700 max 2100 missed",
+		// Two runs are too few for the default three; an even count's
+		// median is the mean of the middle two.
+		"[0.9 0.8] median 0.85 min 0.8 max 0.9 too few runs",
+		"[0.9 0.8] median 0.85 min 0.8 max 0.9 met",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	if rep.Met != 2 || rep.Missed != 1 || rep.TooFew != 1 || rep.NotRun != 0 {
+		t.Errorf("counts met %d missed %d too few %d not run %d", rep.Met, rep.Missed, rep.TooFew, rep.NotRun)
 	}
 }
 
@@ -81,6 +130,7 @@ func TestLoadTargetsChecksEveryEntry(t *testing.T) {
 		"unknown field": `- {benchmark: B, metric: m, op: "<=", bound: 1, command: c, bogus: 1}`,
 		"bad op":        `- {benchmark: B, metric: m, op: "<", bound: 1, command: c}`,
 		"no command":    `- {benchmark: B, metric: m, op: "<=", bound: 1}`,
+		"negative runs": `- {benchmark: B, metric: m, op: "<=", bound: 1, command: c, runs: -1}`,
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
