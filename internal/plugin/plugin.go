@@ -3,10 +3,11 @@
 //	kubectl edgeplane status   one table over every edgeplane object
 //	kubectl edgeplane convert  legacy manifests → edgeplane CRs (GitOps)
 //	kubectl edgeplane orphans  cloud addresses no CR owns (report only)
+//	kubectl edgeplane why      why a pod, node or object is not served
 //	kubectl edgeplane release  let go of a resource whose cloud account is gone
 //
 // The command glue (flags, clients, output) lives here, one file per verb;
-// the logic is in the subpackages status, convert, orphans and release. Flags follow
+// the logic is in the subpackages status, convert, orphans, why and release. Flags follow
 // kubectl: the kubeconfig flags of cli-runtime (--kubeconfig, --context,
 // -n/--namespace, ...), -A/--all-namespaces and -o/--output.
 package plugin
@@ -44,6 +45,7 @@ func commands() []command {
 		{name: "status", short: "One table of every edgeplane object: Ready or not and why, pool usage, bound IPs", usage: statusUsage, run: runStatus},
 		{name: "convert", short: "Convert legacy manifests into edgeplane CRs (stdout, for GitOps repositories)", usage: convertUsage, run: runConvert},
 		{name: "orphans", short: "List cloud addresses tagged for this cluster that no CR owns (read-only)", usage: orphansUsage, run: runOrphans},
+		{name: "why", short: "Why a pod, node or edgeplane object is not served (or that it is): the one reason, what governs it, Events, the cloud", usage: whyUsage, run: runWhy},
 		{name: "release", short: "Let a deleted resource go, keeping its cloud object (--keep-cloud; for an account that is gone)", usage: releaseUsage, run: runRelease},
 	}
 }
