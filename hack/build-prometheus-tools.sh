@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds promtool and promql-metrics from the Prometheus module that
 # hack/prometheus/go.mod pins into bin/prometheus/<version>/, for the alert-rule
-# and dashboard tests (test/alerts, test/dashboard). Each binary is built once
+# and dashboard tests (test/monitoring). Each binary is built once
 # and cached; a stamp file records what it was built from.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins promtool, which `make test` runs (test/alerts) to check
+// Package tools pins promtool, which `make test` runs (test/monitoring) to check
 // the chart's alert rules with `promtool test rules`.
 package tools
 

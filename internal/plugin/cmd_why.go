@@ -5,10 +5,8 @@ import (
 	"fmt"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/plugin/why"
-	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 const whyUsage = `Explain why a pod, a node or an edgeplane object is not served, or say that
@@ -58,17 +56,9 @@ func runWhy(ctx context.Context, args []string, streams genericiooptions.IOStrea
 		_, _ = fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
 		return ExitUsage
 	}
-	cfg, err := cf.ToRESTConfig()
+	_, c, err := typedClient(cf)
 	if err != nil {
 		return fail(streams, err)
-	}
-	scheme, err := edgescheme.New()
-	if err != nil {
-		return fail(streams, err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fail(streams, fmt.Errorf("creating a client: %w", err))
 	}
 	g := &why.Gatherer{Client: c, ClusterName: *clusterName, TenantEndpoints: *tenantEndpoints, Cloud: *cloud}
 	facts, err := g.Gather(ctx, target)

@@ -24,7 +24,11 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 // Exit codes.
@@ -151,4 +155,22 @@ func checkOutput(o string, allowed ...string) error {
 func fail(streams genericiooptions.IOStreams, err error) int {
 	_, _ = fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
 	return ExitError
+}
+
+// typedClient returns the REST config of the kubeconfig flags and a client
+// with edgeplane's scheme.
+func typedClient(cf *genericclioptions.ConfigFlags) (*rest.Config, client.Client, error) {
+	cfg, err := cf.ToRESTConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	scheme, err := edgescheme.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating a client: %w", err)
+	}
+	return cfg, c, nil
 }

@@ -71,6 +71,10 @@ const (
 // as written (the translators' and the float-IP extender's).
 var requestEventReasons = []string{"InvalidAnnotation", "UnsupportedFloatIPRequest", "InvalidLabel", "InvalidLegacyAnnotation"}
 
+// reasonInvalidSpec is a PodElasticIP's Ready reason when its spec (or
+// the pod annotation it was translated from) cannot be used.
+const reasonInvalidSpec = "InvalidSpec"
+
 // inProgress are Ready reasons of an AnycastIPBinding that is still being
 // bound rather than failing.
 var inProgress = []string{"Binding", "Creating", "NoStatus", "Progressing", "ReconcileSuccess", ""}
@@ -145,6 +149,10 @@ func decidePod(v Verdict, f Facts) Verdict {
 			return notServed(v, ReasonTranslationPending, "the pod's aws-pod-eip-controller annotation has no PodElasticIP yet")
 		}
 		for _, g := range peips {
+			if e, ok := requestEvent(f); ok && g.Reason == reasonInvalidSpec {
+				// The translator's Event names the pod's own input.
+				return notServed(v, e.Reason, e.Message)
+			}
 			if g.Ready != "True" {
 				return causeOf(v, g)
 			}
@@ -224,7 +232,11 @@ func decideNode(v Verdict, f Facts) Verdict {
 				if n.Tainted {
 					taint = "; the node keeps its no-aia-ip taint until then"
 				}
-				return notServed(v, ReasonNodeNotBound, fmt.Sprintf("%s is not bound yet (%s: %s)%s", g.Ref, g.Reason, g.Message, taint))
+				state := g.Reason
+				if g.Message != "" {
+					state += ": " + g.Message
+				}
+				return notServed(v, ReasonNodeNotBound, fmt.Sprintf("%s is not bound yet (%s)%s", g.Ref, state, taint))
 			}
 			return causeOf(v, g)
 		}

@@ -228,9 +228,11 @@ func (g *Gatherer) events(ctx context.Context, objs map[Ref]client.Object) []Eve
 		}
 		return strings.Compare(b.Type, a.Type)
 	})
+	// One Event per object, type and reason, the newest: a retried failure
+	// shows once, not once per retry.
 	var out []Event
 	for _, d := range all {
-		if !slices.Contains(out, d.Event) {
+		if !slices.ContainsFunc(out, func(e Event) bool { return e.Object == d.Object && e.Type == d.Type && e.Reason == d.Reason }) {
 			out = append(out, d.Event)
 		}
 		if len(out) == maxEvents {
