@@ -35,8 +35,8 @@ func runWhy(ctx context.Context, args []string, streams genericiooptions.IOStrea
 	cloud := fs.Bool("cloud", true, "Read the address from the cloud with the provider config's credentials (needs read access to its Secret).")
 	clusterName := fs.String("cluster-name", "", "Cluster identity of configs that set no clusterIdentity (the manager's --cluster-name). Empty: the kube-system namespace's UID.")
 	tenantEndpoints := fs.StringSlice("tenant-endpoints", nil, "Endpoint overrides tenants' ProviderConfigs may use (the manager's --tenant-endpoints).")
-	positional, rest := splitPositional(args)
-	if code, done := parse(fs, whyUsage, rest, streams); done {
+	positional, code, done := parseArgs(fs, whyUsage, args, streams)
+	if done {
 		return code
 	}
 	if len(positional) != 1 {

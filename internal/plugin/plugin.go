@@ -102,20 +102,28 @@ func flagSet(name string) *pflag.FlagSet {
 // parse parses args; done is true when the command must stop with code
 // (help printed, or a usage error).
 func parse(fs *pflag.FlagSet, help string, args []string, streams genericiooptions.IOStreams) (code int, done bool) {
+	positional, code, done := parseArgs(fs, help, args, streams)
+	if !done && len(positional) > 0 {
+		_, _ = fmt.Fprintf(streams.ErrOut, "Error: unexpected arguments: %s\n\n%s\nFlags:\n%s", strings.Join(positional, " "), help, fs.FlagUsages())
+		return ExitUsage, true
+	}
+	return code, done
+}
+
+// parseArgs is parse for a command that takes arguments: they may come
+// before, between or after the flags, as with kubectl.
+func parseArgs(fs *pflag.FlagSet, help string, args []string, streams genericiooptions.IOStreams) (positional []string, code int, done bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		_, _ = fmt.Fprintf(streams.Out, "%s\nFlags:\n%s", help, fs.FlagUsages())
-		return ExitOK, true
-	}
-	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return nil, ExitOK, true
 	}
 	if err != nil {
 		_, _ = fmt.Fprintf(streams.ErrOut, "Error: %v\n\n%s\nFlags:\n%s", err, help, fs.FlagUsages())
-		return ExitUsage, true
+		return nil, ExitUsage, true
 	}
-	return ExitOK, false
+	return fs.Args(), ExitOK, false
 }
 
 // kubeFlags adds kubectl's connection flags and -A.

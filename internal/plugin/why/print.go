@@ -27,7 +27,7 @@ func PrintText(w io.Writer, v Verdict) error {
 			if l.Detail != "" {
 				line += "\t" + l.Detail
 			}
-			fmt.Fprintln(tw, line)
+			_, _ = fmt.Fprintln(tw, line) // a write error surfaces from Flush
 		}
 		if err := tw.Flush(); err != nil {
 			return err

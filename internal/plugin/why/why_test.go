@@ -154,7 +154,7 @@ func TestWhyGolden(t *testing.T) {
 		{"pod-quota.golden", []string{"pod/web-1", "-n", ns}, "CannotCreateExternalResource"},
 		{"pod-invalid-annotation.golden", []string{"web-2", "-n", ns}, "InvalidAnnotation"},
 		{"pod-no-free-floatip.golden", []string{"pod/fip-1", "-n", ns}, ""},
-		{"pod-floor-held.golden", []string{"pod/batch-0", "-n", ns}, ""},
+		{"pod-floor-held.golden", []string{"-n", ns, "pod/batch-0"}, ""},
 		{"node-not-bound.golden", []string{"node/" + aiaNode}, "AnycastIPPending"},
 		{"peip-quota.golden.json", []string{"peip/web-1", "-n", ns, "-o", "json"}, "CannotCreateExternalResource"},
 	} {
