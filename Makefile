@@ -18,9 +18,12 @@ FUZZ_TIME   ?= 10s
 
 CNI_PLUGINS_VERSION := $(shell awk '$$1 == "github.com/containernetworking/plugins" || ($$1 == "require" && $$2 == "github.com/containernetworking/plugins") {print $$NF; exit}' hack/cni/go.mod)
 CNI_BIN     := bin/cni/$(CNI_PLUGINS_VERSION)
+PROMETHEUS_VERSION := $(shell awk '$$1 == "github.com/prometheus/prometheus" || ($$1 == "require" && $$2 == "github.com/prometheus/prometheus") {print $$NF; exit}' hack/prometheus/go.mod)
+PROMETHEUS_BIN := bin/prometheus/$(PROMETHEUS_VERSION)
 
 export EDGEPLANE_K8S_BIN_DIR := $(CURDIR)/$(K8S_BIN)
 export EDGEPLANE_CNI_BIN_DIR := $(CURDIR)/$(CNI_BIN)
+export EDGEPLANE_PROMETHEUS_BIN_DIR := $(CURDIR)/$(PROMETHEUS_BIN)
 
 ##@ General
 
@@ -76,6 +79,10 @@ image: ## Build the container image (needs docker or podman; not available on th
 cni-plugins: ## Build the reference CNI plugins (bridge, macvlan, loopback) and cnitool for the CNI tests and cni-demo into bin/cni/<version> (cached).
 	hack/build-cni-plugins.sh
 
+.PHONY: prometheus-tools
+prometheus-tools: ## Build promtool and promql-metrics (alert-rule and dashboard tests) from the Prometheus module into bin/prometheus/<version> (cached).
+	hack/build-prometheus-tools.sh
+
 .PHONY: k8s-bin
 k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/<version> (cached).
 	hack/build-k8s.sh
@@ -83,7 +90,7 @@ k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 ##@ Test
 
 .PHONY: test
-test: k8s-bin cni-plugins ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
+test: k8s-bin cni-plugins prometheus-tools ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
 	hack/install-compat-tools.sh
 	@# A count, not a duration: on a loaded machine a timed run can end with the
 	@# fuzzer's own "context deadline exceeded" while a worker is still busy.

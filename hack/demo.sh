@@ -165,6 +165,15 @@ up() {
 	kubectl get edgeplane -A
 	say "kubectl edgeplane status -A (the plugin: bin/kubectl-edgeplane)"
 	bin/kubectl-edgeplane status -A --kubeconfig "$dir/kubeconfig"
+	say "kubectl edgeplane why: a pod held on purpose (examples/burstpolicy/floor-held.yaml)"
+	# Its one replica must stay local and no local node has the CPU it asks for.
+	kubectl apply -f examples/burstpolicy/floor-held.yaml > /dev/null
+	kubectl -n burst-demo wait --for=condition=LocalCapacityShort --timeout=120s burstpolicy/report > /dev/null
+	held=$(kubectl -n burst-demo get pods -l app=report -o name | head -1)
+	bin/kubectl-edgeplane why -n burst-demo "$held" --kubeconfig "$dir/kubeconfig"
+	say "kubectl edgeplane why: a served pod (its Elastic IP is bound)"
+	served=$(kubectl -n nginx-demo-ns get pods -l app=app-nginx-demo -o name | head -1)
+	bin/kubectl-edgeplane why -n nginx-demo-ns "$served" --kubeconfig "$dir/kubeconfig"
 	say "Leader"
 	kubectl -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}{"\n"}'
 	cat <<MSG

@@ -33,7 +33,7 @@ if [[ -n "$unformatted" ]]; then
 fi
 
 step "go mod tidy"
-for mod in . hack/tools hack/k8s/kubernetes hack/k8s/etcd hack/k8s/kwok hack/cni; do
+for mod in . hack/tools hack/k8s/kubernetes hack/k8s/etcd hack/k8s/kwok hack/cni hack/prometheus; do
 	if ! (cd "$mod" && go mod tidy -diff); then
 		failed+=("$mod/go.mod is not tidy: run 'go mod tidy' there")
 	fi

@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +25,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/statemetrics"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -102,6 +105,15 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		names = append(names, c.Name)
 		servesWebhooks = servesWebhooks || c.ServesWebhooks
 	}
+	// Every replica reports the objects' state from its cache (alerts and
+	// the dashboard read it), for the kinds of the controllers it runs.
+	var lease client.ObjectKey
+	if ns := leaseNamespace(o.LeaderElectionNamespace); o.LeaderElect && ns != "" {
+		lease = client.ObjectKey{Namespace: ns, Name: o.LeaderElectionID}
+	}
+	if err := mgr.Add(statemetrics.NewRunnableWithLease(mgr.GetCache(), names, mgr.GetAPIReader(), lease, log.FromContext(ctx).WithName("statemetrics"))); err != nil {
+		return nil, fmt.Errorf("adding the state metrics: %w", err)
+	}
 	m := &Manager{Manager: mgr}
 	// Without webhooks there is no server to serve, so no certificate is made.
 	if servesWebhooks && o.WebhookCertMode == CertModeSelfManaged {
@@ -140,4 +152,21 @@ func resolveClusterName(ctx context.Context, cfg *rest.Config, scheme *runtime.S
 		return "", fmt.Errorf("reading namespace kube-system for the cluster identity (or set --cluster-name): %w", err)
 	}
 	return string(ns.UID), nil
+}
+
+// inClusterNamespaceFile holds the namespace a pod runs in; controller-runtime
+// puts the Lease there when --leader-election-namespace is empty.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaseNamespace is the namespace of the leader-election Lease: the flag's,
+// else the pod's own ("" outside a pod: the Lease metric is then left out).
+func leaseNamespace(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	b, err := os.ReadFile(inClusterNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -196,6 +196,10 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	if s.cfg.Mode == ModeOff {
 		return report, nil
 	}
+	// The error counters exist at zero from the first sweep on, so that an
+	// alert's rate() or increase() sees the first error as a change.
+	sweepErrors.WithLabelValues(kind)
+	orphanDeleteErrors.WithLabelValues(kind)
 
 	objs, err := s.cfg.ListCloud(ctx)
 	if err != nil {

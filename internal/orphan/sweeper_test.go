@@ -221,6 +221,35 @@ func TestSweepRecordsLastRun(t *testing.T) {
 	if got := metricValue(t, lastSweepDuration.WithLabelValues(kind)); got != 3 {
 		t.Errorf("last sweep duration = %v, want 3", got)
 	}
+	// A sweep without errors exports the error counters at zero.
+	for _, c := range []*prometheus.CounterVec{sweepErrors, orphanDeleteErrors} {
+		if !hasSeries(c, kind) {
+			t.Errorf("no %s series for kind %q after a clean sweep", describe(c), kind)
+		}
+	}
+}
+
+// hasSeries reports whether c holds a series with label kind.
+func hasSeries(c prometheus.Collector, kind string) bool {
+	ch := make(chan prometheus.Metric, 100)
+	go func() { c.Collect(ch); close(ch) }()
+	found := false
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			found = found || l.GetName() == "kind" && l.GetValue() == kind
+		}
+	}
+	return found
+}
+
+func describe(c prometheus.Collector) string {
+	ch := make(chan *prometheus.Desc, 1)
+	c.Describe(ch)
+	return (<-ch).String()
 }
 
 func TestSweepContinuesPastFailedDelete(t *testing.T) {

@@ -8,11 +8,9 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/edgeplane/edgeplane/internal/plugin/orphans"
-	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 const orphansUsage = `List, for every ClusterProviderConfig and ProviderConfig, the cloud
@@ -52,17 +50,9 @@ func runOrphans(ctx context.Context, args []string, streams genericiooptions.IOS
 	if err != nil {
 		return fail(streams, err)
 	}
-	cfg, err := cf.ToRESTConfig()
+	cfg, c, err := typedClient(cf)
 	if err != nil {
 		return fail(streams, err)
-	}
-	scheme, err := edgescheme.New()
-	if err != nil {
-		return fail(streams, err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fail(streams, fmt.Errorf("creating a client: %w", err))
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

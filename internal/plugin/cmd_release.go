@@ -40,8 +40,8 @@ func runRelease(ctx context.Context, args []string, streams genericiooptions.IOS
 	cf, _ := kubeFlags(fs)
 	keep := fs.Bool("keep-cloud", false, "Required: leave the cloud object as it is and let the resource go.")
 	reason := fs.String("reason", "", "Why, recorded in the annotation.")
-	positional, rest := splitPositional(args)
-	if code, done := parse(fs, releaseUsage, rest, streams); done {
+	positional, code, done := parseArgs(fs, releaseUsage, args, streams)
+	if done {
 		return code
 	}
 	if len(positional) != 2 {
@@ -83,16 +83,4 @@ func runRelease(ctx context.Context, args []string, streams genericiooptions.IOS
 	}
 	_, _ = fmt.Fprintf(streams.Out, "%s %s released; the cloud side is kept (%s). The manager removes its finalizer.\n", kind.Name, positional[1], left)
 	return ExitOK
-}
-
-// splitPositional separates the leading non-flag arguments (KIND NAME) from
-// the flags.
-func splitPositional(args []string) (positional, flags []string) {
-	for i, a := range args {
-		if len(a) > 0 && a[0] == '-' {
-			return positional, args[i:]
-		}
-		positional = append(positional, a)
-	}
-	return positional, nil
 }

@@ -3,10 +3,11 @@
 //	kubectl edgeplane status   one table over every edgeplane object
 //	kubectl edgeplane convert  legacy manifests → edgeplane CRs (GitOps)
 //	kubectl edgeplane orphans  cloud addresses no CR owns (report only)
+//	kubectl edgeplane why      why a pod, node or object is not served
 //	kubectl edgeplane release  let go of a resource whose cloud account is gone
 //
 // The command glue (flags, clients, output) lives here, one file per verb;
-// the logic is in the subpackages status, convert, orphans and release. Flags follow
+// the logic is in the subpackages status, convert, orphans, why and release. Flags follow
 // kubectl: the kubeconfig flags of cli-runtime (--kubeconfig, --context,
 // -n/--namespace, ...), -A/--all-namespaces and -o/--output.
 package plugin
@@ -23,7 +24,11 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 )
 
 // Exit codes.
@@ -46,6 +51,7 @@ func commands() []command {
 		{name: "status", short: "One table of every edgeplane object: Ready or not and why, pool usage, bound IPs", usage: statusUsage, run: runStatus},
 		{name: "convert", short: "Convert legacy manifests into edgeplane CRs (stdout, for GitOps repositories)", usage: convertUsage, run: runConvert},
 		{name: "orphans", short: "List cloud addresses tagged for this cluster that no CR owns (read-only)", usage: orphansUsage, run: runOrphans},
+		{name: "why", short: "Why a pod, node or edgeplane object is not served (or that it is): the one reason, what governs it, Events, the cloud", usage: whyUsage, run: runWhy},
 		{name: "release", short: "Let a deleted resource go, keeping its cloud object (--keep-cloud; for an account that is gone)", usage: releaseUsage, run: runRelease},
 	}
 }
@@ -98,20 +104,28 @@ func flagSet(name string) *pflag.FlagSet {
 // parse parses args; done is true when the command must stop with code
 // (help printed, or a usage error).
 func parse(fs *pflag.FlagSet, help string, args []string, streams genericiooptions.IOStreams) (code int, done bool) {
+	positional, code, done := parseArgs(fs, help, args, streams)
+	if !done && len(positional) > 0 {
+		_, _ = fmt.Fprintf(streams.ErrOut, "Error: unexpected arguments: %s\n\n%s\nFlags:\n%s", strings.Join(positional, " "), help, fs.FlagUsages())
+		return ExitUsage, true
+	}
+	return code, done
+}
+
+// parseArgs is parse for a command that takes arguments: they may come
+// before, between or after the flags, as with kubectl.
+func parseArgs(fs *pflag.FlagSet, help string, args []string, streams genericiooptions.IOStreams) (positional []string, code int, done bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		_, _ = fmt.Fprintf(streams.Out, "%s\nFlags:\n%s", help, fs.FlagUsages())
-		return ExitOK, true
-	}
-	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return nil, ExitOK, true
 	}
 	if err != nil {
 		_, _ = fmt.Fprintf(streams.ErrOut, "Error: %v\n\n%s\nFlags:\n%s", err, help, fs.FlagUsages())
-		return ExitUsage, true
+		return nil, ExitUsage, true
 	}
-	return ExitOK, false
+	return fs.Args(), ExitOK, false
 }
 
 // kubeFlags adds kubectl's connection flags and -A.
@@ -151,4 +165,22 @@ func checkOutput(o string, allowed ...string) error {
 func fail(streams genericiooptions.IOStreams, err error) int {
 	_, _ = fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
 	return ExitError
+}
+
+// typedClient returns the REST config of the kubeconfig flags and a client
+// with edgeplane's scheme.
+func typedClient(cf *genericclioptions.ConfigFlags) (*rest.Config, client.Client, error) {
+	cfg, err := cf.ToRESTConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	scheme, err := edgescheme.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating a client: %w", err)
+	}
+	return cfg, c, nil
 }

@@ -82,6 +82,11 @@ func TestUsage(t *testing.T) {
 		{name: "bad output", args: []string{"status", "-o", "xml"}, wantCode: ExitUsage, wantErr: `unknown output format "xml"`},
 		{name: "convert without files", args: []string{"convert"}, wantCode: ExitUsage, wantErr: "at least one -f"},
 		{name: "convert bad output", args: []string{"convert", "-f", "-", "-o", "wide"}, wantCode: ExitUsage, wantErr: `unknown output format "wide"`},
+		// Arguments may follow the flags, as with kubectl: these reach the
+		// lookup (and find nothing) instead of failing as usage errors.
+		{name: "why, flags first", args: []string{"why", "-n", "default", "pod/nope"}, wantCode: ExitError, wantErr: `"nope" not found`},
+		{name: "release, flags first", args: []string{"release", "-n", "default", "--keep-cloud", "podelasticip", "nope"}, wantCode: ExitError, wantErr: `"nope" not found`},
+		{name: "why without an object", args: []string{"why", "-n", "default"}, wantCode: ExitUsage, wantErr: "want one object"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

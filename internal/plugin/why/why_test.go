@@ -1,0 +1,462 @@
+package why_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/plugin"
+	"github.com/edgeplane/edgeplane/internal/testbin"
+	"github.com/edgeplane/edgeplane/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	testenv.Main(m, &env)
+}
+
+const (
+	ns          = "shop"
+	eni         = "eni-0000000000000023"
+	servedIP    = "10.0.1.5"
+	quotaIP     = "10.0.1.6"
+	aiaNode     = "edge-node-1"
+	aiaInstance = "ins-edge0001"
+	galaxyNode  = "galaxy-node"
+	localNode   = "local-1"
+)
+
+// TestWhyGolden produces each kind's common failure for real, with the
+// manager (every controller) running against the API server and two cloud
+// emulators, and checks what `kubectl edgeplane why` says about it against
+// a golden file: an Elastic IP pod served and one over the account's
+// address quota, a pod with an invalid annotation, a float-IP pod whose
+// pool has no free IP, a pod held for its BurstPolicy's local floor, a node
+// whose anycast address is not bound yet (its emulator's tasks run for an
+// hour), and a PodElasticIP asked for by name, in text and JSON.
+func TestWhyGolden(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	aws := cloudsimtest.Start(t, cloudsim.Options{Seed: 23, Settings: core.Settings{
+		RateLimitsDisabled: true, EC2AddressQuota: 1, TaskDuration: core.Duration(100 * time.Millisecond),
+	}, Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{{
+		InstanceID: "i-0000000000000023", VpcID: "vpc-1", SubnetID: "subnet-1",
+		NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: []string{"10.0.0.10", servedIP, quotaIP}}},
+	}}}}})
+	// Tencent's tasks never finish within the test: a binding stays Binding.
+	tencent := cloudsimtest.Start(t, cloudsim.Options{Seed: 23, Settings: core.Settings{
+		RateLimitsDisabled: true, TaskDuration: core.Duration(time.Hour),
+	}, Fixtures: &core.Fixtures{Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{
+		InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}}}}})
+	create(t, ctx,
+		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", aws.URL()),
+		clusterConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", tencent.URL()),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+	)
+	extender := startManager(t, ctx)
+
+	// Elastic IPs: the first pod takes the account's only address, the
+	// second meets the quota, the third asks for a type that does not exist.
+	eipPod(t, ctx, "web-0", servedIP, annotations.TypeAuto)
+	waitFor(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-0"}}, "Ready=True", func(o client.Object) bool {
+		return ready(o.(*networkingv1alpha1.PodElasticIP).Status.Conditions, "True", "Available")
+	})
+	eipPod(t, ctx, "web-1", quotaIP, annotations.TypeAuto)
+	waitFor(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1"}}, "QuotaExceeded", func(o client.Object) bool {
+		return ready(o.(*networkingv1alpha1.PodElasticIP).Status.Conditions, "False", string(networkingv1alpha1.PodElasticIPReasonQuotaExceeded))
+	})
+	eipPod(t, ctx, "web-2", "", "sometimes")
+	waitForEvent(t, ctx, "web-2", "InvalidAnnotation")
+
+	// Float IPs: a pool of one IP, taken by the first pod the extender
+	// places; the second pod finds none.
+	node(t, ctx, galaxyNode, "192.168.30.10", nil)
+	create(t, ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-one"},
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.3.0.10"}, Subnet: "10.3.0.0/24", Gateway: "10.3.0.1",
+			NodeSubnets: []string{"192.168.30.0/24"}}})
+	holder := floatIPPod(t, ctx, "fip-0")
+	schedule(t, ctx, extender, holder)
+	floatIPPod(t, ctx, "fip-1")
+	waitFor(t, ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-one"}}, "no free IP", func(o client.Object) bool {
+		p := o.(*networkingv1alpha1.FloatIPPool)
+		return p.Status.Total == 1 && p.Status.Available == 0
+	})
+
+	// BurstPolicy: one replica must stay local, and the scheduler found no
+	// local node with room for it.
+	node(t, ctx, localNode, "", nil)
+	create(t, ctx, &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"},
+		Spec: schedulingv1alpha1.BurstPolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "batch"}}, LocalReplicas: 1}})
+	batch := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch-0", Labels: map[string]string{"app": "batch"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}}}}}}
+	create(t, ctx, batch)
+	batch.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/1 nodes are available: 1 Insufficient cpu.", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
+	if err := env.Client.Status().Update(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, &schedulingv1alpha1.BurstPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"}}, "LocalCapacityShort=True", func(o client.Object) bool {
+		return meta.IsStatusConditionTrue(o.(*schedulingv1alpha1.BurstPolicy).Status.Conditions, schedulingv1alpha1.TypeLocalCapacityShort)
+	})
+
+	// AnycastIPBinding: the node asks the legacy way; its address's
+	// allocation task runs (for an hour).
+	node(t, ctx, aiaNode, "", map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance})
+	waitFor(t, ctx, &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{Name: aiaNode}}, "Creating, with an address", func(o client.Object) bool {
+		b := o.(*networkingv1alpha1.AnycastIPBinding)
+		return b.Status.AddressID != "" && ready(b.Status.Conditions, "False", "Creating")
+	})
+
+	// Events are checked apart from the golden files: which Normal Events a
+	// run records, and how often a failure is retried, depend on timing.
+	for _, tc := range []struct {
+		golden string
+		args   []string
+		// event is the reason of an Event the output must list.
+		event string
+	}{
+		{"pod-served.golden", []string{"pod/web-0", "-n", ns}, "Associated"},
+		{"pod-quota.golden", []string{"pod/web-1", "-n", ns}, "CannotCreateExternalResource"},
+		{"pod-invalid-annotation.golden", []string{"web-2", "-n", ns}, "InvalidAnnotation"},
+		{"pod-no-free-floatip.golden", []string{"pod/fip-1", "-n", ns}, ""},
+		{"pod-floor-held.golden", []string{"-n", ns, "pod/batch-0"}, ""},
+		{"node-not-bound.golden", []string{"node/" + aiaNode}, "AnycastIPPending"},
+		{"peip-quota.golden.json", []string{"peip/web-1", "-n", ns, "-o", "json"}, "CannotCreateExternalResource"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			out := why(t, tc.args...)
+			var verdict, events, listed string
+			if strings.HasSuffix(tc.golden, ".json") {
+				verdict, events = splitJSON(t, out)
+				listed = `"reason":"` + tc.event + `"`
+			} else {
+				verdict, events, _ = strings.Cut(out, "\nRecent events:\n")
+				listed = " " + tc.event + " on "
+			}
+			golden(t, tc.golden, scrub(verdict))
+			// Once: a retried failure (the quota's) is one line, not one per retry.
+			if n := strings.Count(events, listed); tc.event != "" && n != 1 {
+				t.Errorf("the output lists the %s Event %d times, want once:\n%s", tc.event, n, out)
+			}
+		})
+	}
+}
+
+// splitJSON returns the -o json verdict without its events, and the events.
+func splitJSON(t *testing.T, out string) (verdict, events string) {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("-o json is not JSON: %v\n%s", err, out)
+	}
+	ev, err := json.Marshal(v["events"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(v, "events")
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n", string(ev)
+}
+
+// volatile are parts of the output that differ between runs: the
+// emulators' generated IDs and addresses, request IDs, user counts.
+var volatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`eipalloc-[0-9a-f]+`), "eipalloc-<id>"},
+	{regexp.MustCompile(`eipassoc-[0-9a-f]+`), "eipassoc-<id>"},
+	{regexp.MustCompile(`\beip-[0-9a-z]{8}\b`), "eip-<id>"},
+	{regexp.MustCompile(`\b198\.1[89]\.\d+\.\d+\b`), "<public-ip>"},
+	{regexp.MustCompile(`\b(\d+\.){3}\d+ \(anycast\)`), "<anycast-ip> (anycast)"},
+	{regexp.MustCompile(`RequestID: [0-9a-f-]+`), "RequestID: <id>"},
+	// A provider config counts its users when it is next reconciled.
+	{regexp.MustCompile(`, \d+ users?\b`), ", <n> users"},
+}
+
+func scrub(s string) string {
+	for _, v := range volatile {
+		s = v.re.ReplaceAllString(s, v.with)
+	}
+	return s
+}
+
+// why runs the plugin in-process as kubectl would run it.
+func why(t *testing.T, args ...string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	args = append([]string{"why"}, append(args, "--kubeconfig", kubeconfig)...)
+	if code := plugin.Run(testenv.Context(t), args, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}); code != plugin.ExitOK {
+		t.Fatalf("kubectl edgeplane %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+func startManager(t *testing.T, ctx context.Context) (extender string) {
+	t.Helper()
+	extender = testbin.FreeAddr(t)
+	all := manager.Controllers()
+	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	manager.BindControllerFlags(fs, all)
+	if err := fs.Parse([]string{
+		"--floatip-extender-address=" + extender, "--floatip-api-address=",
+		"--aia-provider-config=tencentcloud", "--aia-orphan-mode=off", "--podelasticip-orphan-mode=off",
+		"--podelasticip-poll-interval=1s", "--podelasticip-max-backoff=2s",
+	}); err != nil {
+		t.Fatalf("parsing controller flags: %v", err)
+	}
+	o := manager.DefaultOptions()
+	o.LeaderElect = false
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.WebhookServiceNamespace, o.WebhookHost = "default", "127.0.0.1"
+	_, port, _ := net.SplitHostPort(testbin.FreeAddr(t))
+	if _, err := fmt.Sscan(port, &o.WebhookPort); err != nil {
+		t.Fatal(err)
+	}
+	o.WebhookCertDir = t.TempDir()
+	mctx, stop := context.WithCancel(ctx)
+	mgr, err := manager.New(mctx, env.Config, o, all)
+	if err != nil {
+		stop()
+		t.Fatalf("building the manager: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Logf("manager stopped: %v", err)
+		}
+	})
+	return "http://" + extender
+}
+
+func create(t *testing.T, ctx context.Context, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string) *cloudv1alpha1.ClusterProviderConfig {
+	return &cloudv1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
+			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
+			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
+		},
+	}
+}
+
+func node(t *testing.T, ctx context.Context, name, internalIP string, labels map[string]string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	create(t, ctx, n)
+	if internalIP != "" {
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: internalIP}}
+		if err := env.Client.Status().Update(ctx, n); err != nil {
+			t.Fatalf("setting node %s's address: %v", name, err)
+		}
+	}
+}
+
+// eipPod creates a pod with aws-pod-eip-controller's type annotation,
+// running with podIP on the emulator's ENI when podIP is set.
+func eipPod(t *testing.T, ctx context.Context, name, podIP, typ string) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{annotations.Type: typ}},
+		Spec:       corev1.PodSpec{NodeName: "w1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	create(t, ctx, pod)
+	if podIP == "" {
+		return
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.PodIP, pod.Status.HostIP = podIP, "10.0.0.10"
+	pod.Status.PodIPs = []corev1.PodIP{{IP: podIP}}
+	if err := env.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func floatIPPod(t *testing.T, ctx context.Context, name string) *corev1.Pod {
+	t.Helper()
+	one := corev1.ResourceList{networkingv1alpha1.ResourceENIIP: resource.MustParse("1")}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx",
+			Resources: corev1.ResourceRequirements{Requests: one, Limits: one}}}},
+	}
+	create(t, ctx, p)
+	return p
+}
+
+// schedule filters (until the manager's cache shows the pool) and binds
+// pod to the galaxy node through the extender, as kube-scheduler does.
+func schedule(t *testing.T, ctx context.Context, extender string, pod *corev1.Pod) {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: galaxyNode}, n); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, galaxyNode+" passing the filter for "+pod.Name, func() (bool, string) {
+		var res struct{ Nodes *corev1.NodeList }
+		body := post(t, ctx, extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*n}}}, &res)
+		return res.Nodes != nil && len(res.Nodes.Items) == 1, body
+	})
+	var res struct{ Error string }
+	post(t, ctx, extender+"/v1/bind", map[string]any{"PodName": pod.Name, "PodNamespace": pod.Namespace, "PodUID": pod.UID, "Node": galaxyNode}, &res)
+	if res.Error != "" {
+		t.Fatalf("binding %s: %s", pod.Name, res.Error)
+	}
+}
+
+func post(t *testing.T, ctx context.Context, url string, body, out any) string {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	reply, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(reply, out); err != nil {
+		return fmt.Sprintf("%s: %v", reply, err)
+	}
+	return string(reply)
+}
+
+func ready(conds any, status, reason string) bool {
+	switch cs := conds.(type) {
+	case []metav1.Condition:
+		c := meta.FindStatusCondition(cs, "Ready")
+		return c != nil && string(c.Status) == status && c.Reason == reason
+	}
+	b, _ := json.Marshal(conds)
+	var list []struct{ Type, Status, Reason string }
+	_ = json.Unmarshal(b, &list)
+	for _, c := range list {
+		if c.Type == "Ready" {
+			return c.Status == status && c.Reason == reason
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, ctx context.Context, obj client.Object, what string, cond func(client.Object) bool) {
+	t.Helper()
+	eventually(t, ctx, fmt.Sprintf("%T %s: %s", obj, obj.GetName(), what), func() (bool, string) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, err.Error()
+		}
+		b, _ := json.Marshal(obj)
+		return cond(obj), string(b)
+	})
+}
+
+func waitForEvent(t *testing.T, ctx context.Context, pod, reason string) {
+	t.Helper()
+	eventually(t, ctx, "Event "+reason+" on pod "+pod, func() (bool, string) {
+		var list corev1.EventList
+		if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == pod && e.Reason == reason {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(list.Items))
+	})
+}
+
+func eventually(t *testing.T, ctx context.Context, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, last = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v; last seen: %s", what, err, last)
+	}
+}
