@@ -42,8 +42,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/manager"
-	"github.com/edgeplane/edgeplane/internal/testbin"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
 var env *testenv.Env

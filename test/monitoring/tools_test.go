@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/edgeplane/edgeplane/internal/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
 // Paths of the repository files under test.

@@ -36,8 +36,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin"
-	"github.com/edgeplane/edgeplane/internal/testbin"
-	"github.com/edgeplane/edgeplane/internal/testenv"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
