@@ -110,7 +110,7 @@ bench: k8s-bin ## Run every benchmark once and write bench/report.md and bench/r
 CHAOS_PROFILE ?= full
 CHAOS_TIMEOUT ?= 60m
 .PHONY: chaos
-chaos: k8s-bin ## Chaos run: two manager replicas with leader election, churn, leader kills, emulator faults and an etcd pause, then the invariants (CHAOS_SEED=N reproduces a run; docs/chaos.md).
+chaos: k8s-bin ## Chaos run: two manager replicas with leader election, churn, leader kills, fault windows (emulator faults, credential revocation, quota shrink, webhook outage) and an etcd pause; then the invariants, and the kills, failovers and proven faults the profile requires (CHAOS_SEED=N reproduces a run; docs/chaos.md).
 	CHAOS_PROFILE=$(CHAOS_PROFILE) $(GO) test -tags chaos -run '^TestChaos$$' -count=1 -timeout $(CHAOS_TIMEOUT) -v $(GO_TEST_FLAGS) ./test/chaos/
 
 .PHONY: chaos-ci

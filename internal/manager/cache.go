@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,8 +49,12 @@ import (
 //   - Deployments and StatefulSets: the BurstPolicy translator (pod-template
 //     annotations), FloatIPPool (replicas, strategy, pod-template
 //     annotations) and IngressDaemonSet (its own Deployments, in full, which
-//     it Updates). stripWorkload drops the pod template's spec of every
-//     workload an IngressDaemonSet does not control.
+//     it Updates). ReplicaSets and Jobs: the BurstPolicy translator
+//     (pod-template annotations, owner references). stripWorkload drops the
+//     pod template's spec of every workload an IngressDaemonSet does not
+//     control. (Other kinds with a scale subresource are read by the
+//     BurstPolicy translator through a cache of its own, which keeps only
+//     their metadata and pod-template metadata.)
 //   - DaemonSets, ServiceAccounts, RoleBindings: only the IngressDaemonSet
 //     reads them, and only its own, which carry its label: those informers
 //     are label-selected. (It creates no Roles; see docs/operations.md,
@@ -74,6 +79,8 @@ func CacheOptions(watchNamespace string) cache.Options {
 			&corev1.Node{}:           {Transform: chain(strip, stripNode)},
 			&appsv1.Deployment{}:     {Transform: chain(strip, stripWorkload)},
 			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
+			&appsv1.ReplicaSet{}:     {Transform: chain(strip, stripWorkload)},
+			&batchv1.Job{}:           {Transform: chain(strip, stripWorkload)},
 			&appsv1.DaemonSet{}:      {Label: ours},
 			&corev1.ServiceAccount{}: {Label: ours},
 			&rbacv1.RoleBinding{}:    {Label: ours},
@@ -295,10 +302,10 @@ func stripNode(obj any) (any, error) {
 
 // stripWorkload drops the pod template's spec (and a StatefulSet's volume
 // claim templates) from every Deployment and StatefulSet an
-// IngressDaemonSet does not control: the other readers only need the
-// metadata, replicas, strategy, the template's metadata and the status, and
-// nobody but the IngressDaemonSet controller, on its own objects, updates a
-// cached workload.
+// IngressDaemonSet does not control, and from every ReplicaSet and Job:
+// the other readers only need the metadata, replicas, strategy, the
+// template's metadata and the status, and nobody but the IngressDaemonSet
+// controller, on its own objects, updates a cached workload.
 func stripWorkload(obj any) (any, error) {
 	switch w := obj.(type) {
 	case *appsv1.Deployment:
@@ -310,6 +317,10 @@ func stripWorkload(obj any) (any, error) {
 			w.Spec.Template.Spec = corev1.PodSpec{}
 			w.Spec.VolumeClaimTemplates = nil
 		}
+	case *appsv1.ReplicaSet:
+		w.Spec.Template.Spec = corev1.PodSpec{}
+	case *batchv1.Job:
+		w.Spec.Template.Spec = corev1.PodSpec{}
 	}
 	return obj, nil
 }

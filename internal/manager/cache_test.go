@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -249,6 +250,10 @@ func TestStripWorkload(t *testing.T) {
 		{"an IngressDaemonSet's Deployment stays whole", deployment([]metav1.OwnerReference{idsOwner}, template), deployment([]metav1.OwnerReference{idsOwner}, template)},
 		{"a user's StatefulSet loses its template spec and claim templates", statefulSet(nil, template, claims), statefulSet(nil, bare, nil)},
 		{"an IngressDaemonSet's StatefulSet stays whole", statefulSet([]metav1.OwnerReference{idsOwner}, template, claims), statefulSet([]metav1.OwnerReference{idsOwner}, template, claims)},
+		{"a ReplicaSet keeps only its template's metadata", &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Template: template}},
+			&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Template: bare}}},
+		{"a Job keeps only its template's metadata", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2), Template: template}},
+			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2), Template: bare}}},
 		{"other kinds pass through", &appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: template}}, &appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: template}}},
 	}
 	for _, tt := range tests {
@@ -296,8 +301,8 @@ func TestCacheOptions(t *testing.T) {
 		}
 	}
 	// No Role: the manager never reads (or creates) one.
-	if len(opts.ByObject) != 7 {
-		t.Errorf("got %d per-kind settings, want 7", len(opts.ByObject))
+	if len(opts.ByObject) != 9 {
+		t.Errorf("got %d per-kind settings, want 9", len(opts.ByObject))
 	}
 }
 

@@ -50,9 +50,14 @@ type run struct {
 	webhookProxy, extenderProxy *Proxy
 	replicas                    []*replica
 
+	// probeWindows and probeNodes number the fault windows' probes (the
+	// fault actor's alone).
+	probeWindows, probeNodes int
+
 	mu        sync.Mutex
 	lastFault time.Time
 	counts    map[string]int
+	tally     Tally    // kills, failovers and fault windows, checked at the end
 	problems  []string // failovers that never happened and the like: each fails the run
 	events    *os.File
 }
@@ -76,6 +81,13 @@ func (r *run) logf(format string, args ...any) {
 func (r *run) count(name string) {
 	r.mu.Lock()
 	r.counts[name]++
+	r.mu.Unlock()
+}
+
+// tallyf changes the tally.
+func (r *run) tallyf(change func(*Tally)) {
+	r.mu.Lock()
+	change(&r.tally)
 	r.mu.Unlock()
 }
 
@@ -138,7 +150,7 @@ func TestChaos(t *testing.T) {
 	// The run talks to the cluster with controller-runtime clients only;
 	// their logs would be noise.
 	ctrllog.SetLogger(logr.Discard())
-	r := &run{t: t, ctx: t.Context(), prof: prof, seed: seed, counts: map[string]int{}}
+	r := &run{t: t, ctx: t.Context(), prof: prof, seed: seed, counts: map[string]int{}, tally: NewTally(prof)}
 	fmt.Printf("chaos: profile %s, seed %d (reproduce with CHAOS_PROFILE=%s CHAOS_SEED=%d make chaos)\n", prof.Name, seed, prof.Name, seed)
 	began := time.Now()
 	r.setUp()
@@ -151,7 +163,7 @@ func TestChaos(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, actor := range []func(context.Context){
 		r.churnEIPPods, r.churnAIANodes, r.churnFloatIPs, r.churnIngress, r.churnBurst,
-		r.killLeaders, r.emulatorFaults, r.pauseEtcd,
+		r.killLeaders, r.faultWindows, r.pauseEtcd,
 	} {
 		wg.Go(func() { actor(chaosCtx) })
 	}
@@ -171,12 +183,12 @@ func TestChaos(t *testing.T) {
 	figures.DegradedBeyondBudget, figures.DegradedSample = sampler.stop()
 	sampler.counts(r)
 	r.mu.Lock()
-	figures.FailoversSurvived = r.counts["failovers"]
+	figures.Tally = r.tally
 	r.mu.Unlock()
 
 	r.report(figures, setUpTook, time.Since(began))
 	for _, f := range figures.Failures() {
-		t.Errorf("invariant broken: %s", f)
+		t.Errorf("run failed: %s", f)
 	}
 	r.mu.Lock()
 	for _, p := range r.problems {
@@ -188,16 +200,15 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// report prints the figures as one block of `name: value` lines, then what
-// the run did, and writes both to figures.txt in the artifacts.
+// report prints the figures (invariants, kills, failovers, fault windows,
+// convergence) as one block of `name: value` lines, then what else the run
+// did, and writes both to figures.txt in the artifacts.
 func (r *run) report(f Figures, setUp, total time.Duration) {
 	lines := f.Lines()
 	r.mu.Lock()
 	names := make([]string, 0, len(r.counts))
 	for n := range r.counts {
-		if n != "failovers" {
-			names = append(names, n)
-		}
+		names = append(names, n)
 	}
 	slices.Sort(names)
 	var info []string

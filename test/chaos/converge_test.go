@@ -44,7 +44,7 @@ func (r *run) state(ctx context.Context) (State, error) {
 }
 
 // steady reports whether the controllers have caught up with the churn:
-// every annotated pod's PodElasticIP and every labelled node's binding is
+// every annotated pod's (churned or probe) PodElasticIP and every labelled node's binding is
 // Ready (and none is left for a pod or node that is gone), every workload
 // is rolled out and ready.
 func (r *run) steady(ctx context.Context, s State) (bool, string) {
@@ -56,7 +56,7 @@ func (r *run) steady(ctx context.Context, s State) (bool, string) {
 	eipPods := map[string]bool{}
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		if p.Namespace != nsEIP || !live(p) {
+		if (p.Namespace != nsEIP && p.Namespace != nsProbe) || !live(p) {
 			continue
 		}
 		eipPods[p.Namespace+"/"+p.Name] = true
@@ -65,7 +65,7 @@ func (r *run) steady(ctx context.Context, s State) (bool, string) {
 		}
 	}
 	for k := range peips {
-		if strings.HasPrefix(k, nsEIP+"/") && !eipPods[k] {
+		if (strings.HasPrefix(k, nsEIP+"/") || strings.HasPrefix(k, nsProbe+"/")) && !eipPods[k] {
 			waiting = append(waiting, "PodElasticIP of a deleted pod "+k)
 		}
 	}

@@ -372,20 +372,22 @@ type Figures struct {
 	// beyond maxDegradedNodes in any sample of the run.
 	DegradedBeyondBudget int
 	// DegradedSample describes the worst sample.
-	DegradedSample    string
-	FailoversSurvived int
+	DegradedSample string
+	// Tally is what the fault actors did, against the profile's minimums.
+	Tally Tally
 	// Converged is the time from the end of the last fault to convergence;
 	// negative if the run never converged.
 	Converged time.Duration
 }
 
-// Lines renders the figures as `name: value` lines, the invariants first.
+// Lines renders the figures as `name: value` lines: the invariants, then
+// the tally of kills, failovers and fault windows, then convergence.
 func (f Figures) Lines() []string {
 	conv := "never"
 	if f.Converged >= 0 {
 		conv = fmt.Sprintf("%.1f s", f.Converged.Seconds())
 	}
-	return []string{
+	return append([]string{
 		fmt.Sprintf("cloud addresses without a CR: %d", len(f.OrphanAddresses)),
 		fmt.Sprintf("addresses bound to two targets: %d", len(f.DoubleBound)),
 		fmt.Sprintf("CRs Ready whose cloud state disagrees: %d", len(f.ReadyDisagreeing)),
@@ -393,13 +395,11 @@ func (f Figures) Lines() []string {
 		fmt.Sprintf("nodes tainted without a reason: %d", len(f.TaintedWithoutReason)),
 		fmt.Sprintf("IngressDaemonSet nodes degraded beyond maxDegradedNodes: %d", f.DegradedBeyondBudget),
 		fmt.Sprintf("local replica floors broken: %d", len(f.FloorsBroken)),
-		fmt.Sprintf("failovers survived: %d", f.FailoversSurvived),
-		fmt.Sprintf("converged after the last fault: %s", conv),
-	}
+	}, append(f.Tally.Lines(), fmt.Sprintf("converged after the last fault: %s", conv))...)
 }
 
-// Failures lists every broken invariant with its details; empty when the
-// run passed.
+// Failures lists every broken invariant with its details, then what keeps
+// the tally below the profile's minimums; empty when the run passed.
 func (f Figures) Failures() []string {
 	var out []string
 	add := func(name string, v []string) {
@@ -419,7 +419,7 @@ func (f Figures) Failures() []string {
 	if f.Converged < 0 {
 		out = append(out, "the run never converged after the last fault")
 	}
-	return out
+	return append(out, f.Tally.Shortfalls()...)
 }
 
 // CallSummary sums the emulator's request counters (keyed

@@ -213,10 +213,10 @@ func TestFloorsAndDegraded(t *testing.T) {
 }
 
 func TestFiguresLines(t *testing.T) {
-	f := Figures{FailoversSurvived: 3, Converged: 1500 * time.Millisecond}
+	f := Figures{Tally: Tally{Failovers: 3, LeaderKills: 3}, Converged: 1500 * time.Millisecond}
 	f.FloorsBroken = []string{"Deployment ns/w: 0 local replicas running, floor 1"}
 	got := strings.Join(f.Lines(), "\n")
-	for _, want := range []string{"local replica floors broken: 1", "failovers survived: 3", "converged after the last fault: 1.5 s", "float IPs held twice: 0"} {
+	for _, want := range []string{"local replica floors broken: 1", "failovers completed: 3", "leader kills: 3", "converged after the last fault: 1.5 s", "float IPs held twice: 0"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lines lack %q:\n%s", want, got)
 		}
@@ -226,6 +226,12 @@ func TestFiguresLines(t *testing.T) {
 	}
 	if n := len((Figures{Converged: -1}).Failures()); n != 1 {
 		t.Errorf("a run that never converged has %d failures, want 1", n)
+	}
+	// A converged run without an invariant broken still fails below the
+	// profile's minimums.
+	short := Figures{Tally: NewTally(Profile{MinLeaderKills: 3})}
+	if n := len(short.Failures()); n != 2+len(FaultKinds()) {
+		t.Errorf("a run that killed nothing and injected nothing has %d failures, want %d: %v", n, 2+len(FaultKinds()), short.Failures())
 	}
 }
 

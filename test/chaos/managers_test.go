@@ -134,22 +134,54 @@ func (r *run) leaseHolder(ctx context.Context) string {
 	return *l.Spec.HolderIdentity
 }
 
-// killLeaders SIGKILLs the leader at random moments and restarts it a
-// moment later. The leader is the replica whose leader-election gauge is 1
-// while the Lease has a holder; a failover is survived when another
-// identity takes the Lease.
-func (r *run) killLeaders(ctx context.Context) {
-	rng := r.rng(100)
-	for sleep(ctx, r.prof.LeaderKill.Pick(rng)) {
-		holder := r.leaseHolder(ctx)
-		var leader *replica
+// failoverTimeout only keeps a broken election from hanging the run: a
+// failover normally completes within FailoverAllowance.
+const failoverTimeout = 3 * time.Minute
+
+// leaderWait is how long a kill attempt looks for a leader with a ready
+// survivor (an election may be under way) before it counts as a miss.
+const leaderWait = 30 * time.Second
+
+// findLeader returns the replica that leads (its leader-election gauge is
+// 1 while the Lease has a holder) and the other one, if that one is ready
+// to take over; nil when there is none within leaderWait.
+func (r *run) findLeader(ctx context.Context) (leader, survivor *replica, holder string) {
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, leaderWait, true, func(ctx context.Context) (bool, error) {
+		leader, survivor, holder = nil, nil, r.leaseHolder(ctx)
 		for _, rep := range r.replicas {
 			if rep.leads(ctx) {
 				leader = rep
+			} else if rep.ready(ctx) {
+				survivor = rep
 			}
 		}
-		if leader == nil || holder == "" {
-			r.logf("no leader to kill (holder %q)", holder)
+		return leader != nil && survivor != nil && holder != "", nil
+	})
+	if leader == nil || survivor == nil || holder == "" {
+		return nil, nil, holder
+	}
+	return leader, survivor, holder
+}
+
+// killLeaders SIGKILLs the leader at random moments. The killed replica
+// stays down until the failover has completed, then restarts; the next
+// kill waits until both replicas are ready again.
+//
+// A failover is completed when (1) the survivor's leader-election gauge
+// reads 1 and the Lease names a holder other than the killed process, and
+// (2) the probe IngressDaemonSet, whose spec the run changed after the
+// kill, reports that generation as observed. With the killed replica dead
+// and not yet restarted, only the survivor can have done either.
+func (r *run) killLeaders(ctx context.Context) {
+	rng := r.rng(100)
+	for sleep(ctx, r.prof.LeaderKill.Pick(rng)) {
+		leader, survivor, holder := r.findLeader(ctx)
+		if leader == nil {
+			if ctx.Err() != nil {
+				return
+			}
+			r.tallyf(func(t *Tally) { t.NoLeader++ })
+			r.logf("no leader with a ready survivor to kill within %s (Lease holder %q)", leaderWait, holder)
 			continue
 		}
 		leader.mu.Lock()
@@ -158,27 +190,43 @@ func (r *run) killLeaders(ctx context.Context) {
 		leader.mu.Unlock()
 		_ = p.Signal(syscall.SIGKILL)
 		<-p.Done()
-		r.count("leader kills")
+		r.tallyf(func(t *Tally) { t.LeaderKills++ })
 		r.logf("killed leader %s (pid %d, Lease holder %s)", leader.slot, p.Pid(), holder)
-		down := r.prof.LeaderDown.Pick(rng)
-		time.Sleep(down) // a restart is never skipped, even at the end
-		leader.start()
-		r.faultEnded()
-		// Generous bound: only keeps a broken election from hanging the run.
-		var now string
-		err := wait.PollUntilContextTimeout(r.ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			now = r.leaseHolder(ctx)
-			return now != "" && now != holder, nil
-		})
-		if err != nil {
-			r.problem("after killing leader %s (%s) the Lease never moved (holder %q)", leader.slot, holder, now)
+		began := time.Now()
+		if err := r.failover(survivor, holder); err != nil {
+			r.problem("failover after killing leader %s (%s): %v", leader.slot, holder, err)
 		} else {
-			r.count("failovers")
-			r.logf("failover: Lease now held by %s", now)
+			r.tallyf(func(t *Tally) { t.Failovers++ })
+			r.logf("failover completed in %.1f s: replica %s leads (%s) and reconciled the probe", time.Since(began).Seconds(), survivor.slot, r.leaseHolder(r.ctx))
 		}
+		leader.start() // never skipped, even at the end
+		r.faultEnded()
 		r.waitAllReady()
 		r.faultEnded()
 	}
+}
+
+// failover changes the probe's spec, then waits until the survivor holds
+// the Lease and has reconciled that change.
+func (r *run) failover(survivor *replica, killed string) error {
+	ctx, cancel := context.WithTimeout(r.ctx, failoverTimeout)
+	defer cancel()
+	gen, err := r.bumpProbe(ctx)
+	if err != nil {
+		return fmt.Errorf("changing the probe: %w", err)
+	}
+	var state string
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		now := r.leaseHolder(ctx)
+		leads := survivor.leads(ctx)
+		observed, err := r.probeObserved(ctx)
+		state = fmt.Sprintf("Lease holder %q, replica %s leads: %v, probe generation %d observed %d (%v)", now, survivor.slot, leads, gen, observed, err)
+		return now != "" && now != killed && leads && observed >= gen, nil
+	})
+	if err != nil {
+		return fmt.Errorf("not completed within %s: %s", failoverTimeout, state)
+	}
+	return nil
 }
 
 // waitAllReady waits (generously) until every replica answers /readyz.

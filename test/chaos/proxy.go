@@ -21,6 +21,8 @@ type Proxy struct {
 	next     atomic.Uint64
 	served   atomic.Int64
 	refused  atomic.Int64
+	// refusing is true during an outage (Refuse).
+	refusing atomic.Bool
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -51,7 +53,7 @@ func NewProxy(backends []string) (*Proxy, error) {
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Served and Refused count connections passed to a backend and connections
-// no backend accepted.
+// no backend accepted or an outage refused.
 func (p *Proxy) Served() int64  { return p.served.Load() }
 func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
@@ -67,6 +69,23 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	p.wg.Wait()
 	return err
+}
+
+// Refuse starts (on) or ends an outage of every backend at once, as when no
+// webhook server runs behind a Service: the open connections are cut, so
+// the API server cannot go on using a kept-alive one, and each new
+// connection is reset at once without reaching a backend (it counts in
+// Refused).
+func (p *Proxy) Refuse(on bool) {
+	p.refusing.Store(on)
+	if !on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
 }
 
 func (p *Proxy) serve() {
@@ -109,6 +128,13 @@ func (p *Proxy) untrack(c net.Conn) {
 // that accepts, and copies both ways until either side closes.
 func (p *Proxy) handle(client net.Conn) {
 	defer p.untrack(client)
+	if p.refusing.Load() {
+		p.refused.Add(1)
+		if tc, ok := client.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with a reset, not an orderly FIN
+		}
+		return
+	}
 	start := p.next.Add(1)
 	var backend net.Conn
 	for i := range uint64(len(p.backends)) {
@@ -128,6 +154,10 @@ func (p *Proxy) handle(client net.Conn) {
 		return
 	}
 	defer p.untrack(backend)
+	if p.refusing.Load() { // an outage began while this one was dialling
+		p.refused.Add(1)
+		return
+	}
 	p.served.Add(1)
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {

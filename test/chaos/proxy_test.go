@@ -105,3 +105,68 @@ func TestProxy(t *testing.T) {
 		t.Error("a proxy without backends was created")
 	}
 }
+
+func TestProxyRefuse(t *testing.T) {
+	a := echoServer(t, "a")
+	p, err := NewProxy([]string{a.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close() }()
+
+	// A kept-alive connection from before the outage.
+	kept, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = kept.Close() }()
+	r := bufio.NewReader(kept)
+	if _, err := kept.Write([]byte("before\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "a:before\n" {
+		t.Fatalf("before the outage: %q, %v", line, err)
+	}
+
+	p.Refuse(true)
+	// The outage cuts it: the replica never answers again on it.
+	_, _ = kept.Write([]byte("during\n"))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Errorf("a connection from before the outage still answers: %q", line)
+	}
+	for range 3 {
+		if got := askRefused(p.Addr()); got != "refused" {
+			t.Errorf("during the outage a new connection got %q", got)
+		}
+	}
+	if p.Refused() != 3 || p.Served() != 1 {
+		t.Errorf("served %d refused %d, want 1 and 3", p.Served(), p.Refused())
+	}
+
+	p.Refuse(false)
+	if got := ask(t, p.Addr(), "hi"); got != "a:hi" {
+		t.Errorf("after the outage: %q", got)
+	}
+	if p.Refused() != 3 || p.Served() != 2 {
+		t.Errorf("served %d refused %d, want 2 and 3", p.Served(), p.Refused())
+	}
+}
+
+// askRefused sends a line and reads the answer like ask, but a connection
+// reset while dialling (the proxy may reset before the handshake returns)
+// is an answer too: "refused" whenever no line came back.
+func askRefused(addr string) string {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return "refused"
+	}
+	defer func() { _ = c.Close() }()
+	if _, err := c.Write([]byte("hi\n")); err != nil {
+		return "refused"
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "refused"
+	}
+	return strings.TrimSpace(line)
+}

@@ -140,7 +140,7 @@ func (r *run) setUp() {
 		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
 	}
-	for _, ns := range []string{managerNS, nsEIP, nsFloat, nsIngress, nsBurst} {
+	for _, ns := range []string{managerNS, nsEIP, nsFloat, nsIngress, nsBurst, nsProbe} {
 		if err := r.cluster.CreateNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
@@ -187,17 +187,26 @@ func (r *run) setUp() {
 		ok2, s2 := r.deploymentsSteady(ctx, nsBurst)
 		return ok1 && ok2, s1 + "; " + s2
 	})
+	// The failover probe works before it is relied on.
+	gen, err := r.bumpProbe(ctx)
+	if err != nil {
+		t.Fatalf("changing the failover probe: %v", err)
+	}
+	r.waitFor(ctx, "the failover probe reconciled", func() (bool, string) {
+		observed, err := r.probeObserved(ctx)
+		return observed >= gen, fmt.Sprintf("generation %d observed %d (%v)", gen, observed, err)
+	})
 	r.logf("set-up done: cluster, emulator %s, replicas a and b, workloads ready", r.emuURL)
 }
 
 // startEmulator runs the emulator on a free port with room for the run's
 // addresses, the ENI that holds every kwok pod IP, and the CVM instances
-// of the AIA nodes.
+// of the AIA nodes and the probe nodes.
 func (r *run) startEmulator(bin string) {
 	t := r.t
 	addrFile := filepath.Join(r.art, "cloudsim.addr")
 	p, err := localcluster.StartProcess("cloudsim", bin, []string{"--addr=127.0.0.1:0", "--addr-file=" + addrFile,
-		"--seed=" + strconv.FormatUint(r.seed, 10), "--ec2-address-quota=1000", "--tencent-address-quota=1000", "--task-duration=1s"},
+		"--seed=" + strconv.FormatUint(r.seed, 10), "--ec2-address-quota=" + strconv.Itoa(runQuota), "--tencent-address-quota=" + strconv.Itoa(runQuota), "--task-duration=1s"},
 		nil, filepath.Join(r.art, "logs"))
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +232,7 @@ func (r *run) startEmulator(bin string) {
 		PrivateIPAddresses []string `json:"privateIpAddresses"`
 	}
 	var instances []instance
-	for i := 1; i <= aiaInstances; i++ {
+	for i := 1; i <= aiaInstances+probeInstances; i++ {
 		instances = append(instances, instance{InstanceID: instanceID(i), InstanceName: fmt.Sprintf("aia-%d", i),
 			PrivateIPAddresses: []string{fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250)}})
 	}
@@ -441,6 +450,18 @@ spec:
     spec:
       terminationGracePeriodSeconds: 5
       containers: [{name: proxy, image: "proxy:1"}]
+---
+apiVersion: apps.edgeplane.io/v1alpha1
+kind: IngressDaemonSet
+metadata: {name: failover-probe, namespace: chaos-probe}
+spec:
+  replicasPerNode: 1
+  nodeSelector: {chaos.edgeplane.io/probe: "none"}
+  selector: {matchLabels: {app: failover-probe}}
+  template:
+    metadata: {labels: {app: failover-probe}}
+    spec:
+      containers: [{name: probe, image: "probe:1"}]
 ---
 apiVersion: apps/v1
 kind: Deployment

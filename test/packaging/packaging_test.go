@@ -177,6 +177,8 @@ func TestHelmChart(t *testing.T) {
 			"anycastIP.tags.team=edge", "anycastIP.orphan.mode=report",
 			"podElasticIP.legacyClusterName=prod", "podElasticIP.awsRateLimitScale=3",
 			"podElasticIP.orphan.mode=off",
+			"burstPolicy.legacySwitchTable=LocalOverride", "burstPolicy.rewriteTKEScheduler=false",
+			"burstPolicy.scaleWorkloads[0].apiGroup=apps.kruise.io", "burstPolicy.scaleWorkloads[0].resource=clonesets",
 		},
 		"the CNI IPAM plugin on every node": {
 			"floatIP.cni.enabled=true", "floatIP.cni.apiServer=https://10.96.0.1:443",
@@ -322,6 +324,7 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"floatIP.cni.binDir=opt/cni/bin",
 		"floatIP.cni.apiServer=http://10.96.0.1",
 		"floatIP.cni.tokenRefreshInterval=soon",
+		"burstPolicy.legacySwitchTable=ChartV1",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

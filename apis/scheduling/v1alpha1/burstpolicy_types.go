@@ -50,8 +50,9 @@ const (
 )
 
 // TargetReference names the workload a BurstPolicy applies to, in the
-// policy's namespace. The workload must have a scale subresource, whose
-// status.selector selects its pods.
+// policy's namespace: a kind with a scale subresource (its status.selector
+// selects the pods), a batch/v1 Job (its spec.selector), or a v1 Pod (that
+// one pod, which is its own workload).
 type TargetReference struct {
 	// APIVersion of the workload, e.g. apps/v1.
 	// +kubebuilder:validation:MinLength=1
@@ -114,8 +115,9 @@ type Rebalance struct {
 // +kubebuilder:validation:XValidation:rule="has(self.targetRef) != has(self.selector)",message="exactly one of targetRef and selector must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.rebalance) || !has(self.rebalance.enabled) || !self.rebalance.enabled || (has(self.localReplicas) && self.localReplicas > 0)",message="rebalance needs localReplicas > 0"
 type BurstPolicySpec struct {
-	// TargetRef names the workload (Deployment, StatefulSet, ReplicaSet or
-	// any kind with a scale subresource) whose pods this policy governs.
+	// TargetRef names the workload (Deployment, StatefulSet, ReplicaSet, any
+	// kind with a scale subresource, a Job, or a single Pod) whose pods this
+	// policy governs.
 	// +optional
 	TargetRef *TargetReference `json:"targetRef,omitempty"`
 

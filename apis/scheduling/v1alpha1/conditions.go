@@ -39,9 +39,17 @@ const (
 	// ReasonBurstDisabled: the switch table turned bursting off (the policy's
 	// enabled is false, or it is unset and the cluster default is false).
 	ReasonBurstDisabled = "BurstDisabled"
+	// ReasonSelectedPodsOnly: the ClusterBurstPolicy governs only the pods
+	// BurstPolicies select (governs: SelectedPods).
+	ReasonSelectedPodsOnly = "SelectedPodsOnly"
 	// ReasonMaxBurstReached: maxBurstReplicas pods are burst; others wait.
 	ReasonMaxBurstReached = "MaxBurstReached"
 )
+
+// EventReasonSchedulerNameRewritten: the pod webhook moved a new pod from
+// the legacy tke-scheduler, which edgeplane replaces, to the default
+// scheduler (Event on the pod).
+const EventReasonSchedulerNameRewritten = "SchedulerNameRewritten"
 
 // Event reasons of rebalancing (spec.rebalance), on the policy and the pod.
 const (
@@ -108,8 +116,18 @@ const (
 
 	// LabelBurst is set to "true" on a pod that was burst.
 	LabelBurst = "scheduling.edgeplane.io/burst"
-	// AnnotationBurstPolicy names the BurstPolicy that burst a pod.
+	// AnnotationBurstPolicy names the BurstPolicy that burst a pod, or is
+	// ClusterWideBurstMark for a pod burst through governs: AllPods.
 	AnnotationBurstPolicy = "scheduling.edgeplane.io/burst-policy"
+	// ClusterWideBurstMark is the value of AnnotationBurstPolicy and
+	// AnnotationDeletionCostSetBy on pods the ClusterBurstPolicy's governs:
+	// AllPods burst. A BurstPolicy's name cannot contain "/", so it never
+	// collides with a policy's.
+	ClusterWideBurstMark = ClusterBurstPolicyKind + "/" + DefaultClusterBurstPolicyName
+	// AnnotationSchedulerNameRewrittenFrom records, on a pod whose
+	// schedulerName the pod webhook replaced, the name it had (the legacy
+	// tke-scheduler).
+	AnnotationSchedulerNameRewrittenFrom = "scheduling.edgeplane.io/scheduler-name-rewritten-from"
 	// AnnotationNotBurstable carries the NotBurstable* reason of a pending pod
 	// that may not burst, so `kubectl get pod -o yaml` shows why it waits.
 	AnnotationNotBurstable = "scheduling.edgeplane.io/not-burstable"

@@ -3,12 +3,12 @@ package burstpolicy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,6 +47,7 @@ func (r *CleanupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burst-cleanup").
 		For(&corev1.Pod{}, builder.WithPredicates(marked)).
 		Watches(&schedulingv1alpha1.BurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.markedPods), builder.WithPredicates(policyGoneOrMoved())).
+		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.markedPods), builder.WithPredicates(clusterPolicyNarrowed())).
 		Complete(r); err != nil {
 		return fmt.Errorf("building the burst-cleanup controller: %w", err)
 	}
@@ -87,9 +88,11 @@ func (r *CleanupReconciler) Reconcile(ctx context.Context, req reconcile.Request
 }
 
 // governed reports whether a live policy of the pod's namespace selects it
-// (or may: a policy whose selector is not known yet counts).
+// (or may: a policy whose selector is not known yet counts), or the
+// ClusterBurstPolicy governs every pod (governs: AllPods; the
+// ClusterWideReconciler then keeps, or adopts, the pod's marks).
 func (r *CleanupReconciler) governed(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	policies, err := policiesFor(ctx, r.Client, pod.Namespace, labels.Set(pod.Labels))
+	policies, err := policiesFor(ctx, r.Client, pod, true)
 	if err != nil {
 		return false, err
 	}
@@ -98,10 +101,31 @@ func (r *CleanupReconciler) governed(ctx context.Context, pod *corev1.Pod) (bool
 			return true, nil
 		}
 	}
-	return false, nil
+	d := &schedulingv1alpha1.ClusterBurstPolicy{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName}, d); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("getting ClusterBurstPolicy %s: %w", schedulingv1alpha1.DefaultClusterBurstPolicyName, err)
+	}
+	return d.Spec.Governs == schedulingv1alpha1.GovernsAllPods && d.DeletionTimestamp.IsZero() &&
+		!slices.Contains(restrictions(&d.Spec).ExcludedNamespaces, pod.Namespace), nil
 }
 
-// markedPods maps a policy to the pods of its namespace that carry marks.
+// clusterPolicyNarrowed passes the ClusterBurstPolicy changes after which
+// it may govern fewer pods: its deletion and spec changes.
+func clusterPolicyNarrowed() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() || !e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	}
+}
+
+// markedPods maps a policy to the pods of its namespace that carry marks
+// (the ClusterBurstPolicy, which has none, to those of every namespace).
 func (r *CleanupReconciler) markedPods(ctx context.Context, obj client.Object) []reconcile.Request {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {

@@ -10,8 +10,10 @@
 // background pod writer), fresh.go (write expectations), rebalance.go
 // (moving burst pods home), cleanup.go (reverting the marks of pods no
 // policy governs), status.go (pure status), defaults.go (the
-// ClusterBurstPolicy). The pure decisions live in decide/, the legacy
-// translators in translate/.
+// ClusterBurstPolicy's status and switch table), clusterwide.go (its
+// governs: AllPods), webhook.go and gate.go (the pod webhook and its safety
+// net), schedulername.go (the Event of the tke-scheduler rewrite). The pure
+// decisions live in decide/, the legacy translators in translate/.
 package burstpolicy
 
 import (
@@ -23,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -62,6 +65,12 @@ type Options struct {
 	DisablePodGate bool
 	// GateTimeout is how long a pod may stay gated before it is released.
 	GateTimeout time.Duration
+	// LegacySwitchTable is the legacy switch table applied when the
+	// ClusterBurstPolicy names none (or there is none).
+	LegacySwitchTable schedulingv1alpha1.LegacySwitchTable
+	// RewriteTKEScheduler moves new pods naming the legacy tke-scheduler to
+	// the default scheduler.
+	RewriteTKEScheduler bool
 }
 
 // DefaultOptions returns the defaults of the flags.
@@ -71,6 +80,8 @@ func DefaultOptions() Options {
 		FloorHandoff:            time.Minute,
 		MaxConcurrentReconciles: 4,
 		GateTimeout:             30 * time.Second,
+		LegacySwitchTable:       schedulingv1alpha1.SwitchTableLocalOptIn,
+		RewriteTKEScheduler:     true,
 	}
 }
 
@@ -88,6 +99,31 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Do not serve the pod webhook that gates new pods of BurstPolicies with trigger Pending (burst pods then get tolerations only and are not pinned to virtual nodes).")
 	fs.DurationVar(&o.GateTimeout, "burst-gate-timeout", o.GateTimeout,
 		"How long a pod may wait at the burst-decision scheduling gate before it is released as a local pod.")
+	fs.BoolVar(&o.RewriteTKEScheduler, "burst-rewrite-tke-scheduler", o.RewriteTKEScheduler,
+		"Move new pods whose schedulerName is the legacy tke-scheduler to the default scheduler (no tke-scheduler runs once the TKE resilience chart is gone, and such pods would stay Pending).")
+	fs.Var(&switchTableFlag{&o.LegacySwitchTable}, "burst-legacy-switch-table",
+		"Switch table of the legacy AUTO_SCALE_EKS annotations when the ClusterBurstPolicy names none: LocalOptIn (the TKE resilience documentation: a workload's false does not opt out) or LocalOverride (chart v1.0.0: the workload's switch wins).")
+}
+
+// switchTableFlag is a flag.Value accepting only the known switch tables.
+type switchTableFlag struct {
+	v *schedulingv1alpha1.LegacySwitchTable
+}
+
+func (f *switchTableFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return string(*f.v)
+}
+
+func (f *switchTableFlag) Set(s string) error {
+	switch t := schedulingv1alpha1.LegacySwitchTable(s); t {
+	case schedulingv1alpha1.SwitchTableLocalOptIn, schedulingv1alpha1.SwitchTableLocalOverride:
+		*f.v = t
+		return nil
+	}
+	return fmt.Errorf("%q is neither %s nor %s", s, schedulingv1alpha1.SwitchTableLocalOptIn, schedulingv1alpha1.SwitchTableLocalOverride)
 }
 
 // Setup registers the BurstPolicy and ClusterBurstPolicy controllers and the
@@ -112,15 +148,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
 // A policy's local-replica count is read through the owner's scale subresource.
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get
+// +kubebuilder:rbac:groups="",resources=replicationcontrollers,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=replicationcontrollers/scale,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers the controllers with o.
 func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	r := &Reconciler{
-		Client:       mgr.GetClient(),
-		Reader:       mgr.GetAPIReader(),
-		Recorder:     mgr.GetEventRecorder("burstpolicy"),
-		FloorHandoff: o.FloorHandoff,
+		Client:            mgr.GetClient(),
+		Reader:            mgr.GetAPIReader(),
+		Recorder:          mgr.GetEventRecorder("burstpolicy"),
+		FloorHandoff:      o.FloorHandoff,
+		LegacySwitchTable: o.LegacySwitchTable,
 	}
 	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return err
@@ -129,26 +168,45 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	if err := cleanup.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	d := &DefaultsReconciler{Client: mgr.GetClient()}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("clusterburstpolicy").
-		For(&schedulingv1alpha1.ClusterBurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(d); err != nil {
-		return fmt.Errorf("building the clusterburstpolicy controller: %w", err)
+	d := &DefaultsReconciler{Client: mgr.GetClient(), LegacySwitchTable: o.LegacySwitchTable}
+	if err := d.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	var kinds *translate.Kinds
+	if !o.DisableTranslators {
+		var err error
+		if kinds, err = translate.SetupWorkloads(ctx, mgr, cfg); err != nil {
+			return err
+		}
+		if err := translate.SetupEKSConfig(mgr, o.EKSConfigNamespace); err != nil {
+			return err
+		}
+	}
+	cw := &ClusterWideReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("burstpolicy"),
+		LegacySwitchTable: o.LegacySwitchTable, Translated: kinds.TranslatesPodsOf}
+	if err := cw.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if !o.DisablePodGate || o.RewriteTKEScheduler {
+		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{
+			Reader: mgr.GetClient(), Decoder: admission.NewDecoder(mgr.GetScheme()),
+			DisableGate: o.DisablePodGate, RewriteTKEScheduler: o.RewriteTKEScheduler,
+			Legacy: LegacyTranslation{Table: o.LegacySwitchTable, Translated: kinds.TranslatesPodsOf},
+		}})
 	}
 	if !o.DisablePodGate {
-		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{Reader: mgr.GetClient(), Decoder: admission.NewDecoder(mgr.GetScheme())}})
 		g := &GateReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy"), Timeout: o.GateTimeout}
 		if err := g.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	if o.DisableTranslators {
-		return nil
+	if o.RewriteTKEScheduler {
+		rep := &SchedulerNameReporter{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy")}
+		if err := rep.SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
-	if err := translate.SetupWorkloads(mgr); err != nil {
-		return err
-	}
-	return translate.SetupEKSConfig(mgr, o.EKSConfigNamespace)
+	return nil
 }
 
 // Reconciler reconciles BurstPolicies.
@@ -161,6 +219,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// FloorHandoff: see decide.Params.
 	FloorHandoff time.Duration
+	// LegacySwitchTable applies when the ClusterBurstPolicy names none;
+	// empty means LocalOptIn.
+	LegacySwitchTable schedulingv1alpha1.LegacySwitchTable
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -216,6 +277,8 @@ type scope struct {
 	target resolvedTarget
 	// targetErr says why the governed pods could not be resolved.
 	targetErr *targetError
+	// table is the switch table the policy follows.
+	table schedulingv1alpha1.LegacySwitchTable
 	// sw is the switch table's outcome.
 	sw decide.Switch
 	// plan is set once the pods were planned.
@@ -262,7 +325,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.sw = decide.DecideSwitch(defaults.Spec.Enabled, policy.Spec.Enabled)
+	s.table = policyTable(policy, &defaults.Spec, r.LegacySwitchTable)
+	s.sw = decide.DecideSwitch(s.table, defaults.Spec.Enabled, policy.Spec.Enabled)
 
 	target, terr := r.resolveTarget(ctx, policy)
 	if terr != nil {
@@ -277,9 +341,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	// The pods are the cache's own objects (no copy: a pass runs for every
 	// burst of pod events and would copy every governed pod each time); they
 	// are read only, and every write starts from a deep copy.
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(policy.Namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
+	pods, err := r.governedPods(ctx, policy.Namespace, target)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	r.fresh.resolve(pods.Items)
 	restr := decide.Restrictions{ExcludedNamespaces: defaults.Spec.ExcludedNamespaces, AllowFixedIP: defaults.Spec.AllowFixedIP}
@@ -327,6 +391,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
+// governedPods lists the pods of a resolved target from the cache.
+func (r *Reconciler) governedPods(ctx context.Context, namespace string, target resolvedTarget) (*corev1.PodList, error) {
+	pods := &corev1.PodList{}
+	if target.podName != "" {
+		pod := &corev1.Pod{}
+		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: target.podName}, pod); {
+		case err == nil:
+			pods.Items = []corev1.Pod{*pod}
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("getting pod %s: %w", target.podName, err)
+		}
+		return pods, nil
+	}
+	if err := r.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	return pods, nil
+}
+
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one
 // when there is none.
 func (r *Reconciler) clusterDefaults(ctx context.Context) (*schedulingv1alpha1.ClusterBurstPolicy, error) {
@@ -346,7 +429,7 @@ func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []rec
 	if r.fresh.isEcho(obj.GetUID(), obj.GetResourceVersion()) {
 		return nil // our own write landing: the pass that wrote it planned with it
 	}
-	policies, err := policiesFor(ctx, r.Client, obj.GetNamespace(), labels.Set(obj.GetLabels()))
+	policies, err := policiesFor(ctx, r.Client, obj, true)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing BurstPolicies for a pod failed", "pod", client.ObjectKeyFromObject(obj))
 		return nil
@@ -358,19 +441,19 @@ func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []rec
 	return out
 }
 
-// policiesFor lists the policies of namespace that may govern a pod with
-// podLabels: those whose selector matches, and those whose selector is not
-// known yet (target not resolved). Policies being deleted are included; the
-// callers decide what deletion means to them.
-func policiesFor(ctx context.Context, c client.Reader, namespace string, podLabels labels.Set) ([]*schedulingv1alpha1.BurstPolicy, error) {
+// policiesFor lists the policies of the pod's namespace that govern it:
+// those whose selector matches, and, with unknown, those whose selector is
+// not known yet (target not resolved). Policies being deleted are included;
+// the callers decide what deletion means to them.
+func policiesFor(ctx context.Context, c client.Reader, pod metav1.Object, unknown bool) ([]*schedulingv1alpha1.BurstPolicy, error) {
 	list := &schedulingv1alpha1.BurstPolicyList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(pod.GetNamespace())); err != nil {
 		return nil, fmt.Errorf("listing BurstPolicies: %w", err)
 	}
 	var out []*schedulingv1alpha1.BurstPolicy
 	for i := range list.Items {
 		p := &list.Items[i]
-		if sel := policySelectorHint(p); sel == nil || sel.Matches(podLabels) {
+		if m, known := policyPods(p); known && m.matches(pod) || !known && unknown {
 			out = append(out, p)
 		}
 	}

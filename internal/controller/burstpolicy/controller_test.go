@@ -530,7 +530,23 @@ func TestWorkloadTranslator(t *testing.T) {
 	for i := range 2 {
 		markUnschedulable(ctx, t, makePod(ctx, t, ns, fmt.Sprintf("legacy-%d", i), podLabels, nil))
 	}
-	reconcilePolicy(ctx, t, newReconciler(nil), bp)
+	// The documentation's table (the default) keeps the floor: one of the
+	// two stays local, one bursts.
+	seedTable := newReconciler(nil)
+	reconcilePolicy(ctx, t, seedTable, bp)
+	burst := 0
+	for i := range 2 {
+		if tolerates(getPod(ctx, t, ns, fmt.Sprintf("legacy-%d", i))) {
+			burst++
+		}
+	}
+	if burst != 1 {
+		t.Errorf("%d of 2 pods burst under the LocalOptIn table; LOCAL_REPLICAS 1 keeps one local", burst)
+	}
+	// The chart v1.0.0 table ignores the floor with neither switch set.
+	chartV1 := newReconciler(nil)
+	chartV1.LegacySwitchTable = schedulingv1alpha1.SwitchTableLocalOverride
+	reconcilePolicy(ctx, t, chartV1, bp)
 	for i := range 2 {
 		if !tolerates(getPod(ctx, t, ns, fmt.Sprintf("legacy-%d", i))) {
 			t.Errorf("legacy-%d did not burst: with neither switch set the legacy floor is not applied", i)
@@ -567,10 +583,12 @@ func TestEKSConfigTranslator(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, def); err != nil {
 		t.Fatalf("translated default: %v", err)
 	}
-	if def.Spec.Enabled == nil || *def.Spec.Enabled {
-		t.Errorf("enabled = %v, want false", def.Spec.Enabled)
+	if def.Spec.Enabled == nil || *def.Spec.Enabled || def.Spec.Governs != schedulingv1alpha1.GovernsSelectedPods {
+		t.Errorf("spec = %+v, want enabled false, governs SelectedPods", def.Spec)
 	}
 
+	// Without the key the global switch is unset, which the legacy chart
+	// read as on: every pod is governed.
 	delete(cm.Data, "AUTO_SCALE_EKS")
 	if err := env.Client.Update(ctx, cm); err != nil {
 		t.Fatal(err)
@@ -578,8 +596,39 @@ func TestEKSConfigTranslator(t *testing.T) {
 	if _, err := tr.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, def); err != nil {
+		t.Fatalf("translated default after the key's removal: %v", err)
+	}
+	if def.Spec.Enabled != nil || def.Spec.Governs != schedulingv1alpha1.GovernsAllPods {
+		t.Errorf("spec without the key = %+v, want enabled unset, governs AllPods", def.Spec)
+	}
+	cm.Data = map[string]string{"AUTO_SCALE_EKS": "true"}
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, def); err != nil {
+		t.Fatal(err)
+	}
+	if def.Spec.Enabled == nil || !*def.Spec.Enabled || def.Spec.Governs != schedulingv1alpha1.GovernsAllPods {
+		t.Errorf("spec with the switch on = %+v, want enabled true, governs AllPods", def.Spec)
+	}
+
+	// The ConfigMap gone, the translated default goes.
+	if err := env.Client.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, def); !apierrors.IsNotFound(err) {
-		t.Fatalf("translated default survived the key's removal: %v", err)
+		t.Fatalf("translated default survived the ConfigMap's removal: %v", err)
+	}
+	cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: translate.EKSConfigName, Namespace: ns}}
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
 	}
 
 	mine := &schedulingv1alpha1.ClusterBurstPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: schedulingv1alpha1.ClusterBurstPolicySpec{Enabled: ptr.To(true)}}

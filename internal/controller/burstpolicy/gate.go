@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -106,7 +105,7 @@ func (r *GateReconciler) governed(ctx context.Context, pod *corev1.Pod) (bool, e
 		if !p.DeletionTimestamp.IsZero() || p.Spec.Trigger != schedulingv1alpha1.TriggerPending {
 			continue
 		}
-		if sel := policySelectorHint(p); sel != nil && sel.Matches(labels.Set(pod.Labels)) {
+		if m, known := policyPods(p); known && m.matches(pod) {
 			return true, nil
 		}
 	}

@@ -40,11 +40,17 @@ func TestShouldGate(t *testing.T) {
 		}
 		return p
 	}
+	// The cases below read the legacy annotations with the chart v1.0.0
+	// table and every workload translated, unless they say otherwise.
+	everyKind := func(*metav1.OwnerReference) bool { return true }
+	chartV1 := burstpolicy.LegacyTranslation{Table: schedulingv1alpha1.SwitchTableLocalOverride, Translated: everyKind}
+	seed := burstpolicy.LegacyTranslation{Table: schedulingv1alpha1.SwitchTableLocalOptIn, Translated: everyKind}
 	cases := []struct {
 		name     string
 		pod      *corev1.Pod
 		policies []schedulingv1alpha1.BurstPolicy
 		defaults schedulingv1alpha1.ClusterBurstPolicySpec
+		legacy   *burstpolicy.LegacyTranslation
 		want     bool
 	}{
 		{name: "selected by a Pending policy", pod: pod(nil), policies: []schedulingv1alpha1.BurstPolicy{pendingPolicy(nil)}, want: true},
@@ -84,6 +90,25 @@ func TestShouldGate(t *testing.T) {
 		{name: "legacy LOCAL_REPLICAS unparsable", pod: pod(func(p *corev1.Pod) {
 			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "true", "LOCAL_REPLICAS": "many"}
 		})},
+		{name: "seed table: LOCAL_REPLICAS with neither switch set keeps its floor", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"LOCAL_REPLICAS": "1"}
+		}), legacy: &seed, want: true},
+		{name: "seed table: the workload's false does not opt out", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "false", "LOCAL_REPLICAS": "1"}
+		}), legacy: &seed, want: true},
+		{name: "seed table: global false and local false", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "false", "LOCAL_REPLICAS": "1"}
+		}), defaults: schedulingv1alpha1.ClusterBurstPolicySpec{Enabled: ptr.To(false)}, legacy: &seed},
+		{name: "the ClusterBurstPolicy's table wins over the manager's", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "false", "LOCAL_REPLICAS": "1"}
+		}), defaults: schedulingv1alpha1.ClusterBurstPolicySpec{LegacySwitchTable: schedulingv1alpha1.SwitchTableLocalOverride}, legacy: &seed},
+		{name: "legacy LOCAL_REPLICAS of a workload no translator handles: not gated", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "true", "LOCAL_REPLICAS": "1"}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "u", Controller: ptr.To(true)}}
+		}), legacy: &burstpolicy.LegacyTranslation{Translated: func(c *metav1.OwnerReference) bool { return c == nil }}},
+		{name: "legacy LOCAL_REPLICAS with the translators off: not gated", pod: pod(func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"AUTO_SCALE_EKS": "true", "LOCAL_REPLICAS": "1"}
+		}), legacy: &burstpolicy.LegacyTranslation{}},
 		{name: "targetRef policy not resolved yet", pod: pod(nil), policies: []schedulingv1alpha1.BurstPolicy{pendingPolicy(func(p *schedulingv1alpha1.BurstPolicy) {
 			p.Spec.Selector = nil
 			p.Spec.TargetRef = &schedulingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
@@ -96,7 +121,11 @@ func TestShouldGate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := burstpolicy.ShouldGate(tc.pod, tc.policies, &tc.defaults); got != tc.want {
+			legacy := chartV1
+			if tc.legacy != nil {
+				legacy = *tc.legacy
+			}
+			if got := burstpolicy.ShouldGate(tc.pod, tc.policies, &tc.defaults, legacy); got != tc.want {
 				t.Errorf("ShouldGate = %v, want %v", got, tc.want)
 			}
 		})

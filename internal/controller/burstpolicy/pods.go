@@ -74,7 +74,7 @@ func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstP
 			}
 		}
 		if s.Placement == decide.Pending && !s.Burst {
-			if err := r.loadClaims(ctx, pod, claims); err != nil {
+			if err := loadClaims(ctx, r.Reader, pod, claims); err != nil {
 				return nil, nil, nil, err
 			}
 			s.Refusal = decide.MayBurst(pod, restr, claims)
@@ -106,7 +106,7 @@ func unschedulableSince(pod *corev1.Pod) (since time.Time) {
 // loadClaims reads what MayBurst needs about the pod's claims into claims.
 // Claims, volumes and classes are read uncached and only for pending pods
 // that use claims, so the manager does not cache every claim of the cluster.
-func (r *Reconciler) loadClaims(ctx context.Context, pod *corev1.Pod, claims map[string]decide.Claim) error {
+func loadClaims(ctx context.Context, reader client.Reader, pod *corev1.Pod, claims map[string]decide.Claim) error {
 	for _, v := range pod.Spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
@@ -117,7 +117,7 @@ func (r *Reconciler) loadClaims(ctx context.Context, pod *corev1.Pod, claims map
 		}
 		var c decide.Claim
 		pvc := &corev1.PersistentVolumeClaim{}
-		err := r.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pvc)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pvc)
 		switch {
 		case apierrors.IsNotFound(err):
 			claims[name] = c
@@ -127,7 +127,7 @@ func (r *Reconciler) loadClaims(ctx context.Context, pod *corev1.Pod, claims map
 		}
 		if pvc.Spec.VolumeName != "" {
 			pv := &corev1.PersistentVolume{}
-			switch err := r.Reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
+			switch err := reader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); {
 			case err == nil:
 				c.PV = pv
 			case !apierrors.IsNotFound(err):
@@ -136,7 +136,7 @@ func (r *Reconciler) loadClaims(ctx context.Context, pod *corev1.Pod, claims map
 		}
 		if c.PV == nil && pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName != "" {
 			sc := &storagev1.StorageClass{}
-			switch err := r.Reader.Get(ctx, client.ObjectKey{Name: *pvc.Spec.StorageClassName}, sc); {
+			switch err := reader.Get(ctx, client.ObjectKey{Name: *pvc.Spec.StorageClassName}, sc); {
 			case err == nil:
 				c.Provisioner = sc.Provisioner
 			case !apierrors.IsNotFound(err):
@@ -246,7 +246,10 @@ func (r *Reconciler) applyPlan(ctx context.Context, p *schedulingv1alpha1.BurstP
 			placement = decide.Virtual
 		}
 		cur, has := pod.Annotations[schedulingv1alpha1.AnnotationPodDeletionCost]
-		ours := pod.Annotations[schedulingv1alpha1.AnnotationDeletionCostSetBy] == p.Name
+		// A cost the cluster-wide mode wrote before this policy selected
+		// the pod is adopted.
+		setBy := pod.Annotations[schedulingv1alpha1.AnnotationDeletionCostSetBy]
+		ours := setBy == p.Name || setBy == schedulingv1alpha1.ClusterWideBurstMark
 		want, write, remove := decide.DeletionCost(placement, p.Spec.ScaleIn, cur, has, ours)
 		switch {
 		case write:

@@ -36,7 +36,10 @@ func computeStatus(s *scope) {
 
 	plan := s.plan
 	p.Status.Target = s.target.name
-	p.Status.Selector = s.target.selector.String()
+	p.Status.Selector = ""
+	if s.target.selector != nil {
+		p.Status.Selector = s.target.selector.String()
+	}
 	p.Status.LocalReplicas = plan.Local
 	p.Status.BurstReplicas = plan.Virtual
 	p.Status.PendingReplicas = plan.Pending
@@ -53,7 +56,7 @@ func computeStatus(s *scope) {
 	switch {
 	case !s.sw.Burst:
 		status.Set(p, metav1.Condition{Type: schedulingv1alpha1.TypeBursting, Status: metav1.ConditionFalse,
-			Reason: schedulingv1alpha1.ReasonBurstDisabled, Message: disabledMessage(p)})
+			Reason: schedulingv1alpha1.ReasonBurstDisabled, Message: disabledMessage(p, s.table)})
 	case plan.MaxBurstReached:
 		status.Set(p, metav1.Condition{Type: schedulingv1alpha1.TypeBursting, Status: conditionStatus(plan.BurstCount > 0),
 			Reason: schedulingv1alpha1.ReasonMaxBurstReached, Message: fmt.Sprintf("%d pods are burst, the maximum; further pods wait for local capacity", plan.BurstCount)})
@@ -75,8 +78,11 @@ func computeStatus(s *scope) {
 	status.ObserveGeneration(p)
 }
 
-func disabledMessage(p *schedulingv1alpha1.BurstPolicy) string {
-	if p.Spec.Enabled != nil {
+func disabledMessage(p *schedulingv1alpha1.BurstPolicy, table schedulingv1alpha1.LegacySwitchTable) string {
+	switch {
+	case table == schedulingv1alpha1.SwitchTableLocalOptIn && p.Spec.Enabled != nil:
+		return "the ClusterBurstPolicy default has enabled: false and spec.enabled is not true (legacy switch table LocalOptIn)"
+	case p.Spec.Enabled != nil:
 		return "spec.enabled is false"
 	}
 	return "spec.enabled is unset and the ClusterBurstPolicy default has enabled: false"

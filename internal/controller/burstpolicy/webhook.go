@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -36,13 +36,40 @@ const PodWebhookPath = "/mutate-v1-pod-burstpolicy"
 // bursts (it is pinned to virtual nodes with their node selector and
 // tolerations, then the gate is removed). It fails open: a pod it does not
 // gate still bursts through the tolerations alone.
+//
+// It also moves a pod naming the legacy tke-scheduler, which edgeplane
+// replaces, to the default scheduler (RewriteTKEScheduler): once the legacy
+// chart is gone no scheduler of that name runs, and such a pod would stay
+// Pending forever. The pod records the old name in
+// AnnotationSchedulerNameRewrittenFrom; SchedulerNameReporter emits the
+// Event once the pod exists (at admission it has neither a UID nor, for a
+// generated name, a name).
 type PodGater struct {
 	// Reader lists BurstPolicies and gets the ClusterBurstPolicy (the cache).
 	Reader  client.Reader
 	Decoder admission.Decoder
+	// DisableGate turns the gating off (--burst-disable-pod-gate).
+	DisableGate bool
+	// RewriteTKEScheduler moves pods naming tke-scheduler to the default
+	// scheduler.
+	RewriteTKEScheduler bool
+	// Legacy says how the pods' legacy annotations are read.
+	Legacy LegacyTranslation
 }
 
-// Handle gates the pod when a policy wants it.
+// LegacyTranslation says how the legacy annotations a pod carries are
+// translated, for the webhook to gate a pod whose policy may not exist yet.
+type LegacyTranslation struct {
+	// Table applies when the ClusterBurstPolicy names none.
+	Table schedulingv1alpha1.LegacySwitchTable
+	// Translated reports whether the pod's workload (its controller, or the
+	// pod itself when it has none) is translated into a BurstPolicy; nil
+	// means none is (the translators are off), so no pod is gated for its
+	// annotations alone.
+	Translated func(controller *metav1.OwnerReference) bool
+}
+
+// Handle gates the pod when a policy wants it, and moves it off tke-scheduler.
 func (g *PodGater) Handle(ctx context.Context, req admission.Request) admission.Response {
 	pod := &corev1.Pod{}
 	if err := g.Decoder.Decode(req, pod); err != nil {
@@ -53,38 +80,81 @@ func (g *PodGater) Handle(ctx context.Context, req admission.Request) admission.
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}
+	var ops []jsonpatch.JsonPatchOperation
+	var why []string
+	if g.RewriteTKEScheduler && pod.Spec.SchedulerName == translate.LegacySchedulerName {
+		ops = append(ops, rewriteSchedulerName(pod)...)
+		why = append(why, "moved from "+translate.LegacySchedulerName+" to "+corev1.DefaultSchedulerName)
+	}
+	if !g.DisableGate {
+		gate, reason := g.gate(ctx, pod)
+		if gate {
+			ops = append(ops, gateOp(pod))
+			why = append(why, "gated for the burst decision")
+		} else if len(ops) == 0 {
+			return admission.Allowed(reason)
+		}
+	}
+	if len(ops) == 0 {
+		return admission.Allowed("nothing to change")
+	}
+	return admission.Patched(strings.Join(why, "; "), ops...)
+}
+
+// gate decides whether the pod gets the burst-decision gate; when not, it
+// says why.
+func (g *PodGater) gate(ctx context.Context, pod *corev1.Pod) (bool, string) {
 	// Read-only views of the cache: no deep copies on the admission path.
 	policies := &schedulingv1alpha1.BurstPolicyList{}
 	if err := g.Reader.List(ctx, policies, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return admission.Allowed("cannot list BurstPolicies; not gated")
+		return false, "cannot list BurstPolicies; not gated"
 	}
 	defaults := &schedulingv1alpha1.ClusterBurstPolicy{}
 	if err := g.Reader.Get(ctx, client.ObjectKey{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName}, defaults, client.UnsafeDisableDeepCopy); client.IgnoreNotFound(err) != nil {
-		return admission.Allowed("cannot read the cluster default; not gated")
+		return false, "cannot read the cluster default; not gated"
 	}
-	if !ShouldGate(pod, policies.Items, &defaults.Spec) {
-		return admission.Allowed("no BurstPolicy with trigger Pending governs the pod")
+	if !ShouldGate(pod, policies.Items, &defaults.Spec, g.Legacy) {
+		return false, "no BurstPolicy with trigger Pending governs the pod"
 	}
+	return true, ""
+}
+
+// gateOp adds the burst-decision gate.
+func gateOp(pod *corev1.Pod) jsonpatch.JsonPatchOperation {
 	gate := corev1.PodSchedulingGate{Name: schedulingv1alpha1.SchedulingGateBurst}
-	op := jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates/-", Value: gate}
 	if pod.Spec.SchedulingGates == nil {
-		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates", Value: []corev1.PodSchedulingGate{gate}}
+		return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates", Value: []corev1.PodSchedulingGate{gate}}
 	}
-	return admission.Patched("gated for the burst decision", op)
+	return jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/schedulingGates/-", Value: gate}
+}
+
+// rewriteSchedulerName replaces the pod's schedulerName by the default
+// scheduler's and records the old name.
+func rewriteSchedulerName(pod *corev1.Pod) []jsonpatch.JsonPatchOperation {
+	ops := []jsonpatch.JsonPatchOperation{{Operation: "replace", Path: "/spec/schedulerName", Value: corev1.DefaultSchedulerName}}
+	if pod.Annotations == nil {
+		return append(ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: "/metadata/annotations",
+			Value: map[string]string{schedulingv1alpha1.AnnotationSchedulerNameRewrittenFrom: pod.Spec.SchedulerName}})
+	}
+	key := strings.ReplaceAll(strings.ReplaceAll(schedulingv1alpha1.AnnotationSchedulerNameRewrittenFrom, "~", "~0"), "/", "~1")
+	return append(ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: "/metadata/annotations/" + key, Value: pod.Spec.SchedulerName})
 }
 
 // ShouldGate decides whether a new pod gets the burst-decision gate: it is
 // not bound yet, not gated already, not a DaemonSet pod, not in an excluded
 // namespace, and an enabled policy with trigger Pending (and room to burst)
 // selects it, or it carries the legacy LOCAL_REPLICAS annotation (copied from
-// its pod template) with bursting switched on: its workload's translated
-// policy may not exist yet when the first replicas are created.
-// defaults is the ClusterBurstPolicy's spec (zero if none).
-func ShouldGate(pod *corev1.Pod, policies []schedulingv1alpha1.BurstPolicy, defaults *schedulingv1alpha1.ClusterBurstPolicySpec) bool {
+// its pod template) with bursting switched on and its workload is translated:
+// the translated policy may not exist yet when the first replicas are
+// created. A pod whose workload no translator handles is not gated for its
+// annotations: nothing would decide it, and it would wait for the gate
+// timeout. defaults is the ClusterBurstPolicy's spec (zero if none).
+func ShouldGate(pod *corev1.Pod, policies []schedulingv1alpha1.BurstPolicy, defaults *schedulingv1alpha1.ClusterBurstPolicySpec, legacy LegacyTranslation) bool {
 	if pod.Spec.NodeName != "" || hasGate(pod) {
 		return false
 	}
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "DaemonSet" {
+	controller := metav1.GetControllerOf(pod)
+	if controller != nil && controller.Kind == "DaemonSet" {
 		return false
 	}
 	excluded := defaults.ExcludedNamespaces
@@ -94,7 +164,7 @@ func ShouldGate(pod *corev1.Pod, policies []schedulingv1alpha1.BurstPolicy, defa
 	if slices.Contains(excluded, pod.Namespace) {
 		return false
 	}
-	if legacyGate(pod, defaults) {
+	if legacy.Translated != nil && legacy.Translated(controller) && legacyGate(pod, defaults, effectiveTable(defaults, legacy.Table)) {
 		return true
 	}
 	for i := range policies {
@@ -105,10 +175,10 @@ func ShouldGate(pod *corev1.Pod, policies []schedulingv1alpha1.BurstPolicy, defa
 		if p.Spec.MaxBurstReplicas != nil && *p.Spec.MaxBurstReplicas == 0 {
 			continue
 		}
-		if !decide.DecideSwitch(defaults.Enabled, p.Spec.Enabled).Burst {
+		if !decide.DecideSwitch(policyTable(p, defaults, legacy.Table), defaults.Enabled, p.Spec.Enabled).Burst {
 			continue
 		}
-		if sel := policySelectorHint(p); sel != nil && sel.Matches(labels.Set(pod.Labels)) {
+		if m, known := policyPods(p); known && m.matches(pod) {
 			return true
 		}
 	}
@@ -117,7 +187,7 @@ func ShouldGate(pod *corev1.Pod, policies []schedulingv1alpha1.BurstPolicy, defa
 
 // legacyGate reports whether the pod's own legacy annotations ask for the
 // LOCAL_REPLICAS behaviour with bursting switched on.
-func legacyGate(pod *corev1.Pod, defaults *schedulingv1alpha1.ClusterBurstPolicySpec) bool {
+func legacyGate(pod *corev1.Pod, defaults *schedulingv1alpha1.ClusterBurstPolicySpec, table schedulingv1alpha1.LegacySwitchTable) bool {
 	v, ok := pod.Annotations[translate.AnnotationLocalReplicas]
 	if !ok {
 		return false
@@ -129,5 +199,5 @@ func legacyGate(pod *corev1.Pod, defaults *schedulingv1alpha1.ClusterBurstPolicy
 	if err != nil {
 		return false
 	}
-	return decide.DecideSwitch(defaults.Enabled, local).LocalReplicasEffective
+	return decide.DecideSwitch(table, defaults.Enabled, local).LocalReplicasEffective
 }

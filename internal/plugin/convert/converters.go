@@ -2,9 +2,11 @@ package convert
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,31 +105,80 @@ func convertIngressDaemonSet(_ *Context, u *unstructured.Unstructured) ([]client
 	return []client.Object{ids}, warns, nil
 }
 
-// TKE resilience: Deployments and StatefulSets whose pod template carries
-// AUTO_SCALE_EKS / LOCAL_REPLICAS.
+// TKE resilience: a workload whose pod template (a bare pod: whose own
+// metadata) carries AUTO_SCALE_EKS / LOCAL_REPLICAS, or whose pods name the
+// chart's tke-scheduler.
+
+// podTemplatePaths are where a kind keeps its pod template, by kind; other
+// kinds (those with a scale subresource, by convention) keep it at
+// spec.template.
+var podTemplatePaths = map[string][]string{
+	"Pod":     nil,
+	"CronJob": {"spec", "jobTemplate", "spec", "template"},
+}
+
+// podTemplate returns the path of u's pod template (nil: u is a pod).
+func podTemplate(u *unstructured.Unstructured) []string {
+	if path, ok := podTemplatePaths[u.GetKind()]; ok && (u.GetKind() != "Pod" || isKind(u, "", "Pod")) {
+		return path
+	}
+	return []string{"spec", "template"}
+}
+
+// burstAnnotations returns the annotations the translator reads: the pod
+// template's, or a bare pod's own.
+func burstAnnotations(u *unstructured.Unstructured) map[string]string {
+	ann, _, _ := unstructured.NestedStringMap(u.Object, append(podTemplate(u), "metadata", "annotations")...)
+	return ann
+}
+
+// schedulerNamePath is where u's pods name their scheduler.
+func schedulerNamePath(u *unstructured.Unstructured) []string {
+	return append(podTemplate(u), "spec", "schedulerName")
+}
 
 func isBurstWorkload(u *unstructured.Unstructured) bool {
-	if !isKind(u, appsv1.GroupName, "Deployment") && !isKind(u, appsv1.GroupName, "StatefulSet") {
+	if isKind(u, appsv1.GroupName, "DaemonSet") {
+		return false // DaemonSet pods never burst
+	}
+	if _, ok, _ := unstructured.NestedMap(u.Object, podTemplate(u)...); !ok && !isKind(u, "", "Pod") {
 		return false
 	}
-	ann, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "annotations")
-	return burst.HasLegacyAnnotations(ann)
+	name, _, _ := unstructured.NestedString(u.Object, schedulerNamePath(u)...)
+	return burst.HasLegacyAnnotations(burstAnnotations(u)) || name == burst.LegacySchedulerName
 }
+
+// noteCronJob: a CronJob's policies are made in the cluster, per Job.
+const noteCronJob = "its Jobs carry AUTO_SCALE_EKS/LOCAL_REPLICAS on: edgeplane's translator makes a BurstPolicy for each Job, each counting against its own floor (Job names are not known ahead, so nothing is written)"
 
 func convertBurstWorkload(_ *Context, u *unstructured.Unstructured) ([]client.Object, []string, error) {
 	if err := requireName(u); err != nil {
 		return nil, nil, err
 	}
-	ann, _, err := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "annotations")
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec.template.metadata.annotations: %w", err)
+	var out []client.Object
+	var warns []string
+	ann := burstAnnotations(u)
+	switch {
+	case !burst.HasLegacyAnnotations(ann):
+	case isKind(u, batchv1.GroupName, "CronJob"):
+		warns = append(warns, noteCronJob)
+	default:
+		spec, problems := burst.PolicySpec(u.GetAPIVersion(), u.GetKind(), u.GetName(), ann)
+		out = append(out, &schedulingv1alpha1.BurstPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: burst.PolicyName(u.GetKind(), u.GetName()), Namespace: u.GetNamespace()},
+			Spec:       spec,
+		})
+		warns = append(warns, problems...)
 	}
-	spec, problems := burst.PolicySpec(appsv1.SchemeGroupVersion.String(), u.GetKind(), u.GetName(), ann)
-	p := &schedulingv1alpha1.BurstPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: burst.PolicyName(u.GetKind(), u.GetName()), Namespace: u.GetNamespace()},
-		Spec:       spec,
+	path := schedulerNamePath(u)
+	if name, _, _ := unstructured.NestedString(u.Object, path...); name == burst.LegacySchedulerName {
+		rewritten := u.DeepCopy()
+		unstructured.RemoveNestedField(rewritten.Object, path...)
+		out = append(out, rewritten)
+		warns = append(warns, fmt.Sprintf("%s: %s removed, so the default scheduler schedules the pods: no %s runs once the TKE resilience chart is gone, and edgeplane bursts with the stock kube-scheduler (the manager also rewrites it on new pods unless --burst-rewrite-tke-scheduler=false); apply the rewritten %s",
+			strings.Join(path, "."), burst.LegacySchedulerName, burst.LegacySchedulerName, u.GetKind()))
 	}
-	return []client.Object{p}, problems, nil
+	return out, warns, nil
 }
 
 // TKE resilience: the cluster-wide switch in kube-system/eks-config.
@@ -142,18 +193,22 @@ func convertEKSConfig(_ *Context, u *unstructured.Unstructured) ([]client.Object
 	if err != nil {
 		return nil, nil, fmt.Errorf("data: %w", err)
 	}
-	spec, ok, err := burst.ClusterPolicySpec(data)
-	switch {
-	case !ok:
-		return nil, []string{fmt.Sprintf("no %s key: nothing to convert", burst.AnnotationAutoScaleEKS)}, nil
-	case err != nil:
+	spec, err := burst.ClusterPolicySpec(data)
+	if err != nil {
 		return nil, []string{fmt.Sprintf("%v; no ClusterBurstPolicy written, the cluster default stays on", err)}, nil
+	}
+	var warns []string
+	if _, ok := data[burst.AnnotationAutoScaleEKS]; !ok {
+		warns = append(warns, fmt.Sprintf("no %s key: the global switch is unset, which the legacy chart read as on", burst.AnnotationAutoScaleEKS))
+	}
+	if spec.Governs == schedulingv1alpha1.GovernsAllPods {
+		warns = append(warns, "governs: AllPods: every pending pod that no BurstPolicy selects bursts once the scheduler finds no local room, as under the legacy chart with its global switch on")
 	}
 	p := &schedulingv1alpha1.ClusterBurstPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: schedulingv1alpha1.DefaultClusterBurstPolicyName},
 		Spec:       spec,
 	}
-	return []client.Object{p}, nil, nil
+	return []client.Object{p}, warns, nil
 }
 
 // galaxy-ipam.

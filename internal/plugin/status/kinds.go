@@ -100,14 +100,21 @@ func providerConfigDetail(u *unstructured.Unstructured) string {
 }
 
 func clusterBurstPolicyDetail(u *unstructured.Unstructured) string {
+	detail := "bursting off"
 	switch v, ok, _ := unstructured.NestedBool(u.Object, "spec", "enabled"); {
 	case !ok:
-		return "bursting on (default)"
+		detail = "bursting on (default)"
 	case v:
-		return "bursting on"
-	default:
-		return "bursting off"
+		detail = "bursting on"
 	}
+	if str(u, "spec", "governs") != "AllPods" {
+		return detail
+	}
+	detail += ", every pod governed"
+	if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "burstPods"); !ok {
+		return detail
+	}
+	return fmt.Sprintf("%s: %d burst, %d refused", detail, num(u, "status", "burstPods"), num(u, "status", "nonBurstablePods"))
 }
 
 func burstPolicyDetail(u *unstructured.Unstructured) string {

@@ -104,6 +104,12 @@ func TestBurstPolicy(t *testing.T) {
 		t.Fatalf("installing CRDs: %v", err)
 	}
 
+	// A third-party kind with a scale subresource, installed before the
+	// manager starts: the translators discover such kinds at start-up.
+	if _, err := bptest.InstallWidgetCRD(ctx, cluster.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+
 	// The pod webhook, served by the manager below on loopback with a
 	// certificate envtest makes; the configuration mirrors the
 	// +kubebuilder:webhook marker of the burstpolicy package.
@@ -166,6 +172,9 @@ func TestBurstPolicy(t *testing.T) {
 		{"a rolling update keeps the local floor", testRollingUpdate},
 		{"with spare local room, the gated replicas beyond the floor are pinned to the virtual node", testPinned},
 		{"rebalancing moves one burst pod home once local room frees; deleting the policy reverts the pods", testRebalanceAndRevert},
+		{"cluster-wide: an unannotated Deployment that does not fit locally ends with its excess on the virtual node", testClusterWide},
+		{"every workload kind keeps its own LOCAL_REPLICAS floor and no pod is released from the gate un-burst", testEveryKind},
+		{"a pod naming tke-scheduler is moved to the default scheduler and runs", testTKEScheduler},
 		{"the examples apply and become Ready", testExamples},
 	}
 	for _, s := range steps {
@@ -256,16 +265,8 @@ func testSwitchedOff(t *testing.T, e *e2e) {
 		t.Fatal(err)
 	}
 	// The legacy global switch, off.
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "eks-config", Namespace: "kube-system"}, Data: map[string]string{"AUTO_SCALE_EKS": "false"}}
-	if err := e.c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
-	def := &schedulingv1alpha1.ClusterBurstPolicy{}
-	e.waitFor(ctx, t, "the eks-config translation", func() (bool, string) {
-		if err := e.c.Get(ctx, client.ObjectKey{Name: "default"}, def); err != nil {
-			return false, err.Error()
-		}
-		return def.Spec.Enabled != nil && !*def.Spec.Enabled, fmt.Sprintf("%+v", def.Spec)
+	cm := e.createEKSConfig(ctx, t, "false", func(def *schedulingv1alpha1.ClusterBurstPolicy) bool {
+		return def.Spec.Enabled != nil && !*def.Spec.Enabled
 	})
 
 	labels := map[string]string{"app": "off"}
@@ -327,6 +328,32 @@ func testSwitchedOff(t *testing.T, e *e2e) {
 	if err := e.c.Delete(ctx, deploy); err != nil {
 		t.Fatal(err)
 	}
+	e.deleteEKSConfig(ctx, t, cm)
+}
+
+// createEKSConfig creates the legacy kube-system/eks-config with
+// AUTO_SCALE_EKS and waits until its translation into the ClusterBurstPolicy
+// "default" is done.
+func (e *e2e) createEKSConfig(ctx context.Context, t *testing.T, autoScaleEKS string, translated func(*schedulingv1alpha1.ClusterBurstPolicy) bool) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "eks-config", Namespace: "kube-system"}, Data: map[string]string{"AUTO_SCALE_EKS": autoScaleEKS}}
+	if err := e.c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	def := &schedulingv1alpha1.ClusterBurstPolicy{}
+	e.waitFor(ctx, t, "the eks-config translation", func() (bool, string) {
+		if err := e.c.Get(ctx, client.ObjectKey{Name: "default"}, def); err != nil {
+			return false, err.Error()
+		}
+		return translated(def), fmt.Sprintf("%+v", def.Spec)
+	})
+	return cm
+}
+
+// deleteEKSConfig deletes eks-config and waits until the translated
+// ClusterBurstPolicy is gone: the switch is back to unset.
+func (e *e2e) deleteEKSConfig(ctx context.Context, t *testing.T, cm *corev1.ConfigMap) {
+	t.Helper()
 	if err := e.c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
@@ -681,16 +708,9 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 	const (
 		ns   = "rebalance"
 		node = "local-rb"
-		pool = "pool"
+		pool = poolKey
 	)
-	taint := corev1.Taint{Key: pool, Value: "rb", Effect: corev1.TaintEffectNoSchedule}
-	if err := e.cluster.AddNode(ctx, localcluster.NodeSpec{Name: node, CPU: resource.MustParse("2"), Memory: resource.MustParse("8Gi"),
-		Labels: map[string]string{pool: "rb"}, Taints: []corev1.Taint{taint}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.cluster.WaitNodeReady(ctx, node); err != nil {
-		t.Fatal(err)
-	}
+	e.addPool(t, "rb", resource.MustParse("2"))
 	if err := e.cluster.CreateNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
@@ -712,13 +732,7 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 	})
 
 	labels := map[string]string{"app": "rb"}
-	spec := podSpec()
-	spec.Tolerations = []corev1.Toleration{tolerateRB}
-	// The local pool or a virtual node.
-	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
-		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: pool, Operator: corev1.NodeSelectorOpIn, Values: []string{"rb"}}}},
-		{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"eklet"}}}},
-	}}}}
+	spec := poolSpec("rb") // the local pool or a virtual node
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
@@ -741,23 +755,9 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 			t.Fatal(err)
 		}
 	}
-	onNode := func(pods []corev1.Pod) (local, virtual, other int) {
-		for _, p := range pods {
-			switch {
-			case p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning:
-				other++
-			case p.Spec.NodeName == node:
-				local++
-			case p.Spec.NodeName == virtualNode:
-				virtual++
-			default:
-				other++
-			}
-		}
-		return local, virtual, other
-	}
+
 	pods := e.waitPods(ctx, t, ns, labels, "1 local and 2 burst replicas, the burst ones with the deletion cost", func(pods []corev1.Pod) bool {
-		local, virtual, other := onNode(pods)
+		local, virtual, other := onPool("rb", pods)
 		if local != 1 || virtual != 2 || other != 0 {
 			return false
 		}
@@ -794,7 +794,7 @@ func testRebalanceAndRevert(t *testing.T, e *e2e) {
 		if terminating > 1 {
 			t.Errorf("%d evictions in flight at once: %s", terminating, describe(pods))
 		}
-		local, virtual, other := onNode(pods)
+		local, virtual, other := onPool("rb", pods)
 		return local == 2 && virtual == 1 && other == 0 && len(pods) == 3
 	})
 	t.Logf("after: %s", describe(pods))

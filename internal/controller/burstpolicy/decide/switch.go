@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 )
 
 // Switch is the outcome of the global/local switch table.
@@ -14,16 +16,28 @@ type Switch struct {
 	// Burst says whether pending pods may burst at all.
 	Burst bool
 	// LocalReplicasEffective says whether the local floor (LOCAL_REPLICAS)
-	// is honoured. The legacy table (chart v1.0.0) ignores it when neither
-	// switch is set; edgeplane applies that quirk to translated policies only.
+	// is honoured. The chart v1.0.0 table ignores it when neither switch is
+	// set; edgeplane applies that quirk to translated policies only.
 	LocalReplicasEffective bool
 }
 
-// DecideSwitch is the newest legacy chart's decision table (v1.0.0 README):
-// the local switch wins when set, otherwise the global one, otherwise on.
-// global is the ClusterBurstPolicy's enabled (nil when unset or absent);
-// local is the BurstPolicy's enabled (nil when unset).
-func DecideSwitch(global, local *bool) Switch {
+// DecideSwitch applies one of the legacy switch tables. global is the
+// ClusterBurstPolicy's enabled (nil when unset or absent); local is the
+// BurstPolicy's enabled or the pod's AUTO_SCALE_EKS (nil when unset).
+//
+// SwitchTableLocalOptIn, the TKE resilience documentation's table: bursting
+// is off only when the global switch is false and the local one is not
+// true; a local false does not opt out; the floor holds whenever pods burst.
+//
+// SwitchTableLocalOverride (and any other value), the chart v1.0.0 README's
+// table: the local switch wins when set, otherwise the global one,
+// otherwise on; with neither set the floor is not honoured. A BurstPolicy a
+// person writes always follows it.
+func DecideSwitch(table schedulingv1alpha1.LegacySwitchTable, global, local *bool) Switch {
+	if table == schedulingv1alpha1.SwitchTableLocalOptIn {
+		burst := (local != nil && *local) || global == nil || *global
+		return Switch{Burst: burst, LocalReplicasEffective: burst}
+	}
 	switch {
 	case local != nil:
 		return Switch{Burst: *local, LocalReplicasEffective: *local}

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
 
@@ -25,7 +24,7 @@ import (
 // +kubebuilder:rbac:groups=scheduling.edgeplane.io,resources=clusterburstpolicies,verbs=get;list;watch;create;update;patch;delete
 
 // EKSConfigTranslator translates the eks-config ConfigMap's AUTO_SCALE_EKS
-// into the ClusterBurstPolicy "default".
+// into the ClusterBurstPolicy "default" (see ClusterPolicySpec).
 type EKSConfigTranslator struct {
 	// Client writes ClusterBurstPolicies.
 	Client client.Client
@@ -64,8 +63,10 @@ func SetupEKSConfig(mgr ctrl.Manager, namespace string) error {
 	return nil
 }
 
-// Reconcile ensures the ClusterBurstPolicy "default" while eks-config has an
-// AUTO_SCALE_EKS key, and deletes it (when it is ours) otherwise.
+// Reconcile ensures the ClusterBurstPolicy "default" while eks-config
+// exists, and deletes it (when it is ours) once it is gone. A ConfigMap
+// without AUTO_SCALE_EKS is the global switch unset, which the legacy chart
+// read as on.
 func (t *EKSConfigTranslator) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	if req.Namespace != t.Namespace || req.Name != EKSConfigName {
 		return ctrl.Result{}, nil
@@ -81,12 +82,11 @@ func (t *EKSConfigTranslator) Reconcile(ctx context.Context, req reconcile.Reque
 		_, err := translator.Delete(ctx, t.Client, nil, cm, target)
 		return ctrl.Result{}, err
 	}
-	v, ok := cm.Data[AnnotationAutoScaleEKS]
-	if !ok {
+	if !cm.DeletionTimestamp.IsZero() {
 		_, err := translator.Delete(ctx, t.Client, t.Recorder, cm, target)
 		return ctrl.Result{}, err
 	}
-	enabled, err := decide.ParseSwitch(v)
+	spec, err := ClusterPolicySpec(cm.Data)
 	if err != nil {
 		if t.Recorder != nil {
 			t.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, ReasonInvalidLegacyAnnotation, "Translate", "%v; the cluster default is left unchanged", err)
@@ -94,7 +94,8 @@ func (t *EKSConfigTranslator) Reconcile(ctx context.Context, req reconcile.Reque
 		return ctrl.Result{}, nil
 	}
 	_, err = translator.Ensure(ctx, t.Client, t.Recorder, cm, target, func(d *schedulingv1alpha1.ClusterBurstPolicy) error {
-		d.Spec.Enabled = enabled
+		d.Spec.Enabled = spec.Enabled
+		d.Spec.Governs = spec.Governs
 		return nil
 	})
 	return ctrl.Result{}, err

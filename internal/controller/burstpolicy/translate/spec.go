@@ -1,9 +1,10 @@
 // Package translate turns the legacy TKE resilience inputs into edgeplane
-// objects: the pod-template annotations AUTO_SCALE_EKS and LOCAL_REPLICAS of
-// Deployments and StatefulSets become a BurstPolicy owned by the workload,
-// and the eks-config ConfigMap's AUTO_SCALE_EKS becomes the
-// ClusterBurstPolicy "default". The translators never touch objects a person
-// made (see internal/translator).
+// objects: the annotations AUTO_SCALE_EKS and LOCAL_REPLICAS on the pod
+// template of a Deployment, StatefulSet, ReplicaSet, Job (a CronJob's
+// through its Jobs) or any kind with a scale subresource, or on a bare Pod,
+// become a BurstPolicy owned by that workload, and the eks-config
+// ConfigMap's AUTO_SCALE_EKS becomes the ClusterBurstPolicy "default". The
+// translators never touch objects a person made (see internal/translator).
 package translate
 
 import (
@@ -25,6 +26,9 @@ const (
 	EKSConfigName = "eks-config"
 	// DefaultEKSConfigNamespace is where the chart put eks-config.
 	DefaultEKSConfigNamespace = "kube-system"
+	// LegacySchedulerName is the chart's scheduler, which workloads on
+	// community Kubernetes had to name in their schedulerName.
+	LegacySchedulerName = "tke-scheduler"
 )
 
 // maxNameLength bounds generated object names.

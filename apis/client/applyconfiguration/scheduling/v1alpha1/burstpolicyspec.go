@@ -17,8 +17,9 @@ import (
 //
 // BurstPolicySpec is the desired state of a BurstPolicy.
 type BurstPolicySpecApplyConfiguration struct {
-	// TargetRef names the workload (Deployment, StatefulSet, ReplicaSet or
-	// any kind with a scale subresource) whose pods this policy governs.
+	// TargetRef names the workload (Deployment, StatefulSet, ReplicaSet, any
+	// kind with a scale subresource, a Job, or a single Pod) whose pods this
+	// policy governs.
 	TargetRef *TargetReferenceApplyConfiguration `json:"targetRef,omitempty"`
 	// Selector selects the governed pods directly, in the policy's namespace.
 	Selector *v1.LabelSelectorApplyConfiguration `json:"selector,omitempty"`

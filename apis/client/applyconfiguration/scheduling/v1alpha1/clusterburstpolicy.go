@@ -15,9 +15,11 @@ import (
 // ClusterBurstPolicyApplyConfiguration represents a declarative configuration of the ClusterBurstPolicy type for use
 // with apply.
 //
-// A ClusterBurstPolicy is the cluster-wide burst switch and the restrictions
-// that apply to every BurstPolicy. There is one, named "default"; without it
-// bursting is on and the built-in restrictions apply.
+// A ClusterBurstPolicy is the cluster-wide burst switch, the restrictions
+// that apply to every BurstPolicy, the legacy switch table, and whether pods
+// no BurstPolicy selects burst too (governs: AllPods). There is one, named
+// "default"; without it bursting is on for the pods BurstPolicies select and
+// the built-in restrictions apply.
 type ClusterBurstPolicyApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

@@ -6,6 +6,10 @@ Copyright The edgeplane Authors.
 
 package v1alpha1
 
+import (
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+)
+
 // ClusterBurstPolicySpecApplyConfiguration represents a declarative configuration of the ClusterBurstPolicySpec type for use
 // with apply.
 //
@@ -13,8 +17,24 @@ package v1alpha1
 type ClusterBurstPolicySpecApplyConfiguration struct {
 	// Enabled is the cluster-wide switch (the legacy eks-config
 	// AUTO_SCALE_EKS). A BurstPolicy's own enabled wins when set; when both
-	// are unset, bursting is on.
+	// are unset, bursting is on. Policies translated from the legacy
+	// annotations, and pods governed through governs: AllPods, combine it
+	// with their AUTO_SCALE_EKS as legacySwitchTable says.
 	Enabled *bool `json:"enabled,omitempty"`
+	// Governs says which pending pods burst: SelectedPods (default), only
+	// those a BurstPolicy selects; AllPods, also every other pod once the
+	// scheduler reports it unschedulable (the legacy global switch on).
+	Governs *schedulingv1alpha1.Governs `json:"governs,omitempty"`
+	// LegacySwitchTable is the switch table of the legacy AUTO_SCALE_EKS
+	// annotations: LocalOptIn (the TKE resilience documentation) or
+	// LocalOverride (chart v1.0.0). Unset: the manager's
+	// --burst-legacy-switch-table (default LocalOptIn). A BurstPolicy a
+	// person writes always follows LocalOverride: its enabled: false opts out.
+	LegacySwitchTable *schedulingv1alpha1.LegacySwitchTable `json:"legacySwitchTable,omitempty"`
+	// VirtualNodes says which nodes are virtual and which tolerations a pod
+	// burst through governs: AllPods gets. Default: the Tencent EKS virtual
+	// node.
+	VirtualNodes *VirtualNodesApplyConfiguration `json:"virtualNodes,omitempty"`
 	// ExcludedNamespaces: pods in these namespaces never burst.
 	ExcludedNamespaces []string `json:"excludedNamespaces,omitempty"`
 	// AllowFixedIP lets pods with a fixed IP (a float IP or a VPC IP claim)
@@ -33,6 +53,30 @@ func ClusterBurstPolicySpec() *ClusterBurstPolicySpecApplyConfiguration {
 // If called multiple times, the Enabled field is set to the value of the last call.
 func (b *ClusterBurstPolicySpecApplyConfiguration) WithEnabled(value bool) *ClusterBurstPolicySpecApplyConfiguration {
 	b.Enabled = &value
+	return b
+}
+
+// WithGoverns sets the Governs field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Governs field is set to the value of the last call.
+func (b *ClusterBurstPolicySpecApplyConfiguration) WithGoverns(value schedulingv1alpha1.Governs) *ClusterBurstPolicySpecApplyConfiguration {
+	b.Governs = &value
+	return b
+}
+
+// WithLegacySwitchTable sets the LegacySwitchTable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LegacySwitchTable field is set to the value of the last call.
+func (b *ClusterBurstPolicySpecApplyConfiguration) WithLegacySwitchTable(value schedulingv1alpha1.LegacySwitchTable) *ClusterBurstPolicySpecApplyConfiguration {
+	b.LegacySwitchTable = &value
+	return b
+}
+
+// WithVirtualNodes sets the VirtualNodes field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VirtualNodes field is set to the value of the last call.
+func (b *ClusterBurstPolicySpecApplyConfiguration) WithVirtualNodes(value *VirtualNodesApplyConfiguration) *ClusterBurstPolicySpecApplyConfiguration {
+	b.VirtualNodes = value
 	return b
 }
 

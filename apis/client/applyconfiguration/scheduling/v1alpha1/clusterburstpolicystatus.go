@@ -7,6 +7,7 @@ Copyright The edgeplane Authors.
 package v1alpha1
 
 import (
+	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -17,7 +18,20 @@ import (
 type ClusterBurstPolicyStatusApplyConfiguration struct {
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// Conditions: Ready.
+	// LegacySwitchTable is the switch table in effect (spec.legacySwitchTable
+	// or the manager's default).
+	LegacySwitchTable *schedulingv1alpha1.LegacySwitchTable `json:"legacySwitchTable,omitempty"`
+	// BurstPods counts the pods that governs: AllPods burst (they carry the
+	// annotation scheduling.edgeplane.io/burst-policy:
+	// ClusterBurstPolicy/default) and that have not finished. Unset with
+	// governs: SelectedPods; each BurstPolicy counts its own pods.
+	BurstPods *int32 `json:"burstPods,omitempty"`
+	// NonBurstablePods counts the pending pods governs: AllPods found
+	// unschedulable that may not burst; each carries the annotation
+	// scheduling.edgeplane.io/not-burstable with the reason. Unset with
+	// governs: SelectedPods.
+	NonBurstablePods *int32 `json:"nonBurstablePods,omitempty"`
+	// Conditions: Ready, and Bursting with governs: AllPods.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -32,6 +46,30 @@ func ClusterBurstPolicyStatus() *ClusterBurstPolicyStatusApplyConfiguration {
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *ClusterBurstPolicyStatusApplyConfiguration) WithObservedGeneration(value int64) *ClusterBurstPolicyStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithLegacySwitchTable sets the LegacySwitchTable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LegacySwitchTable field is set to the value of the last call.
+func (b *ClusterBurstPolicyStatusApplyConfiguration) WithLegacySwitchTable(value schedulingv1alpha1.LegacySwitchTable) *ClusterBurstPolicyStatusApplyConfiguration {
+	b.LegacySwitchTable = &value
+	return b
+}
+
+// WithBurstPods sets the BurstPods field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BurstPods field is set to the value of the last call.
+func (b *ClusterBurstPolicyStatusApplyConfiguration) WithBurstPods(value int32) *ClusterBurstPolicyStatusApplyConfiguration {
+	b.BurstPods = &value
+	return b
+}
+
+// WithNonBurstablePods sets the NonBurstablePods field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NonBurstablePods field is set to the value of the last call.
+func (b *ClusterBurstPolicyStatusApplyConfiguration) WithNonBurstablePods(value int32) *ClusterBurstPolicyStatusApplyConfiguration {
+	b.NonBurstablePods = &value
 	return b
 }
 

@@ -10,8 +10,9 @@ package v1alpha1
 // with apply.
 //
 // TargetReference names the workload a BurstPolicy applies to, in the
-// policy's namespace. The workload must have a scale subresource, whose
-// status.selector selects its pods.
+// policy's namespace: a kind with a scale subresource (its status.selector
+// selects the pods), a batch/v1 Job (its spec.selector), or a v1 Pod (that
+// one pod, which is its own workload).
 type TargetReferenceApplyConfiguration struct {
 	// APIVersion of the workload, e.g. apps/v1.
 	APIVersion *string `json:"apiVersion,omitempty"`
