@@ -12,6 +12,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/batch"
 )
 
 // maxBatch is the most values one DescribeAddresses call takes (AddressIds,
@@ -19,33 +20,31 @@ import (
 const maxBatch = 100
 
 // batchingCloud coalesces the DescribeAddresses look-ups that concurrent
-// reconciles make into one call per window: look-ups by address ID, by the
-// owner-UID tag, by instance and by the legacy node-name tag each become one
-// call with up to 100 values, whose answer is split between the callers.
-// DescribeAddresses is the most frequent call (20/s on Tencent), so without
-// this a burst of new nodes is bounded by describes rather than by the
-// writes. Everything else passes through.
+// reconciles make into one call per window (runtime/batch): look-ups by
+// address ID, by the owner-UID tag, by instance and by the legacy
+// node-name tag each become one call with up to 100 values, whose answer
+// is split between the callers. DescribeAddresses is the most frequent
+// call (20/s on Tencent), so without this a burst of new nodes is bounded
+// by describes rather than by the writes. Everything else passes through.
 type batchingCloud struct {
 	Cloud
-	window time.Duration
+	window  time.Duration
+	batches *batch.Batcher[string, string, []tencentcloud.Address]
+	// shapes maps a batch key to its query without the batched values
+	// (one entry per query shape: a handful).
+	shapes sync.Map
+}
 
-	mu      sync.Mutex
-	pending map[string]*addressBatch
+// shapeOf is what a batch key stands for.
+type shapeOf struct {
+	dim  string // "id", "instance" or "tag:<key>"
+	base tencentcloud.AddressQuery
 }
 
 func newBatchingCloud(c Cloud, window time.Duration) *batchingCloud {
-	return &batchingCloud{Cloud: c, window: window, pending: map[string]*addressBatch{}}
-}
-
-// addressBatch is one coalesced look-up.
-type addressBatch struct {
-	base   tencentcloud.AddressQuery
-	dim    string // "id", "instance" or "tag:<key>"
-	values []string
-	seen   map[string]bool
-	done   chan struct{}
-	result []tencentcloud.Address
-	err    error
+	bc := &batchingCloud{Cloud: c, window: window}
+	bc.batches = batch.New(batch.Config[string, string, []tencentcloud.Address]{Window: window, Max: maxBatch, Run: bc.run})
+	return bc
 }
 
 // shape says along which dimension q can be batched, its value, and the
@@ -91,35 +90,13 @@ func (c *batchingCloud) DescribeAddresses(ctx context.Context, q tencentcloud.Ad
 		return c.Cloud.DescribeAddresses(ctx, q)
 	}
 	key := batchKey(dim, base)
-	c.mu.Lock()
-	bt := c.pending[key]
-	if bt == nil {
-		bt = &addressBatch{base: base, dim: dim, seen: map[string]bool{}, done: make(chan struct{})}
-		c.pending[key] = bt
-		time.AfterFunc(c.window, func() { c.flush(key, bt) })
-	}
-	if !bt.seen[value] {
-		bt.seen[value] = true
-		bt.values = append(bt.values, value)
-	}
-	full := len(bt.values) >= maxBatch
-	if full {
-		delete(c.pending, key)
-	}
-	c.mu.Unlock()
-	if full {
-		go c.run(bt)
-	}
-	select {
-	case <-bt.done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a batched DescribeAddresses: %w", ctx.Err())
-	}
-	if bt.err != nil {
-		return nil, bt.err
+	c.shapes.LoadOrStore(key, shapeOf{dim: dim, base: base})
+	all, err := c.batches.Do(ctx, key, value)
+	if err != nil {
+		return nil, err
 	}
 	var out []tencentcloud.Address
-	for _, a := range bt.result {
+	for _, a := range all {
 		if matches(dim, value, a) {
 			out = append(out, a)
 		}
@@ -127,34 +104,20 @@ func (c *batchingCloud) DescribeAddresses(ctx context.Context, q tencentcloud.Ad
 	return out, nil
 }
 
-// flush runs the batch when its window ends, unless it already ran full.
-func (c *batchingCloud) flush(key string, bt *addressBatch) {
-	c.mu.Lock()
-	if c.pending[key] != bt {
-		c.mu.Unlock()
-		return
-	}
-	delete(c.pending, key)
-	c.mu.Unlock()
-	c.run(bt)
-}
-
-func (c *batchingCloud) run(bt *addressBatch) {
-	defer close(bt.done)
-	q := bt.base
+// run makes the one DescribeAddresses of a batch.
+func (c *batchingCloud) run(ctx context.Context, key string, values []string) ([]tencentcloud.Address, error) {
+	v, _ := c.shapes.Load(key)
+	sh := v.(shapeOf)
+	q := sh.base
 	switch {
-	case bt.dim == "id":
-		q.IDs = bt.values
-	case bt.dim == "instance":
-		q.InstanceIDs = bt.values
+	case sh.dim == "id":
+		q.IDs = values
+	case sh.dim == "instance":
+		q.InstanceIDs = values
 	default:
-		q.TagValues = map[string][]string{strings.TrimPrefix(bt.dim, "tag:"): bt.values}
+		q.TagValues = map[string][]string{strings.TrimPrefix(sh.dim, "tag:"): values}
 	}
-	// The batch serves many reconciles: give it its own deadline rather
-	// than the first caller's context.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	bt.result, bt.err = c.Cloud.DescribeAddresses(ctx, q)
+	return c.Cloud.DescribeAddresses(ctx, q)
 }
 
 func matches(dim, value string, a tencentcloud.Address) bool {

@@ -2,8 +2,6 @@ package anycastipbinding
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -47,9 +46,9 @@ const LegacyNamespace = "kube-system"
 
 // Connector turns a binding's providerConfigRef into a Cloud client
 // (crossplane's ExternalConnector). Resolved configs and their clients are
-// reused for ClientCacheTTL, so a burst of reconciles costs one read of the
-// config and its Secret, and one set of client-side rate-limit buckets is
-// shared by all bindings of an account.
+// reused for ClientCacheTTL (runtime/clientcache), so a burst of reconciles
+// costs one read of the config and its Secret, and one set of client-side
+// rate-limit buckets is shared by all bindings of an account.
 type Connector struct {
 	kube        client.Client
 	reader      client.Reader
@@ -61,12 +60,10 @@ type Connector struct {
 	// configs' Ready conditions (nil: not reported).
 	creds *credstatus.Board
 
-	mu    sync.Mutex
-	cache map[string]*account
-	// resolving holds the provider configs being resolved; the passes
-	// that need one meanwhile wait for that resolution instead of
-	// reading the config again.
-	resolving map[string]chan struct{}
+	// accounts maps kind/name of a provider config to its account.
+	accounts *clientcache.Cache[*account]
+
+	mu sync.Mutex
 	// tracked holds the bindings (UID and provider config) whose usage
 	// exists.
 	tracked map[string]time.Time
@@ -113,11 +110,8 @@ type account struct {
 	cloud    Cloud
 	identity string
 	legacy   string
-	expires  time.Time
-	// client is the account's Tencent client (its credential gate);
-	// credentials fingerprints its keys, so fixed keys get a new client.
-	client      *tencentcloud.Client
-	credentials string
+	// client is the account's Tencent client (its credential gate).
+	client *tencentcloud.Client
 }
 
 // NewConnector builds a Connector. clusterName is the identity used when a
@@ -130,8 +124,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		usage:       resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
 		clusterName: clusterName,
 		opts:        o,
-		cache:       map[string]*account{},
-		resolving:   map[string]chan struct{}{},
+		accounts:    newAccounts(o),
 		tracked:     map[string]time.Time{},
 		now:         time.Now,
 	}
@@ -232,91 +225,65 @@ func (c *Connector) trackedRecently(key string) bool {
 // maxTracked bounds Connector.tracked.
 const maxTracked = 20000
 
-// account resolves ref, reusing a recent resolution.
-func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReference) (*account, error) {
-	key := ref.Kind + "/" + ref.Name
-	for {
-		c.mu.Lock()
-		if a, ok := c.cache[key]; ok && time.Now().Before(a.expires) {
-			c.mu.Unlock()
-			return a, nil
-		}
-		wait, busy := c.resolving[key]
-		if !busy {
-			done := make(chan struct{})
-			c.resolving[key] = done
-			c.mu.Unlock()
-			a, err := c.resolve(ctx, key, ref)
-			c.mu.Lock()
-			delete(c.resolving, key)
-			c.mu.Unlock()
-			close(done)
-			return a, err
-		}
-		c.mu.Unlock()
-		// Another pass resolves it; on its failure this pass tries itself.
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s %s to be resolved: %w", ref.Kind, ref.Name, ctx.Err())
-		}
-	}
+// newAccounts is the account cache of a Connector with options o.
+func newAccounts(o Options) *clientcache.Cache[*account] {
+	return clientcache.New[*account](clientcache.Config{ConfigTTL: cacheTTL(o)})
 }
 
-// resolve reads ref and its Secret and builds its client.
-func (c *Connector) resolve(ctx context.Context, key string, ref xpv2.ProviderConfigReference) (*account, error) {
+// account resolves ref, reusing a recent resolution.
+func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReference) (*account, error) {
+	return c.accounts.Get(ctx, ref.Kind+"/"+ref.Name, func(ctx context.Context) (clientcache.Account[*account], error) {
+		return c.resolve(ctx, ref)
+	})
+}
+
+// resolve reads ref, its Secret and the legacy cluster identity, and says
+// how to build the account's client. An unchanged config keeps its client
+// (and its rate-limit buckets and credential gate); changed keys (rotated,
+// or fixed after a rejection) get a new client.
+func (c *Connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReference) (clientcache.Account[*account], error) {
+	var none clientcache.Account[*account]
 	cfg, err := providerconfig.Resolve(ctx, c.reader, &ref, "", c.clusterName)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
+		return none, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	topts, err := cfg.Tencent()
 	if err != nil {
-		return nil, fmt.Errorf("configuring the Tencent Cloud client: %w", err)
+		return none, fmt.Errorf("configuring the Tencent Cloud client: %w", err)
 	}
 	topts.TaskPollInterval = c.opts.TaskPollInterval
 	topts.CredentialBackoff = c.opts.CredentialBackoff
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(&topts)
 	}
-	cl, err := tencentcloud.New(topts)
-	if err != nil {
-		return nil, fmt.Errorf("creating the Tencent Cloud client: %w", err)
-	}
 	legacy, err := c.legacyUUID(ctx)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	if cfg.ClusterIdentity == "" {
-		return nil, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
+		return none, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
 	}
-	a := &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy,
-		expires: time.Now().Add(c.cacheTTL()), client: cl, credentials: credentialsFingerprint(topts)}
-	c.mu.Lock()
-	// Keep the client (and its rate-limit buckets and credential gate) of
-	// an unchanged config; changed keys (rotated, or fixed after a
-	// rejection) get a new client.
-	if old, ok := c.cache[key]; ok && old.identity == a.identity && old.legacy == a.legacy && old.credentials == a.credentials {
-		old.expires = a.expires
-		a = old
-	} else {
-		c.cache[key] = a
-	}
-	c.mu.Unlock()
-	return a, nil
-}
-
-// credentialsFingerprint identifies a client's credentials and endpoint
-// (hashed: the keys stay out of memory dumps of the cache).
-func credentialsFingerprint(o tencentcloud.Options) string {
-	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s", o.Region, o.Endpoint, o.Credentials.Source, o.Credentials.SecretID, o.Credentials.SecretKey, o.Credentials.Token)
-	return hex.EncodeToString(h.Sum(nil))
+	cr := topts.Credentials
+	return clientcache.Account[*account]{
+		// One client per config, as its name is part of the key.
+		Fingerprint: clientcache.Fingerprint(ref.Kind, ref.Name, topts.Region, topts.Endpoint, string(cr.Source), cr.SecretID, cr.SecretKey, cr.Token,
+			cfg.ClusterIdentity, legacy),
+		New: func(context.Context) (*account, error) {
+			cl, err := tencentcloud.New(topts)
+			if err != nil {
+				return nil, fmt.Errorf("creating the Tencent Cloud client: %w", err)
+			}
+			return &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, client: cl}, nil
+		},
+	}, nil
 }
 
 // cacheTTL is how long a resolved account or a tracked usage is reused.
-func (c *Connector) cacheTTL() time.Duration {
-	if c.opts.ClientCacheTTL > 0 {
-		return c.opts.ClientCacheTTL
+func (c *Connector) cacheTTL() time.Duration { return cacheTTL(c.opts) }
+
+func cacheTTL(o Options) time.Duration {
+	if o.ClientCacheTTL > 0 {
+		return o.ClientCacheTTL
 	}
 	return 30 * time.Second
 }

@@ -52,7 +52,7 @@ func TestSharedResolution(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, cpc) })
 	r := &gatedReader{Reader: env.Client, release: make(chan struct{})}
-	c := &Connector{reader: r, opts: DefaultOptions(), cache: map[string]*account{}, resolving: map[string]chan struct{}{}}
+	c := &Connector{reader: r, opts: DefaultOptions(), accounts: newAccounts(DefaultOptions())}
 
 	const passes = 8
 	got := make([]*account, passes)

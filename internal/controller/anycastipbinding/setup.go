@@ -260,12 +260,8 @@ const indexNodeName = "spec.nodeName"
 
 // IndexFields registers the cache index this package lists bindings by.
 func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
-	if err := idx.IndexField(ctx, &networkingv1alpha1.AnycastIPBinding{}, indexNodeName, func(o client.Object) []string {
-		return []string{o.(*networkingv1alpha1.AnycastIPBinding).Spec.NodeName}
-	}); err != nil {
-		return fmt.Errorf("indexing AnycastIPBindings by node: %w", err)
-	}
-	return nil
+	return setup.IndexField(ctx, idx, &networkingv1alpha1.AnycastIPBinding{}, indexNodeName,
+		func(b *networkingv1alpha1.AnycastIPBinding) string { return b.Spec.NodeName })
 }
 
 // ControllerName is the binding controller's name (and its event source).

@@ -2,11 +2,8 @@ package podelasticip
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -22,14 +19,15 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
 // connector turns a PodElasticIP's providerConfigRef into an EC2 client.
 // Clients (with their token buckets and look-up batchers) are kept per
-// resolved config, so every PodElasticIP of one account shares one client
-// and its client-side rate limits; the config itself is re-read after
-// configTTL.
+// account (runtime/clientcache), so every PodElasticIP of one account
+// shares one client and its client-side rate limits; the config itself is
+// re-read after configTTL, and a client unused for an hour is dropped.
 type connector struct {
 	kube    client.Client
 	reader  client.Reader
@@ -44,14 +42,8 @@ type connector struct {
 	// configs' Ready conditions (nil: not reported).
 	creds *credstatus.Board
 
-	mu      sync.Mutex
-	configs map[string]resolved // by namespace/kind/name
-	clients map[string]*account // by options fingerprint
-}
-
-type resolved struct {
-	acct *account
-	at   time.Time
+	// accounts maps namespace/kind/name of a provider config to its account.
+	accounts *clientcache.Cache[*account]
 }
 
 // account is one cloud account as a set of shared clients.
@@ -66,9 +58,9 @@ const configTTL = 10 * time.Second
 func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, sc setup.Config) *connector {
 	return &connector{
 		kube: kube, reader: reader, rec: rec, opts: opts, cluster: sc.ClusterName, tenancy: sc.Tenancy, started: time.Now(),
-		creds:   sc.Credentials,
-		usage:   resource.NewProviderConfigUsageTracker(kube, newUsage()),
-		configs: map[string]resolved{}, clients: map[string]*account{},
+		creds:    sc.Credentials,
+		usage:    resource.NewProviderConfigUsageTracker(kube, newUsage()),
+		accounts: clientcache.New[*account](clientcache.Config{ConfigTTL: configTTL}),
 	}
 }
 
@@ -114,53 +106,41 @@ func (c *connector) account(ctx context.Context, ref *xpv2.ProviderConfigReferen
 	if ref != nil {
 		use = *ref
 	}
-	key := namespace + "/" + use.Kind + "/" + use.Name
-	c.mu.Lock()
-	if r, ok := c.configs[key]; ok && time.Since(r.at) < configTTL {
-		c.mu.Unlock()
-		return r.acct, nil
-	}
-	c.mu.Unlock()
+	return c.accounts.Get(ctx, namespace+"/"+use.Kind+"/"+use.Name, func(ctx context.Context) (clientcache.Account[*account], error) {
+		return c.resolve(ctx, use, namespace)
+	})
+}
 
+// resolve reads the provider config and its Secret, and says how to build
+// the account's client.
+func (c *connector) resolve(ctx context.Context, use xpv2.ProviderConfigReference, namespace string) (clientcache.Account[*account], error) {
 	cfg, err := providerconfig.Resolve(ctx, c.reader, &use, namespace, c.cluster, providerconfig.WithTenancy(c.tenancy))
 	if err != nil {
-		return nil, fmt.Errorf("resolving the provider config: %w", err)
+		return clientcache.Account[*account]{}, fmt.Errorf("resolving the provider config: %w", err)
 	}
 	opts, err := cfg.AWS()
 	if err != nil {
-		return nil, fmt.Errorf("configuring the EC2 client: %w", err)
+		return clientcache.Account[*account]{}, fmt.Errorf("configuring the EC2 client: %w", err)
 	}
 	opts.RateLimits = c.opts.rateLimits()
 	opts.CredentialBackoff = c.opts.CredentialBackoff
 	opts.Clock = c.opts.Clock
-	fp := fingerprint(opts, cfg.ClusterIdentity)
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	acct, ok := c.clients[fp]
-	if !ok {
-		ec2c, err := aws.New(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("building the EC2 client: %w", err)
-		}
-		legacy := ""
-		if c.opts.AdoptLegacy {
-			legacy = c.opts.LegacyClusterName
-			if legacy == "" {
-				legacy = cfg.ClusterIdentity
+	cr := opts.Credentials
+	return clientcache.Account[*account]{
+		Fingerprint: clientcache.Fingerprint(opts.Region, opts.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken, cfg.ClusterIdentity),
+		New: func(ctx context.Context) (*account, error) {
+			ec2c, err := aws.New(ctx, opts)
+			if err != nil {
+				return nil, fmt.Errorf("building the EC2 client: %w", err)
 			}
-		}
-		acct = &account{aws: ec2c, look: newLookup(ec2c, cfg.ClusterIdentity, legacy), cluster: cfg.ClusterIdentity}
-		c.clients[fp] = acct
-	}
-	c.configs[key] = resolved{acct: acct, at: time.Now()}
-	return acct, nil
-}
-
-// fingerprint identifies client options, credentials included (hashed).
-func fingerprint(o aws.Options, cluster string) string {
-	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", o.Region, o.Endpoint, o.Credentials.Source,
-		o.Credentials.AccessKeyID, o.Credentials.SecretAccessKey, o.Credentials.SessionToken, cluster)
-	return hex.EncodeToString(h.Sum(nil))
+			legacy := ""
+			if c.opts.AdoptLegacy {
+				legacy = c.opts.LegacyClusterName
+				if legacy == "" {
+					legacy = cfg.ClusterIdentity
+				}
+			}
+			return &account{aws: ec2c, look: newLookup(ec2c, cfg.ClusterIdentity, legacy), cluster: cfg.ClusterIdentity}, nil
+		},
+	}, nil
 }

@@ -154,19 +154,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	return DefaultOptions().Setup()(ctx, mgr, cfg)
 }
 
-// indexPodName indexes PodElasticIPs by spec.podName.
-const indexPodName = "spec.podName"
-
-// IndexFields registers the cache index this package lists by.
-func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
-	if err := idx.IndexField(ctx, &networkingv1alpha1.PodElasticIP{}, indexPodName, func(o client.Object) []string {
-		return []string{o.(*networkingv1alpha1.PodElasticIP).Spec.PodName}
-	}); err != nil {
-		return fmt.Errorf("indexing PodElasticIPs by pod name: %w", err)
-	}
-	return nil
-}
-
 // Setup returns the setup.Func registering the reconciler, the translator
 // and the orphan sweep.
 func (o Options) Setup() setup.Func {
@@ -234,6 +221,15 @@ func (o Options) Setup() setup.Func {
 		}
 		return setupSweep(mgr, conn, o)
 	}
+}
+
+// indexPodName indexes PodElasticIPs by spec.podName.
+const indexPodName = "spec.podName"
+
+// IndexFields registers the cache index this package lists by.
+func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
+	return setup.IndexField(ctx, idx, &networkingv1alpha1.PodElasticIP{}, indexPodName,
+		func(p *networkingv1alpha1.PodElasticIP) string { return p.Spec.PodName })
 }
 
 // podChanged passes pod events that matter to an address: creation,

@@ -4,8 +4,10 @@ package setup
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
@@ -32,3 +34,12 @@ type Config struct {
 
 // Func registers one controller with the manager.
 type Func func(ctx context.Context, mgr ctrl.Manager, cfg Config) error
+
+// IndexField registers the cache index field of objects like obj, whose
+// value for one object is value's answer.
+func IndexField[T client.Object](ctx context.Context, idx client.FieldIndexer, obj T, field string, value func(T) string) error {
+	if err := idx.IndexField(ctx, obj, field, func(o client.Object) []string { return []string{value(o.(T))} }); err != nil {
+		return fmt.Errorf("indexing %T by %s: %w", obj, field, err)
+	}
+	return nil
+}

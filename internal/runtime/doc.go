@@ -1,0 +1,12 @@
+// Package runtime is the toolbox the controllers share, one job per
+// sub-package:
+//
+//   - batch: one cloud call per window and account for the reads that
+//     concurrent reconciles make;
+//   - clientcache: one cloud client per account, resolved once for a burst
+//     of reconciles (singleflight) and evicted when unused (LRUExpireCache);
+//   - expect: read-your-writes, so that a pass served a stale copy by a
+//     cache uses what this process wrote instead of writing again.
+//
+// Time comes from k8s.io/utils/clock everywhere, so tests move a fake one.
+package runtime
