@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -129,7 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	nodeChanged := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld, e.ObjectNew
-			return !mapsEqual(o.GetLabels(), n.GetLabels()) || !mapsEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+			return !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 				(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -149,18 +150,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.DaemonSet{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *Reconciler) allIngressDaemonSets(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -339,8 +328,8 @@ func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1
 		want[ds.Name] = true
 		eds := &appsv1.DaemonSet{}
 		errs = append(errs, r.apply(ctx, ids, ds, eds, func() {
-			eds.Labels = mergeMaps(eds.Labels, ds.Labels)
-			eds.Annotations = mergeMaps(eds.Annotations, ds.Annotations)
+			eds.Labels = withEntries(eds.Labels, ds.Labels)
+			eds.Annotations = withEntries(eds.Annotations, ds.Annotations)
 			eds.Spec.Template = ds.Spec.Template
 			eds.Spec.UpdateStrategy = ds.Spec.UpdateStrategy
 		}))
@@ -388,16 +377,15 @@ func (r *Reconciler) applyRoleBinding(ctx context.Context, ids *appsv1alpha1.Ing
 	}
 	return r.apply(ctx, ids, rb, existing, func() {
 		existing.Subjects = rb.Subjects
-		existing.Annotations = mergeMaps(existing.Annotations, rb.Annotations)
+		existing.Annotations = withEntries(existing.Annotations, rb.Annotations)
 	})
 }
 
-func mergeMaps(dst, src map[string]string) map[string]string {
+// withEntries returns dst (allocated if nil) with src's entries set.
+func withEntries(dst, src map[string]string) map[string]string {
 	if dst == nil {
-		dst = map[string]string{}
+		dst = make(map[string]string, len(src))
 	}
-	for k, v := range src {
-		dst[k] = v
-	}
+	maps.Copy(dst, src)
 	return dst
 }
