@@ -110,8 +110,8 @@ up() {
 		--metrics-bind-address 127.0.0.1:38443 --health-probe-bind-address 127.0.0.1:38081 \
 		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
-		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr" \
-		--aia-provider-config tencentcloud
+		--floatippool-extender-address "$floatip_extender_addr" --floatippool-api-address "$floatip_api_addr" \
+		--anycastipbinding-provider-config tencentcloud
 	wait_for "the manager to be ready" 120 curl -fsS http://127.0.0.1:38081/readyz
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
