@@ -131,8 +131,8 @@ up() {
 		--metrics-bind-address "$metrics_addr" --health-probe-bind-address "$health_addr" \
 		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
-		--floatip-extender-address "$floatip_extender_addr" --floatip-api-address "$floatip_api_addr" \
-		--aia-provider-config tencentcloud
+		--floatippool-extender-address "$floatip_extender_addr" --floatippool-api-address "$floatip_api_addr" \
+		--anycastipbinding-provider-config tencentcloud
 	wait_for "the manager to be ready" 120 curl -fsS "http://$health_addr/readyz"
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 
+	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -19,11 +21,16 @@ var version = "dev"
 func main() {
 	all := manager.Controllers()
 	opts := manager.DefaultOptions()
-	opts.BindFlags(flag.CommandLine, manager.ControllerNames(all))
-	manager.BindControllerFlags(flag.CommandLine, all)
 	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine) // --zap-log-level, --zap-encoder, --zap-devel, ...
-	flag.Parse()
+	fs := manager.FlagSet(os.Args[0], &opts, all, &zapOpts)
+	fs.AddGoFlagSet(flag.CommandLine) // --kubeconfig
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("edgeplane-manager")
 

@@ -12,6 +12,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,9 +72,9 @@ func startManager(t *testing.T, o Options) {
 	all := Controllers()
 	// The float-IP servers default to galaxy's fixed ports; tests share a
 	// machine, so they take free loopback ports.
-	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	BindControllerFlags(fs, all)
-	if err := fs.Parse([]string{"--floatip-extender-address=127.0.0.1:0", "--floatip-api-address=127.0.0.1:0"}); err != nil {
+	if err := fs.Parse([]string{"--floatippool-extender-address=127.0.0.1:0", "--floatippool-api-address=127.0.0.1:0"}); err != nil {
 		cancel()
 		t.Fatalf("parsing controller flags: %v", err)
 	}

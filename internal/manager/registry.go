@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"flag"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -54,13 +53,4 @@ func ControllerNames(all []Controller) []string {
 		names = append(names, c.Name)
 	}
 	return names
-}
-
-// BindControllerFlags registers every controller's own flags on fs.
-func BindControllerFlags(fs *flag.FlagSet, all []Controller) {
-	for _, c := range all {
-		if c.BindFlags != nil {
-			c.BindFlags(fs)
-		}
-	}
 }

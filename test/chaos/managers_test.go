@@ -42,13 +42,13 @@ func (rep *replica) args() []string {
 		"--metrics-bind-address=" + rep.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + rep.probe,
 		"--webhook-host=127.0.0.1", "--webhook-port=" + rep.webhook[strings.LastIndex(rep.webhook, ":")+1:],
 		"--webhook-cert-dir=" + filepath.Join(r.art, "certs-"+rep.slot), "--webhook-service-namespace=" + managerNS,
-		"--floatip-extender-address=" + rep.extender, "--floatip-api-address=",
-		"--aia-provider-config=tencentcloud",
+		"--floatippool-extender-address=" + rep.extender, "--floatippool-api-address=",
+		"--anycastipbinding-provider-config=tencentcloud",
 		// Sweeps often enough that an address leaked by a dropped response
 		// is collected within the convergence wait.
 		"--podelasticip-orphan-grace-period=1m", "--podelasticip-sweep-interval=30s",
-		"--aia-orphan-grace-period=1m", "--aia-orphan-interval=30s",
-		"--floatip-sweep-interval=30s",
+		"--anycastipbinding-orphan-grace-period=1m", "--anycastipbinding-orphan-interval=30s",
+		"--floatippool-sweep-interval=30s",
 	}
 }
 

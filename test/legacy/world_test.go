@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -106,11 +106,11 @@ func (w *world) startManager() {
 	extender, api := freeAddr(t), freeAddr(t)
 	w.extender, w.api = "http://"+extender, "http://"+api
 	all := manager.Controllers()
-	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	manager.BindControllerFlags(fs, all)
 	if err := fs.Parse([]string{
-		"--floatip-extender-address=" + extender, "--floatip-api-address=" + api,
-		"--aia-provider-config=" + tencentConfig, "--aia-orphan-mode=off",
+		"--floatippool-extender-address=" + extender, "--floatippool-api-address=" + api,
+		"--anycastipbinding-provider-config=" + tencentConfig, "--anycastipbinding-orphan-mode=off",
 		"--podelasticip-legacy-cluster-name=" + pecClusterName, "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=2s", "--podelasticip-max-backoff=2s",
 	}); err != nil {

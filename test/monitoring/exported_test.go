@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -286,20 +285,19 @@ func startManager(t *testing.T, metricsAddr, webhookAddr, extenderAddr string) {
 	t.Helper()
 	all := manager.Controllers()
 	opts := manager.DefaultOptions()
-	fs := flag.NewFlagSet("edgeplane-manager", flag.ContinueOnError)
+	// The manager's own command line, as the binary builds it.
+	fs := manager.FlagSet("edgeplane-manager", &opts, all, &zap.Options{})
 	fs.SetOutput(io.Discard)
-	opts.BindFlags(fs, manager.ControllerNames(all))
-	manager.BindControllerFlags(fs, all)
 	_, port, _ := net.SplitHostPort(webhookAddr)
 	args := []string{
 		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0",
 		"--leader-elect=true", "--leader-election-namespace=default", "--leader-election-id=" + leaseID,
 		"--webhook-host=127.0.0.1", "--webhook-port=" + port, "--webhook-cert-dir=" + t.TempDir(),
 		"--webhook-service-namespace=default",
-		"--floatip-extender-address=" + extenderAddr, "--floatip-api-address=",
-		"--aia-provider-config=tencentcloud",
+		"--floatippool-extender-address=" + extenderAddr, "--floatippool-api-address=",
+		"--anycastipbinding-provider-config=tencentcloud",
 		"--podelasticip-sweep-interval=2s", "--podelasticip-orphan-grace-period=1s", "--podelasticip-orphan-mode=delete",
-		"--aia-orphan-interval=2s", "--aia-orphan-grace-period=1s", "--aia-orphan-mode=delete",
+		"--anycastipbinding-orphan-interval=2s", "--anycastipbinding-orphan-grace-period=1s", "--anycastipbinding-orphan-mode=delete",
 	}
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("the manager rejects %q: %v", args, err)

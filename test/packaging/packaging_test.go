@@ -171,7 +171,7 @@ func TestHelmChart(t *testing.T) {
 			"providerConfigs.aws.credentials.source=Secret", "providerConfigs.aws.credentials.secretRef.name=aws-creds",
 			"credentialNamespaces={team-a}", "tenantEndpoints={http://cloudsim.edgeplane-system:8600,https://ec2.vpce.example}",
 			`serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/edgeplane`,
-			"manager.extraArgs={--burst-max-concurrent-reconciles=4}",
+			"manager.extraArgs={--burstpolicy-max-concurrent-reconciles=4}",
 			"anycastIP.addressType=HighQualityEIP", "anycastIP.anycastZone=ANYCAST_ZONE_GLOBAL",
 			"anycastIP.bandwidth=100", "anycastIP.internetChargeType=TRAFFIC_POSTPAID_BY_HOUR",
 			"anycastIP.tags.team=edge", "anycastIP.orphan.mode=report",
@@ -232,12 +232,10 @@ func checkManagerArgs(t *testing.T, manifests []byte) {
 			found = true
 			all := manager.Controllers()
 			opts := manager.DefaultOptions()
-			fs := flag.NewFlagSet("edgeplane-manager", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			opts.BindFlags(fs, manager.ControllerNames(all))
-			manager.BindControllerFlags(fs, all)
 			zapOpts := zap.Options{}
-			zapOpts.BindFlags(fs)
+			fs := manager.FlagSet("edgeplane-manager", &opts, all, &zapOpts)
+			var warnings strings.Builder
+			fs.SetOutput(&warnings)
 			if err := fs.Parse(c.Args); err != nil {
 				t.Fatalf("the manager rejects the chart's arguments %q: %v", c.Args, err)
 			}
@@ -246,6 +244,9 @@ func checkManagerArgs(t *testing.T, manifests []byte) {
 			}
 			if err := opts.Validate(); err != nil {
 				t.Errorf("the manager's options from the chart are invalid: %v", err)
+			}
+			if warnings.Len() > 0 {
+				t.Errorf("the chart passes deprecated manager flags: %s", warnings.String())
 			}
 		}
 	}

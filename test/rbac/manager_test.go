@@ -3,7 +3,6 @@ package rbac_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -226,20 +225,17 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	t := s.t
 	all := manager.Controllers()
 	opts := manager.DefaultOptions()
-	fs := flag.NewFlagSet("edgeplane-manager", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	opts.BindFlags(fs, manager.ControllerNames(all))
-	manager.BindControllerFlags(fs, all)
 	zapOpts := zap.Options{}
-	zapOpts.BindFlags(fs)
+	fs := manager.FlagSet("edgeplane-manager", &opts, all, &zapOpts)
+	fs.SetOutput(io.Discard)
 	_, port, _ := net.SplitHostPort(webhookAddr)
 	overrides := map[string]string{
 		"metrics-bind-address": "0", "health-probe-bind-address": "0",
 		"webhook-host": "127.0.0.1", "webhook-port": port, "webhook-cert-dir": t.TempDir(),
-		"floatip-extender-address": "", "floatip-api-address": "", "floatip-sweep-interval": "2s", "floatip-migrate-interval": "2s",
-		"aia-provider-config":         "tencentcloud",
-		"podelasticip-sweep-interval": "2s", "podelasticip-orphan-grace-period": "1s",
-		"aia-orphan-interval": "2s", "aia-orphan-grace-period": "1s",
+		"floatippool-extender-address": "", "floatippool-api-address": "", "floatippool-sweep-interval": "2s", "floatippool-migrate-interval": "2s",
+		"anycastipbinding-provider-config": "tencentcloud",
+		"podelasticip-sweep-interval":      "2s", "podelasticip-orphan-grace-period": "1s",
+		"anycastipbinding-orphan-interval": "2s", "anycastipbinding-orphan-grace-period": "1s",
 	}
 	var args []string
 	for k, v := range chartArgs {

@@ -58,7 +58,7 @@ type ClusterBurstPolicySpec struct {
 	// LegacySwitchTable is the switch table of the legacy AUTO_SCALE_EKS
 	// annotations: LocalOptIn (the TKE resilience documentation) or
 	// LocalOverride (chart v1.0.0). Unset: the manager's
-	// --burst-legacy-switch-table (default LocalOptIn). A BurstPolicy a
+	// --burstpolicy-legacy-switch-table (default LocalOptIn). A BurstPolicy a
 	// person writes always follows LocalOverride: its enabled: false opts out.
 	// +optional
 	LegacySwitchTable LegacySwitchTable `json:"legacySwitchTable,omitempty"`

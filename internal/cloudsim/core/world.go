@@ -13,6 +13,7 @@ package core
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -130,10 +131,10 @@ func (w *World) UpdateSettings(fn func(*Settings)) error {
 	defer w.mu.Unlock()
 	s := w.settings
 	// Copy the maps so a failed validation leaves the live settings alone.
-	s.RateLimitOverrides = cloneMap(s.RateLimitOverrides)
-	s.EC2PublicIPv4Pools = cloneMap(s.EC2PublicIPv4Pools)
-	s.TencentCredentials = cloneMap(s.TencentCredentials)
-	s.EC2Credentials = cloneMap(s.EC2Credentials)
+	s.RateLimitOverrides = maps.Clone(s.RateLimitOverrides)
+	s.EC2PublicIPv4Pools = maps.Clone(s.EC2PublicIPv4Pools)
+	s.TencentCredentials = maps.Clone(s.TencentCredentials)
+	s.EC2Credentials = maps.Clone(s.EC2Credentials)
 	fn(&s)
 	if err := s.Normalize(); err != nil {
 		return fmt.Errorf("validating emulator settings: %w", err)
@@ -144,17 +145,6 @@ func (w *World) UpdateSettings(fn func(*Settings)) error {
 		return err
 	}
 	return nil
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return nil
-	}
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // TencentSecretKey looks up the secret key for a SecretId.
@@ -227,5 +217,5 @@ func (w *World) Record(provider, action, code string) {
 func (w *World) Stats() map[string]int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return cloneMap(w.stats)
+	return maps.Clone(w.stats)
 }

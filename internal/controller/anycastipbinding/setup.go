@@ -170,24 +170,24 @@ func DefaultOptions() Options {
 
 // BindFlags registers the options' flags.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.NodeSelector, "aia-node-selector", o.NodeSelector, "Label selector of the nodes that get an AnycastIPBinding (aia-ip-controller's node.labels).")
-	fs.BoolVar(&o.Translate, "aia-translate-nodes", o.Translate, "Create an AnycastIPBinding for every node the selector picks, and delete it when the node stops matching.")
-	fs.BoolVar(&o.Webhook, "aia-node-webhook", o.Webhook, "Serve the Node mutating webhook that taints selected nodes at admission.")
-	fs.StringVar(&o.ProviderConfig, "aia-provider-config", o.ProviderConfig, "ClusterProviderConfig of translated AnycastIPBindings.")
-	fs.StringVar(&o.AddressType, "aia-address-type", o.AddressType, "Address type of translated bindings: AnycastEIP, HighQualityEIP or EIP.")
-	fs.StringVar(&o.AnycastZone, "aia-anycast-zone", o.AnycastZone, "AnycastZone of translated AnycastEIP bindings (ANYCAST_ZONE_OVERSEAS or ANYCAST_ZONE_GLOBAL); empty: the cloud's default.")
-	fs.Int64Var(&o.Bandwidth, "aia-bandwidth", o.Bandwidth, "InternetMaxBandwidthOut (Mbps) of translated bindings; 0: the cloud's default.")
-	fs.StringVar(&o.ChargeType, "aia-internet-charge-type", o.ChargeType, "InternetChargeType of translated bindings; empty: the cloud's default.")
-	fs.StringVar(&o.Tags, "aia-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
-	fs.DurationVar(&o.PollInterval, "aia-poll-interval", o.PollInterval, "How often a bound address is checked again.")
-	fs.DurationVar(&o.TaskPollInterval, "aia-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
-	fs.DurationVar(&o.CredentialBackoff.Initial, "aia-credentials-backoff", o.CredentialBackoff.Initial, "After Tencent Cloud rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
-	fs.DurationVar(&o.CredentialBackoff.Max, "aia-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
-	fs.DurationVar(&o.BatchWindow, "aia-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
-	fs.IntVar(&o.MaxConcurrentReconciles, "aia-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
-	fs.Var(&o.OrphanMode, "aia-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
-	fs.DurationVar(&o.OrphanGracePeriod, "aia-orphan-grace-period", o.OrphanGracePeriod, "Addresses younger than this are never treated as orphans.")
-	fs.DurationVar(&o.OrphanInterval, "aia-orphan-interval", o.OrphanInterval, "Time between two orphan sweeps.")
+	fs.StringVar(&o.NodeSelector, "anycastipbinding-node-selector", o.NodeSelector, "Label selector of the nodes that get an AnycastIPBinding (aia-ip-controller's node.labels).")
+	fs.BoolVar(&o.Translate, "anycastipbinding-translate-nodes", o.Translate, "Create an AnycastIPBinding for every node the selector picks, and delete it when the node stops matching.")
+	fs.BoolVar(&o.Webhook, "anycastipbinding-node-webhook", o.Webhook, "Serve the Node mutating webhook that taints selected nodes at admission.")
+	fs.StringVar(&o.ProviderConfig, "anycastipbinding-provider-config", o.ProviderConfig, "ClusterProviderConfig of translated AnycastIPBindings.")
+	fs.StringVar(&o.AddressType, "anycastipbinding-address-type", o.AddressType, "Address type of translated bindings: AnycastEIP, HighQualityEIP or EIP.")
+	fs.StringVar(&o.AnycastZone, "anycastipbinding-anycast-zone", o.AnycastZone, "AnycastZone of translated AnycastEIP bindings (ANYCAST_ZONE_OVERSEAS or ANYCAST_ZONE_GLOBAL); empty: the cloud's default.")
+	fs.Int64Var(&o.Bandwidth, "anycastipbinding-bandwidth", o.Bandwidth, "InternetMaxBandwidthOut (Mbps) of translated bindings; 0: the cloud's default.")
+	fs.StringVar(&o.ChargeType, "anycastipbinding-internet-charge-type", o.ChargeType, "InternetChargeType of translated bindings; empty: the cloud's default.")
+	fs.StringVar(&o.Tags, "anycastipbinding-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
+	fs.DurationVar(&o.PollInterval, "anycastipbinding-poll-interval", o.PollInterval, "How often a bound address is checked again.")
+	fs.DurationVar(&o.TaskPollInterval, "anycastipbinding-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
+	fs.DurationVar(&o.CredentialBackoff.Initial, "anycastipbinding-credentials-backoff", o.CredentialBackoff.Initial, "After Tencent Cloud rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
+	fs.DurationVar(&o.CredentialBackoff.Max, "anycastipbinding-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
+	fs.DurationVar(&o.BatchWindow, "anycastipbinding-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
+	fs.IntVar(&o.MaxConcurrentReconciles, "anycastipbinding-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
+	fs.Var(&o.OrphanMode, "anycastipbinding-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
+	fs.DurationVar(&o.OrphanGracePeriod, "anycastipbinding-orphan-grace-period", o.OrphanGracePeriod, "Addresses younger than this are never treated as orphans.")
+	fs.DurationVar(&o.OrphanInterval, "anycastipbinding-orphan-interval", o.OrphanInterval, "Time between two orphan sweeps.")
 }
 
 // translatedSpec is what translated bindings get, validated once.
@@ -200,28 +200,28 @@ func (o Options) validate() (translatedSpec, error) {
 	var errs []error
 	sel, err := decide.ParseNodeSelector(o.NodeSelector)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--aia-node-selector: %w", err))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-node-selector: %w", err))
 	}
 	tags, err := decide.ParseTags(o.Tags)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--aia-tags: %w", err))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-tags: %w", err))
 	}
 	switch networkingv1alpha1.AnycastAddressType(o.AddressType) {
 	case networkingv1alpha1.AddressTypeAnycastEIP, networkingv1alpha1.AddressTypeHighQualityEIP, networkingv1alpha1.AddressTypeEIP:
 	default:
-		errs = append(errs, fmt.Errorf("--aia-address-type %q: want AnycastEIP, HighQualityEIP or EIP", o.AddressType))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-address-type %q: want AnycastEIP, HighQualityEIP or EIP", o.AddressType))
 	}
 	if o.AnycastZone != "" && o.AddressType != string(networkingv1alpha1.AddressTypeAnycastEIP) {
-		errs = append(errs, fmt.Errorf("--aia-anycast-zone is only valid with --aia-address-type AnycastEIP"))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-anycast-zone is only valid with --anycastipbinding-address-type AnycastEIP"))
 	}
 	if o.Bandwidth < 0 || o.Bandwidth > 2000 {
-		errs = append(errs, fmt.Errorf("--aia-bandwidth %d: want 0 (cloud default) to 2000", o.Bandwidth))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-bandwidth %d: want 0 (cloud default) to 2000", o.Bandwidth))
 	}
 	if o.PollInterval <= 0 || o.TaskPollInterval <= 0 || o.BlockedPollInterval <= 0 || o.OrphanInterval <= 0 {
 		errs = append(errs, fmt.Errorf("poll and sweep intervals must be positive"))
 	}
 	if _, err := orphan.ParseMode(string(o.OrphanMode)); err != nil {
-		errs = append(errs, fmt.Errorf("--aia-orphan-mode: %w", err))
+		errs = append(errs, fmt.Errorf("--anycastipbinding-orphan-mode: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return translatedSpec{}, err

@@ -119,7 +119,7 @@ func (t *Translator) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // mutate sets the translated spec, keeping the immutable fields of a
-// stored binding (a changed --aia-address-type applies to new bindings).
+// stored binding (a changed --anycastipbinding-address-type applies to new bindings).
 func (t *Translator) mutate(b *networkingv1alpha1.AnycastIPBinding, nodeName string) {
 	stored := b.ResourceVersion != ""
 	spec := *t.Spec.DeepCopy()

@@ -24,7 +24,7 @@ const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
 //
 // Scope: a Node is cluster-scoped, so a namespaceSelector would not narrow
 // anything; the objectSelector sends only nodes carrying the selector label
-// (the default --aia-node-selector; the chart sets it from
+// (the default --anycastipbinding-node-selector; the chart sets it from
 // anycastIP.nodeSelector) to the webhook. It matches the old or the new node,
 // so removing the label still reaches it. timeoutSeconds=3: a node update
 // waits at most that long for a manager that does not answer.

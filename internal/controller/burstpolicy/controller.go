@@ -87,21 +87,21 @@ func DefaultOptions() Options {
 
 // BindFlags registers the options' flags on fs.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.EKSConfigNamespace, "burst-eks-config-namespace", o.EKSConfigNamespace,
+	fs.StringVar(&o.EKSConfigNamespace, "burstpolicy-eks-config-namespace", o.EKSConfigNamespace,
 		"Namespace of the legacy eks-config ConfigMap whose AUTO_SCALE_EKS becomes the ClusterBurstPolicy \"default\".")
-	fs.DurationVar(&o.FloorHandoff, "burst-floor-handoff", o.FloorHandoff,
+	fs.DurationVar(&o.FloorHandoff, "burstpolicy-floor-handoff", o.FloorHandoff,
 		"How long a replica of a new revision that the local floor holds back waits before it may burst while older revisions keep the floor local.")
-	fs.IntVar(&o.MaxConcurrentReconciles, "burst-max-concurrent-reconciles", o.MaxConcurrentReconciles,
+	fs.IntVar(&o.MaxConcurrentReconciles, "burstpolicy-max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"Number of BurstPolicies reconciled in parallel.")
-	fs.BoolVar(&o.DisableTranslators, "burst-disable-translators", o.DisableTranslators,
+	fs.BoolVar(&o.DisableTranslators, "burstpolicy-disable-translators", o.DisableTranslators,
 		"Do not translate the legacy AUTO_SCALE_EKS/LOCAL_REPLICAS annotations and the eks-config ConfigMap.")
-	fs.BoolVar(&o.DisablePodGate, "burst-disable-pod-gate", o.DisablePodGate,
+	fs.BoolVar(&o.DisablePodGate, "burstpolicy-disable-pod-gate", o.DisablePodGate,
 		"Do not serve the pod webhook that gates new pods of BurstPolicies with trigger Pending (burst pods then get tolerations only and are not pinned to virtual nodes).")
-	fs.DurationVar(&o.GateTimeout, "burst-gate-timeout", o.GateTimeout,
+	fs.DurationVar(&o.GateTimeout, "burstpolicy-gate-timeout", o.GateTimeout,
 		"How long a pod may wait at the burst-decision scheduling gate before it is released as a local pod.")
-	fs.BoolVar(&o.RewriteTKEScheduler, "burst-rewrite-tke-scheduler", o.RewriteTKEScheduler,
+	fs.BoolVar(&o.RewriteTKEScheduler, "burstpolicy-rewrite-tke-scheduler", o.RewriteTKEScheduler,
 		"Move new pods whose schedulerName is the legacy tke-scheduler to the default scheduler (no tke-scheduler runs once the TKE resilience chart is gone, and such pods would stay Pending).")
-	fs.Var(&switchTableFlag{&o.LegacySwitchTable}, "burst-legacy-switch-table",
+	fs.Var(&switchTableFlag{&o.LegacySwitchTable}, "burstpolicy-legacy-switch-table",
 		"Switch table of the legacy AUTO_SCALE_EKS annotations when the ClusterBurstPolicy names none: LocalOptIn (the TKE resilience documentation: a workload's false does not opt out) or LocalOverride (chart v1.0.0: the workload's switch wins).")
 }
 

@@ -57,7 +57,7 @@ func (r *SchedulerNameReporter) Reconcile(ctx context.Context, req reconcile.Req
 		return ctrl.Result{}, nil
 	}
 	r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, schedulingv1alpha1.EventReasonSchedulerNameRewritten, "Admit",
-		"schedulerName %s was replaced by %s: edgeplane bursts pods with the stock kube-scheduler, and no %s runs once the TKE resilience chart is gone (manager flag --burst-rewrite-tke-scheduler)",
+		"schedulerName %s was replaced by %s: edgeplane bursts pods with the stock kube-scheduler, and no %s runs once the TKE resilience chart is gone (manager flag --burstpolicy-rewrite-tke-scheduler)",
 		from, pod.Spec.SchedulerName, from)
 	return ctrl.Result{}, nil
 }

@@ -48,7 +48,7 @@ type PodGater struct {
 	// Reader lists BurstPolicies and gets the ClusterBurstPolicy (the cache).
 	Reader  client.Reader
 	Decoder admission.Decoder
-	// DisableGate turns the gating off (--burst-disable-pod-gate).
+	// DisableGate turns the gating off (--burstpolicy-disable-pod-gate).
 	DisableGate bool
 	// RewriteTKEScheduler moves pods naming tke-scheduler to the default
 	// scheduler.

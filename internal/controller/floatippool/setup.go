@@ -57,11 +57,11 @@ type Options struct {
 
 // BindFlags registers the options' flags.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.ExtenderAddress, "floatip-extender-address", o.ExtenderAddress, "Address of the float-IP kube-scheduler extender (galaxy-ipam's --port); empty disables it.")
-	fs.StringVar(&o.APIAddress, "floatip-api-address", o.APIAddress, "Address of the galaxy-ipam compatible HTTP API; empty disables it.")
-	fs.DurationVar(&o.SweepInterval, "floatip-sweep-interval", o.SweepInterval, "How often every held float IP is re-checked against its pod.")
-	fs.BoolVar(&o.MigrateGalaxy, "floatip-migrate-galaxy", o.MigrateGalaxy, "Translate galaxy-ipam's kube-system/floatingip-config ConfigMap, Pools and FloatingIPs into FloatIPPools and FloatIPs.")
-	fs.DurationVar(&o.MigrateInterval, "floatip-migrate-interval", o.MigrateInterval, "How often galaxy-ipam's objects are translated again.")
+	fs.StringVar(&o.ExtenderAddress, "floatippool-extender-address", o.ExtenderAddress, "Address of the float-IP kube-scheduler extender (galaxy-ipam's --port); empty disables it.")
+	fs.StringVar(&o.APIAddress, "floatippool-api-address", o.APIAddress, "Address of the galaxy-ipam compatible HTTP API; empty disables it.")
+	fs.DurationVar(&o.SweepInterval, "floatippool-sweep-interval", o.SweepInterval, "How often every held float IP is re-checked against its pod.")
+	fs.BoolVar(&o.MigrateGalaxy, "floatippool-migrate-galaxy", o.MigrateGalaxy, "Translate galaxy-ipam's kube-system/floatingip-config ConfigMap, Pools and FloatingIPs into FloatIPPools and FloatIPs.")
+	fs.DurationVar(&o.MigrateInterval, "floatippool-migrate-interval", o.MigrateInterval, "How often galaxy-ipam's objects are translated again.")
 }
 
 // Setup returns the setup.Func that registers the float-IP controllers and servers.
@@ -115,7 +115,7 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 
 func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	if o.SweepInterval <= 0 || (o.MigrateGalaxy && o.MigrateInterval <= 0) {
-		return fmt.Errorf("--floatip-sweep-interval (%s) and --floatip-migrate-interval (%s) must be positive", o.SweepInterval, o.MigrateInterval)
+		return fmt.Errorf("--floatippool-sweep-interval (%s) and --floatippool-migrate-interval (%s) must be positive", o.SweepInterval, o.MigrateInterval)
 	}
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -167,13 +167,13 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c}
 	if o.ExtenderAddress != "" {
-		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder("floatip-extender")}
+		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder("floatippool-extender")}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)
 		}
 	}
 	if o.MigrateGalaxy {
-		mig := &Migrator{Client: c, Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("floatip-migration"), Interval: o.MigrateInterval}
+		mig := &Migrator{Client: c, Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("floatippool-migration"), Interval: o.MigrateInterval}
 		if err := mgr.Add(mig); err != nil {
 			return fmt.Errorf("adding the galaxy-ipam migration: %w", err)
 		}

@@ -15,6 +15,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,6 +69,7 @@ func (o Options) Setup() setup.Func {
 	return func(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 		r := &Reconciler{
 			Client:                 mgr.GetClient(),
+			APIReader:              mgr.GetAPIReader(),
 			Recorder:               mgr.GetEventRecorder(Name),
 			HealthCheckImage:       o.HealthCheckImage,
 			HealthCheckClusterRole: o.HealthCheckClusterRole,
@@ -95,8 +98,15 @@ type Reconciler struct {
 	// Now returns the current time (tests set it); nil means time.Now.
 	Now func() time.Time
 
+	// APIReader reads objects uncached (with their managedFields); nil
+	// means Client.
+	APIReader client.Reader
+
 	// expect holds this process's writes the cache may not show yet.
 	expect expectations
+	// adopted holds the UIDs of the objects whose earlier writes this
+	// process has handed to FieldManager.
+	adopted sync.Map
 }
 
 // Why each grant (cluster-wide, because IngressDaemonSets live in any namespace):
@@ -105,19 +115,23 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/status,verbs=get;update;patch
 // Owner references with blockOwnerDeletion on the objects it creates.
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/finalizers,verbs=update
-// One Deployment per node and one health-checker DaemonSet per port: created,
-// rolled (update) and removed (delete) by the controller, never patched.
-// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;update;delete
+// One Deployment per node and one health-checker DaemonSet per port: created
+// and rolled by server-side apply (patch; patch also hands the fields an
+// earlier version wrote by update to the apply field manager), removed
+// (delete) by the controller.
+// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;patch;delete
 // Nodes: read for the node set; detach annotations are patched on and off.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
-// The health checker's ServiceAccount only has to exist (created once,
-// garbage-collected with its IngressDaemonSet).
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
-// The health checker's RoleBinding to the shipped ClusterRole: subjects are
-// updated when spec.healthChecker.serviceAccountName changes; a binding whose
-// (immutable) roleRef is stale, as an earlier version's per-IngressDaemonSet
-// Role, is deleted and created anew. No Role is ever created.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;delete
+// The health checker's ServiceAccount: created, and its labels and owner
+// reference kept, by server-side apply (patch); garbage-collected with its
+// IngressDaemonSet.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
+// The health checker's RoleBinding to the shipped ClusterRole: created, and
+// its subjects kept (spec.healthChecker.serviceAccountName), by server-side
+// apply (patch); a binding whose (immutable) roleRef is stale, as an earlier
+// version's per-IngressDaemonSet Role, is deleted and created anew. No Role
+// is ever created.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;patch;delete
 // Binding a role needs bind on it: only the shipped health-check ClusterRole.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edgeplane-ingressdaemonset-healthcheck
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -129,7 +143,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	nodeChanged := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld, e.ObjectNew
-			return !mapsEqual(o.GetLabels(), n.GetLabels()) || !mapsEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+			return !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 				(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -149,18 +163,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.DaemonSet{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *Reconciler) allIngressDaemonSets(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -291,35 +293,24 @@ func isControlledBy(obj client.Object, ids *appsv1alpha1.IngressDaemonSet) bool 
 	return ref != nil && ref.UID == ids.UID
 }
 
-// apply creates obj, or updates the existing object when its spec-hash
-// annotation differs from obj's (after copyInto copied what edgeplane sets
-// from obj into existing). It refuses to touch an object ids does not
-// control.
-func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, existing client.Object, copyInto func()) error {
+// apply server-side applies obj, the desired state of a generated object,
+// unless the cluster's object (read into existing) already has every field
+// of it. It refuses to touch an object ids does not control.
+func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, existing client.Object) error {
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
-		}
-		return nil
+		return r.applyObject(ctx, ids, obj, false)
 	case err != nil:
 		return fmt.Errorf("getting %T %s: %w", obj, obj.GetName(), err)
 	}
 	if !isControlledBy(existing, ids) {
 		return fmt.Errorf("%T %s exists and is not controlled by this IngressDaemonSet", obj, obj.GetName())
 	}
-	want := obj.GetAnnotations()[AnnotationSpecHash]
-	if want == "" || existing.GetAnnotations()[AnnotationSpecHash] == want {
-		// Nothing edgeplane sets can differ (objects without a spec hash,
-		// such as the ServiceAccount, only need to exist).
+	if covers(existing, obj) {
 		return nil
 	}
-	copyInto()
-	if err := r.Client.Update(ctx, existing); err != nil {
-		return fmt.Errorf("updating %T %s: %w", obj, obj.GetName(), err)
-	}
-	return nil
+	return r.applyObject(ctx, ids, obj, true)
 }
 
 // reconcileHealthCheck ensures the health checker's RBAC and one DaemonSet per port, and deletes DaemonSets of removed ports.
@@ -328,8 +319,7 @@ func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1
 	if len(ids.Spec.HealthCheckNodePorts) > 0 {
 		sa, rb := healthCheckRBAC(ids, r.healthCheckClusterRole())
 		if sa != nil {
-			existing := &corev1.ServiceAccount{}
-			errs = append(errs, r.apply(ctx, ids, sa, existing, func() {}))
+			errs = append(errs, r.apply(ctx, ids, sa, &corev1.ServiceAccount{}))
 		}
 		errs = append(errs, r.applyRoleBinding(ctx, ids, rb))
 	}
@@ -337,13 +327,7 @@ func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1
 	for _, port := range ids.Spec.HealthCheckNodePorts {
 		ds := healthDaemonSet(ids, port, r.HealthCheckImage)
 		want[ds.Name] = true
-		eds := &appsv1.DaemonSet{}
-		errs = append(errs, r.apply(ctx, ids, ds, eds, func() {
-			eds.Labels = mergeMaps(eds.Labels, ds.Labels)
-			eds.Annotations = mergeMaps(eds.Annotations, ds.Annotations)
-			eds.Spec.Template = ds.Spec.Template
-			eds.Spec.UpdateStrategy = ds.Spec.UpdateStrategy
-		}))
+		errs = append(errs, r.apply(ctx, ids, ds, &appsv1.DaemonSet{}))
 	}
 	var list appsv1.DaemonSetList
 	if err := r.Client.List(ctx, &list, client.InNamespace(ids.Namespace), client.MatchingLabels(ownerLabels(ids))); err != nil {
@@ -379,25 +363,9 @@ func (r *Reconciler) applyRoleBinding(ctx context.Context, ids *appsv1alpha1.Ing
 		if err := r.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("replacing RoleBinding %s bound to %s %s: %w", existing.Name, existing.RoleRef.Kind, existing.RoleRef.Name, err)
 		}
-		// AlreadyExists: a stale cache showed the old binding again after an
-		// earlier pass had replaced it.
-		if err := r.Client.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating RoleBinding %s: %w", rb.Name, err)
-		}
-		return nil
+		// A stale cache may show the old binding again after an earlier pass
+		// replaced it: applying the new one is the same write again.
+		return r.applyObject(ctx, ids, rb, false)
 	}
-	return r.apply(ctx, ids, rb, existing, func() {
-		existing.Subjects = rb.Subjects
-		existing.Annotations = mergeMaps(existing.Annotations, rb.Annotations)
-	})
-}
-
-func mergeMaps(dst, src map[string]string) map[string]string {
-	if dst == nil {
-		dst = map[string]string{}
-	}
-	for k, v := range src {
-		dst[k] = v
-	}
-	return dst
+	return r.apply(ctx, ids, rb, existing)
 }

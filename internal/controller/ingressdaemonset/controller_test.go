@@ -831,3 +831,140 @@ func TestHealthCheckBindingReplacesLegacyRoleBinding(t *testing.T) {
 		t.Error("the second pass replaced the binding again")
 	}
 }
+
+// oneNodeIDS creates the namespace ns, a node selected by ns=yes and an
+// IngressDaemonSet "ing" of one nginx:1 container on it, as mutate changes it.
+func oneNodeIDS(t *testing.T, ctx context.Context, ns, node string, mutate func(*appsv1alpha1.IngressDaemonSet)) *appsv1alpha1.IngressDaemonSet {
+	t.Helper()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	createNode(t, ctx, node, map[string]string{ns: "yes"})
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: ns},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			NodeSelector: map[string]string{ns: "yes"},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
+			},
+		},
+	}
+	mutate(ids)
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// TestHandEditsAreReverted: the generated objects are server-side applied,
+// so a hand edit to a field the controller owns (a Deployment's image and
+// replicas, a DaemonSet's image) is undone by the next pass, while a field
+// another manager set (an extra label) stays; a pass with nothing to undo
+// writes nothing.
+func TestHandEditsAreReverted(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "hand-edit"
+	ids := oneNodeIDS(t, ctx, ns, "he-1", func(ids *appsv1alpha1.IngressDaemonSet) {
+		ids.Spec.ReplicasPerNode = 2
+		ids.Spec.HealthCheckNodePorts = []int32{10082}
+	})
+	r := &Reconciler{Client: env.Client, HealthCheckImage: "hc:1"}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+	}
+	reconcile()
+	depName, dsName := naming.DeploymentName("ing", "he-1"), naming.DaemonSetName("ing", 10082)
+
+	d := getDeployment(t, ctx, ns, depName)
+	d.Spec.Template.Spec.Containers[0].Image = "hand:1"
+	d.Spec.Replicas = ptr.To[int32](5)
+	d.Labels["team"] = "edge"
+	if err := env.Client.Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, ds); err != nil {
+		t.Fatal(err)
+	}
+	ds.Spec.Template.Spec.Containers[0].Image = "hand-hc:1"
+	ds.Labels["team"] = "edge"
+	if err := env.Client.Update(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+
+	reconcile()
+	d = getDeployment(t, ctx, ns, depName)
+	if img, n := d.Spec.Template.Spec.Containers[0].Image, *d.Spec.Replicas; img != "nginx:1" || n != 2 {
+		t.Errorf("Deployment after a pass: image %s, replicas %d; want nginx:1 and 2 back", img, n)
+	}
+	if d.Labels["team"] != "edge" {
+		t.Errorf("Deployment label team = %q, want the other manager's edge kept", d.Labels["team"])
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, ds); err != nil {
+		t.Fatal(err)
+	}
+	if img := ds.Spec.Template.Spec.Containers[0].Image; img != "hc:1" {
+		t.Errorf("DaemonSet image after a pass = %s, want hc:1 back", img)
+	}
+	if ds.Labels["team"] != "edge" {
+		t.Errorf("DaemonSet label team = %q, want the other manager's edge kept", ds.Labels["team"])
+	}
+
+	reconcile()
+	again := getDeployment(t, ctx, ns, depName)
+	againDS := &appsv1.DaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, againDS); err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != d.ResourceVersion || againDS.ResourceVersion != ds.ResourceVersion {
+		t.Error("a pass with nothing to undo wrote the Deployment or the DaemonSet")
+	}
+}
+
+// TestFieldsOfEarlierVersionsAreAdopted: a Deployment an earlier version
+// created (with create and update, not apply) is handed to the apply field
+// manager at its first write, so an env var removed from the template is
+// removed from the Deployment instead of being kept by the earlier writer.
+func TestFieldsOfEarlierVersionsAreAdopted(t *testing.T) {
+	ctx := testenv.Context(t)
+	ns := "adopt-earlier"
+	ids := oneNodeIDS(t, ctx, ns, "ae-1", func(ids *appsv1alpha1.IngressDaemonSet) {
+		ids.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "KEEP", Value: "1"}, {Name: "DROP", Value: "1"}}
+	})
+	// What an earlier version created: the same object, by create.
+	old := newDeployment(ids, "ae-1", Revision(ids.Spec.Template))
+	if err := env.Client.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	markRolledOut(t, ctx, ns, old.Name)
+
+	got := &appsv1alpha1.IngressDaemonSet{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "KEEP", Value: "1"}}
+	if err := env.Client.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client}
+	var env0 []corev1.EnvVar
+	for range 5 {
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		d := getDeployment(t, ctx, ns, old.Name)
+		if d.Annotations[appsv1alpha1.AnnotationRevision] == Revision(got.Spec.Template) {
+			env0 = d.Spec.Template.Spec.Containers[0].Env
+			break
+		}
+		markRolledOut(t, ctx, ns, old.Name)
+	}
+	if diff := cmp.Diff([]corev1.EnvVar{{Name: "KEEP", Value: "1"}}, env0); diff != "" {
+		t.Errorf("env of the updated Deployment (-want +got):\n%s", diff)
+	}
+}

@@ -21,11 +21,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
 )
 
-// AnnotationSpecHash holds the hash of what edgeplane last wrote into a
-// generated object's spec, so an object is only updated when that changes
-// (the legacy controller never refreshed its hash and re-updated forever).
-const AnnotationSpecHash = "apps.edgeplane.io/spec-hash"
-
 // DefaultHealthCheckImage is used when neither the spec nor the manager names one.
 const DefaultHealthCheckImage = "ghcr.io/edgeplane/edgeplane:latest"
 
@@ -157,17 +152,6 @@ func podTemplate(ids *appsv1alpha1.IngressDaemonSet, node string) corev1.PodTemp
 	}
 }
 
-// deploymentSpecHash covers everything of a node's Deployment spec that
-// edgeplane sets, except which template revision it runs.
-func deploymentSpecHash(ids *appsv1alpha1.IngressDaemonSet, revision string) string {
-	return hashOf(struct {
-		Revision string
-		Replicas int32
-		Strategy appsv1.DeploymentStrategy
-		Labels   map[string]string
-	}{revision, replicasPerNode(ids), deploymentStrategy(ids), ids.Spec.Template.Metadata.Labels})
-}
-
 func replicasPerNode(ids *appsv1alpha1.IngressDaemonSet) int32 {
 	if ids.Spec.ReplicasPerNode < 1 {
 		return 1
@@ -196,16 +180,16 @@ func newDeployment(ids *appsv1alpha1.IngressDaemonSet, node, revision string) *a
 
 // syncDeployment makes d's edgeplane-owned fields match ids for node.
 // withTemplate also puts the current template (revision) in; otherwise d
-// keeps the template it runs, and only replicas, strategy and labels change.
-// It reports whether d changed.
+// keeps the template it runs (a node the rollout has not reached keeps its
+// old pods), and only replicas, strategy and labels change. A node that
+// runs the current revision gets the current template back, so a hand edit
+// to it is undone. It reports whether the cluster's object, as d was before,
+// lacks any owned field as wanted: whether d must be applied.
 func syncDeployment(ids *appsv1alpha1.IngressDaemonSet, d *appsv1.Deployment, node, revision string, withTemplate bool) bool {
+	before := d.DeepCopy()
 	runs := d.Annotations[appsv1alpha1.AnnotationRevision]
 	if withTemplate {
 		runs = revision
-	}
-	hash := deploymentSpecHash(ids, runs)
-	if !withTemplate && d.Annotations[AnnotationSpecHash] == hash {
-		return false
 	}
 	if d.Labels == nil {
 		d.Labels = map[string]string{}
@@ -215,15 +199,14 @@ func syncDeployment(ids *appsv1alpha1.IngressDaemonSet, d *appsv1.Deployment, no
 	if d.Annotations == nil {
 		d.Annotations = map[string]string{}
 	}
-	d.Annotations[AnnotationSpecHash] = hash
 	d.Annotations[appsv1alpha1.AnnotationNode] = node
 	d.Annotations[appsv1alpha1.AnnotationRevision] = runs
 	d.Spec.Replicas = ptr.To(replicasPerNode(ids))
 	d.Spec.Strategy = deploymentStrategy(ids)
-	if withTemplate {
+	if runs == revision {
 		d.Spec.Template = podTemplate(ids, node)
 	}
-	return true
+	return !covers(before, ownedDeployment(ids, d))
 }
 
 // HealthCheckLabels are the labels of the health-checker DaemonSet for port.
@@ -330,14 +313,12 @@ func healthDaemonSet(ids *appsv1alpha1.IngressDaemonSet, port int32, defaultImag
 			},
 		},
 	}
-	ds.Annotations = map[string]string{AnnotationSpecHash: hashOf(ds.Spec)}
 	return ds
 }
 
 // healthCheckRBAC builds the ServiceAccount (unless the spec names one) and
 // the RoleBinding that lets the health checker read Deployments in the
-// namespace through clusterRole. The binding's spec-hash covers its roleRef
-// and subjects.
+// namespace through clusterRole.
 func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet, clusterRole string) (*corev1.ServiceAccount, *rbacv1.RoleBinding) {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: naming.HealthCheckName(ids.Name), Namespace: ids.Namespace, Labels: ownerLabels(ids),
@@ -352,10 +333,6 @@ func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet, clusterRole string) (*c
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: healthCheckServiceAccount(ids), Namespace: ids.Namespace}},
 	}
-	rb.Annotations = map[string]string{AnnotationSpecHash: hashOf(struct {
-		RoleRef  rbacv1.RoleRef
-		Subjects []rbacv1.Subject
-	}{rb.RoleRef, rb.Subjects})}
 	return sa, rb
 }
 

@@ -181,9 +181,11 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	return ctrl.Result{RequeueAfter: s.plan.RequeueAfter}, errors.Join(errs...)
 }
 
+// updateDeployment applies the owned fields of d, node's Deployment as this
+// pass wants it.
 func (r *Reconciler) updateDeployment(ctx context.Context, s *scope, node string, d *appsv1.Deployment) error {
-	if err := r.Client.Update(ctx, d); err != nil {
-		return fmt.Errorf("updating Deployment %s: %w", d.Name, err)
+	if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), true); err != nil {
+		return err
 	}
 	r.expect.wrote(s.ids.Name, d, r.now())
 	s.deployments[node] = d
@@ -198,14 +200,21 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, n
 	}
 	if step.Action == planner.Create {
 		d := newDeployment(s.ids, step.Node, s.revision)
-		if err := r.Client.Create(ctx, d); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				msg := fmt.Sprintf("Deployment %s for node %s exists and is not controlled by this IngressDaemonSet", d.Name, step.Node)
-				s.problem(appsv1alpha1.ReasonDeploymentConflict, msg)
-				r.event(s.ids, nil, corev1.EventTypeWarning, appsv1alpha1.EventDeploymentConflict, "Create", msg)
-				return nil
-			}
-			return fmt.Errorf("creating Deployment %s: %w", d.Name, err)
+		// Apply would take over a Deployment someone else made: only one
+		// the cache does not know is created. (The node's own Deployment is
+		// never planned for creation: observe found it.)
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		switch {
+		case err == nil:
+			msg := fmt.Sprintf("Deployment %s for node %s exists and is not controlled by this IngressDaemonSet", d.Name, step.Node)
+			s.problem(appsv1alpha1.ReasonDeploymentConflict, msg)
+			r.event(s.ids, nil, corev1.EventTypeWarning, appsv1alpha1.EventDeploymentConflict, "Create", msg)
+			return nil
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("getting Deployment %s: %w", d.Name, err)
+		}
+		if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), false); err != nil {
+			return err
 		}
 		r.expect.wrote(s.ids.Name, d, r.now())
 		s.deployments[step.Node] = d

@@ -178,6 +178,78 @@ spec:
 	}
 }
 
+// TestRunLegacyIngressDaemonSetList: what `kubectl get
+// ingressdaemonsets.ingressdaemonsets.mumoshu.github.io -A -o yaml` prints (a
+// List whose items carry a namespace, server-set metadata and a status)
+// converts item by item, in JSON as in YAML; an item of another kind is
+// skipped with a warning.
+func TestRunLegacyIngressDaemonSetList(t *testing.T) {
+	scheme, err := edgescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]string{
+		"json": `{"apiVersion":"v1","kind":"List","items":[
+{"apiVersion":"ingressdaemonsets.mumoshu.github.io/v1alpha1","kind":"IngressDaemonSet","metadata":{"name":"a","namespace":"edge"},"spec":{"replicas":3,"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}},
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}]}`,
+		"kubectl get -o yaml": `apiVersion: v1
+kind: List
+metadata: {resourceVersion: ""}
+items:
+- apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1
+  kind: IngressDaemonSet
+  metadata:
+    name: a
+    namespace: edge
+    uid: 6f1c2a8e-0000-4000-8000-000000000001
+    resourceVersion: "4711"
+    generation: 2
+    creationTimestamp: "2020-01-01T00:00:00Z"
+    managedFields: [{manager: kubectl, operation: Apply}]
+  spec:
+    replicas: 3
+    template:
+      metadata: {labels: {app: a}}
+      spec: {containers: [{name: c, image: i}]}
+  status: {observedGeneration: 2}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: x, namespace: edge}
+`,
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			objs, err := manifest.Read("-", strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(scheme, Converters(), objs)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(res.Objects) != 1 {
+				t.Fatalf("%d objects, want 1", len(res.Objects))
+			}
+			u := res.Objects[0]
+			replicas, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicasPerNode")
+			if u.GetKind() != "IngressDaemonSet" || u.GetName() != "a" || u.GetNamespace() != "edge" || replicas != 3 {
+				t.Errorf("converted %s %s/%s with replicasPerNode %d, want IngressDaemonSet edge/a with 3", u.GetKind(), u.GetNamespace(), u.GetName(), replicas)
+			}
+			if _, ok := u.Object["status"]; ok {
+				t.Error("the converted object has a status")
+			}
+			for _, f := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation"} {
+				if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", f); ok {
+					t.Errorf("the converted object has metadata.%s", f)
+				}
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "x skipped: not a legacy input") {
+				t.Errorf("the ConfigMap is not reported as skipped: %q", res.Warnings)
+			}
+		})
+	}
+}
+
 // TestRegistry checks that one converter is one entry: a registry with a
 // custom converter converts its kind, and the first match wins.
 func TestRegistry(t *testing.T) {
@@ -215,6 +287,8 @@ func FuzzRun(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Add("apiVersion: galaxy.k8s.io/v1alpha1\nkind: FloatingIP\nmetadata: {name: '::1'}\nspec: {key: x, attribute: '{', policy: 9}\n")
+	f.Add("apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {podsPerNode: 1e99}\n")
+	f.Add("{}")
 	f.Add("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec: {template: {metadata: {annotations: {LOCAL_REPLICAS: '99999999999'}}}}\n")
 	scheme, err := edgescheme.New()
 	if err != nil {

@@ -175,7 +175,7 @@ func convertBurstWorkload(_ *Context, u *unstructured.Unstructured) ([]client.Ob
 		rewritten := u.DeepCopy()
 		unstructured.RemoveNestedField(rewritten.Object, path...)
 		out = append(out, rewritten)
-		warns = append(warns, fmt.Sprintf("%s: %s removed, so the default scheduler schedules the pods: no %s runs once the TKE resilience chart is gone, and edgeplane bursts with the stock kube-scheduler (the manager also rewrites it on new pods unless --burst-rewrite-tke-scheduler=false); apply the rewritten %s",
+		warns = append(warns, fmt.Sprintf("%s: %s removed, so the default scheduler schedules the pods: no %s runs once the TKE resilience chart is gone, and edgeplane bursts with the stock kube-scheduler (the manager also rewrites it on new pods unless --burstpolicy-rewrite-tke-scheduler=false); apply the rewritten %s",
 			strings.Join(path, "."), burst.LegacySchedulerName, burst.LegacySchedulerName, u.GetKind()))
 	}
 	return out, warns, nil

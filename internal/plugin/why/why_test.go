@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"net"
 	"net/http"
@@ -259,12 +261,12 @@ func startManager(t *testing.T, ctx context.Context) (extender string) {
 	t.Helper()
 	extender = testbin.FreeAddr(t)
 	all := manager.Controllers()
-	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	manager.BindControllerFlags(fs, all)
 	if err := fs.Parse([]string{
-		"--floatip-extender-address=" + extender, "--floatip-api-address=",
-		"--aia-provider-config=tencentcloud", "--aia-orphan-mode=off", "--podelasticip-orphan-mode=off",
+		"--floatippool-extender-address=" + extender, "--floatippool-api-address=",
+		"--anycastipbinding-provider-config=tencentcloud", "--anycastipbinding-orphan-mode=off", "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=1s", "--podelasticip-max-backoff=2s",
 	}); err != nil {
 		t.Fatalf("parsing controller flags: %v", err)

@@ -65,7 +65,7 @@ func startManager(t testing.TB, bin, kubeconfig, name string) *localcluster.Proc
 		"--metrics-bind-address", "0", "--health-probe-bind-address", probe,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
-		"--floatip-extender-address=", "--floatip-api-address="}, nil, dir)
+		"--floatippool-extender-address=", "--floatippool-api-address="}, nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

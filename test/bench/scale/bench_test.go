@@ -611,8 +611,8 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
-		"--floatip-extender-address", extender, "--floatip-api-address=",
-		"--aia-provider-config", "tencentcloud"}, nil, dir)
+		"--floatippool-extender-address", extender, "--floatippool-api-address=",
+		"--anycastipbinding-provider-config", "tencentcloud"}, nil, dir)
 	if err != nil {
 		b.Fatal(err)
 	}

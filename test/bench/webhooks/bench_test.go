@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -154,9 +154,9 @@ func newFixture() (_ *fixture, err error) {
 		return nil, err
 	}
 	all := manager.Controllers()
-	fs := flag.NewFlagSet("controllers", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	manager.BindControllerFlags(fs, all)
-	if err := fs.Parse([]string{"--floatip-extender-address=", "--floatip-api-address=", "--floatip-migrate-galaxy=false"}); err != nil {
+	if err := fs.Parse([]string{"--floatippool-extender-address=", "--floatippool-api-address=", "--floatippool-migrate-galaxy=false"}); err != nil {
 		return nil, err
 	}
 	for _, c := range all {

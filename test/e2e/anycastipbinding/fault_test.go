@@ -294,15 +294,15 @@ func startManagerProcess(ctx context.Context, t *testing.T, bin, kubeconfig, nam
 		"--metrics-bind-address", "0", "--health-probe-bind-address", probe,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
-		"--floatip-extender-address=", "--floatip-api-address=",
+		"--floatippool-extender-address=", "--floatippool-api-address=",
 		"--kube-api-qps", "200", "--kube-api-burst", "400",
 		// No kubelets register these nodes, so the Node webhook is not
 		// installed; the reconciler taints them.
-		"--aia-node-webhook=false",
-		"--aia-task-poll-interval", "200ms",
-		"--aia-max-concurrent-reconciles", "20",
-		"--aia-orphan-grace-period", "5s",
-		"--aia-orphan-interval", "3s"}, nil, dir)
+		"--anycastipbinding-node-webhook=false",
+		"--anycastipbinding-task-poll-interval", "200ms",
+		"--anycastipbinding-max-concurrent-reconciles", "20",
+		"--anycastipbinding-orphan-grace-period", "5s",
+		"--anycastipbinding-orphan-interval", "3s"}, nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func AddressName(cluster, node string) string {
 	return name
 }
 
-// ParseTags parses the --aia-tags flag: comma-separated key=value pairs.
+// ParseTags parses the --anycastipbinding-tags flag: comma-separated key=value pairs.
 // Keys must be non-empty, unique, at most 127 characters and not reserved;
 // values at most 255 characters.
 func ParseTags(s string) (map[string]string, error) {
@@ -132,7 +132,7 @@ func FormatTags(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// ParseNodeSelector parses the --aia-node-selector flag (a label selector,
+// ParseNodeSelector parses the --anycastipbinding-node-selector flag (a label selector,
 // default tke.cloud.tencent.com/need-aia-ip=true). An empty selector is
 // rejected: it would give every node an address.
 func ParseNodeSelector(s string) (labels.Selector, error) {

@@ -3,12 +3,14 @@ package decide
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	schedulingcorev1 "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // NodeRoom is a node as the fit check sees it: the node and what the pods
@@ -51,39 +53,31 @@ func FitsLocally(pod *corev1.Pod, nodes []NodeRoom, virtualSel map[string]string
 			delete(selector, k)
 		}
 	}
+	affinity := nodeaffinity.NewRequiredNodeAffinity(selector, pod.Spec.Affinity)
 	requests := PodRequests(pod)
 	ports := hostPorts(pod)
 
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b NodeRoom) int { return strings.Compare(a.Node.Name, b.Node.Name) })
 	for _, n := range sorted {
-		if nodeFits(n, tolerations, selector, pod.Spec.Affinity, requests, ports, virtualSel) {
+		if nodeFits(n, tolerations, affinity, requests, ports, virtualSel) {
 			return n.Node.Name, ""
 		}
 	}
 	return "", "no local node has room for the pod"
 }
 
-func nodeFits(n NodeRoom, tolerations []corev1.Toleration, selector map[string]string, aff *corev1.Affinity, requests corev1.ResourceList, ports []int32, virtualSel map[string]string) bool {
+func nodeFits(n NodeRoom, tolerations []corev1.Toleration, affinity nodeaffinity.RequiredNodeAffinity, requests corev1.ResourceList, ports []int32, virtualSel map[string]string) bool {
 	node := n.Node
 	if IsVirtualNode(node.Labels, virtualSel) || node.Spec.Unschedulable || !nodeReady(node) {
 		return false
 	}
-	for _, taint := range node.Spec.Taints {
-		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		if !slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool { return t.ToleratesTaint(logr.Discard(), &taint, false) }) {
-			return false
-		}
+	if _, untolerated := schedulingcorev1.FindMatchingUntoleratedTaint(logr.Discard(), node.Spec.Taints, tolerations, hardTaint, false); untolerated {
+		return false
 	}
-	for k, v := range selector {
-		if node.Labels[k] != v {
-			return false
-		}
-	}
-	if aff != nil && aff.NodeAffinity != nil && aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil &&
-		!matchNodeSelectorTerms(aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms, node) {
+	// An unparsable affinity (the API server validates it, so only a
+	// hand-made pod has one) matches no node rather than every node.
+	if match, err := affinity.Match(node); err != nil || !match {
 		return false
 	}
 	if podsLeft, ok := node.Status.Allocatable[corev1.ResourcePods]; ok && podsLeft.Value()-n.Pods < 1 {
@@ -110,6 +104,12 @@ func nodeFits(n NodeRoom, tolerations []corev1.Toleration, selector map[string]s
 	return true
 }
 
+// hardTaint is the scheduler's TaintToleration filter: PreferNoSchedule
+// taints only lower a node's score.
+func hardTaint(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
 func nodeReady(node *corev1.Node) bool {
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
@@ -119,48 +119,20 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-// PodRequests is what the scheduler reserves for a pod: the larger of the
-// containers (plus restartable init containers) and each init container
-// (plus the restartable ones before it), plus the pod overhead.
+// PodRequests is what the scheduler reserves for a pod it is about to
+// place: the requests of its spec (pod-level resources where set, otherwise
+// the larger of the containers plus restartable init containers and each
+// init container plus the restartable ones before it), plus the overhead.
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	addTo(sum, pod.Spec.Containers...)
-	sidecars := corev1.ResourceList{}
-	initMax := corev1.ResourceList{}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addTo(sum, c)
-			addTo(sidecars, c)
-			continue
-		}
-		step := corev1.ResourceList{}
-		addTo(step, c)
-		for name, q := range sidecars {
-			add(step, name, q)
-		}
-		for name, q := range step {
-			if cur, ok := initMax[name]; !ok || q.Cmp(cur) > 0 {
-				initMax[name] = q.DeepCopy()
-			}
-		}
-	}
-	for name, q := range initMax {
-		if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
-			sum[name] = q.DeepCopy()
-		}
-	}
-	for name, q := range pod.Spec.Overhead {
-		add(sum, name, q)
-	}
-	return sum
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-func addTo(l corev1.ResourceList, cs ...corev1.Container) {
-	for _, c := range cs {
-		for name, q := range c.Resources.Requests {
-			add(l, name, q)
-		}
-	}
+// boundRequests is what a pod bound to a node holds there, as the scheduler
+// counts it: during an in-place resize, the larger of the spec and what the
+// kubelet allocated or actuated, so a resize down that has not happened yet
+// still holds the old amount.
+func boundRequests(pod *corev1.Pod) corev1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true})
 }
 
 func add(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
@@ -188,59 +160,10 @@ func hostPorts(pod *corev1.Pod) []int32 {
 // host ports.
 func (n *NodeRoom) Add(pod *corev1.Pod) {
 	n.Pods++
-	for name, q := range PodRequests(pod) {
+	for name, q := range boundRequests(pod) {
 		add(n.Requested, name, q)
 	}
 	for _, p := range hostPorts(pod) {
 		n.HostPorts[p] = true
 	}
-}
-
-// matchNodeSelectorTerms reports whether the node matches one of the terms
-// (required node affinity; an empty term list matches nothing).
-func matchNodeSelectorTerms(terms []corev1.NodeSelectorTerm, node *corev1.Node) bool {
-	for _, t := range terms {
-		if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-			continue
-		}
-		ok := true
-		for _, r := range t.MatchExpressions {
-			v, has := node.Labels[r.Key]
-			ok = ok && matchRequirement(r, v, has)
-		}
-		for _, r := range t.MatchFields {
-			ok = ok && r.Key == "metadata.name" && matchRequirement(r, node.Name, true)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
-func matchRequirement(r corev1.NodeSelectorRequirement, v string, has bool) bool {
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return has && slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !has || !slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return has
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !has
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !has || len(r.Values) != 1 {
-			return false
-		}
-		a, err1 := strconv.ParseInt(v, 10, 64)
-		b, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == corev1.NodeSelectorOpGt {
-			return a > b
-		}
-		return a < b
-	}
-	return false
 }

@@ -133,6 +133,32 @@ func TestFitsLocally(t *testing.T) {
 		{name: "an init container larger than the containers", pod: burstPod(func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}
 		}), nodes: []NodeRoom{room(node("local-1", nil), "1", 1)}},
+		// The hand-written check ignored pod-level resources and counted 600m here.
+		{name: "pod-level requests larger than the containers'", pod: burstPod(func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}
+		}), nodes: []NodeRoom{room(node("local-1", nil), "1", 1)}},
+		{name: "pod-level requests smaller than the containers'", pod: burstPod(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1500m")
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("800m")}}
+		}), nodes: []NodeRoom{room(node("local-1", nil), "1", 1)}, wantNode: "local-1"},
+		{name: "a restartable init container adds to the containers", pod: burstPod(func(p *corev1.Pod) {
+			always := corev1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []corev1.Container{{Name: "sidecar", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}
+		}), nodes: []NodeRoom{room(node("local-1", nil), "1", 1)}},
+		{name: "a PreferNoSchedule taint does not keep the pod off", pod: burstPod(nil), nodes: []NodeRoom{room(node("local-1", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectPreferNoSchedule}}
+		}), "0", 0)}, wantNode: "local-1"},
+		{name: "a NoExecute taint not tolerated", pod: burstPod(nil), nodes: []NodeRoom{room(node("local-1", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}}
+		}), "0", 0)}},
+		{name: "required node affinity on the node's name", pod: burstPod(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"local-2"}}}}}}}}
+		}), nodes: []NodeRoom{room(node("local-1", nil), "0", 0), room(node("local-2", nil), "0", 0)}, wantNode: "local-2"},
+		{name: "an invalid required node affinity matches no node", pod: burstPod(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpGt, Values: []string{"x"}}}}}}}}
+		}), nodes: []NodeRoom{room(node("local-1", nil), "0", 0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, why := FitsLocally(tc.pod, tc.nodes, virtualSel, burstTols)
@@ -177,5 +203,23 @@ func TestNodeRoomAdd(t *testing.T) {
 	want := NodeRoom{Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}, Pods: 2, HostPorts: map[int32]bool{8080: true}}
 	if diff := cmp.Diff(want, n, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("NodeRoom after Add (-want +got):\n%s", diff)
+	}
+}
+
+// A pod resized down in place still holds what the kubelet allocated until
+// the kubelet applies the resize; the hand-written sum took the spec alone.
+func TestNodeRoomAddDuringResize(t *testing.T) {
+	cpu := func(q string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
+	}
+	resizing := &corev1.Pod{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("200m")}}}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "c",
+			AllocatedResources: cpu("1"), Resources: &corev1.ResourceRequirements{Requests: cpu("1")}}}},
+	}
+	n := NodeRoom{Requested: corev1.ResourceList{}, HostPorts: map[int32]bool{}}
+	n.Add(resizing)
+	if got := n.Requested[corev1.ResourceCPU]; got.Cmp(resource.MustParse("1")) != 0 {
+		t.Errorf("requested CPU after Add = %s, want 1 (the allocation, not the 200m spec)", got.String())
 	}
 }

