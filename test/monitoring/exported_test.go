@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -23,10 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
@@ -40,7 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
-	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -79,8 +75,8 @@ func TestQueriesNameExportedMetrics(t *testing.T) {
 		EC2AddressQuota: 100, TaskDuration: core.Duration(100 * time.Millisecond),
 	}, Fixtures: fixtures(string(ks.UID))})
 	for _, cpc := range []*cloudv1alpha1.ClusterProviderConfig{
-		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", sim.URL()),
-		clusterConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", sim.URL()),
+		managertest.EmulatorConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", sim.URL()),
+		managertest.EmulatorConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", sim.URL()),
 	} {
 		create(t, ctx, cpc)
 	}
@@ -248,16 +244,6 @@ func create(t *testing.T, ctx context.Context, objs ...client.Object) {
 	}
 }
 
-func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string) *cloudv1alpha1.ClusterProviderConfig {
-	return &cloudv1alpha1.ClusterProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
-			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
-			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
-		},
-	}
-}
-
 // fixtures: an EC2 instance whose ENI holds the pod's IP, the CVM instance
 // behind the AnycastIPBinding node, and one orphaned address of this
 // cluster per cloud, so both sweeps find, count and delete something.
@@ -283,11 +269,6 @@ func fixtures(cluster string) *core.Fixtures {
 // test has no token for; the registry is the same).
 func startManager(t *testing.T, metricsAddr, webhookAddr, extenderAddr string) {
 	t.Helper()
-	all := manager.Controllers()
-	opts := manager.DefaultOptions()
-	// The manager's own command line, as the binary builds it.
-	fs := manager.FlagSet("edgeplane-manager", &opts, all, &zap.Options{})
-	fs.SetOutput(io.Discard)
 	_, port, _ := net.SplitHostPort(webhookAddr)
 	args := []string{
 		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0",
@@ -299,30 +280,13 @@ func startManager(t *testing.T, metricsAddr, webhookAddr, extenderAddr string) {
 		"--podelasticip-sweep-interval=2s", "--podelasticip-orphan-grace-period=1s", "--podelasticip-orphan-mode=delete",
 		"--anycastipbinding-orphan-interval=2s", "--anycastipbinding-orphan-grace-period=1s", "--anycastipbinding-orphan-mode=delete",
 	}
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("the manager rejects %q: %v", args, err)
-	}
-	var logs bytes.Buffer
-	logger := zap.New(zap.WriteTo(&lockedWriter{w: &logs}), zap.UseDevMode(true))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), logger))
-	m, err := manager.New(ctx, env.Config, opts, all)
-	if err != nil {
-		cancel()
-		t.Fatalf("building the manager: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Start(ctx) }()
+	logs := &managertest.Log{}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Logf("manager stopped: %v", err)
-		}
 		if t.Failed() {
-			t.Logf("manager log:\n%s", logs.String())
+			t.Logf("manager log:\n%s", logs)
 		}
 	})
+	managertest.Start(t, context.Background(), env.Config, args, logs)
 }
 
 // drive gives every kind something to do.

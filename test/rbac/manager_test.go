@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -22,10 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
@@ -40,7 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
-	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -157,8 +153,8 @@ func newSuite(t *testing.T) *suite {
 		RateLimitsDisabled: true, EC2AddressQuota: 100, TaskDuration: core.Duration(100 * time.Millisecond),
 	}, Fixtures: fixtures(s.cluster)})
 	for _, cpc := range []*cloudv1alpha1.ClusterProviderConfig{
-		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL()),
-		clusterConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", s.sim.URL()),
+		managertest.EmulatorConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL()),
+		managertest.EmulatorConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", s.sim.URL()),
 	} {
 		s.create(cpc)
 	}
@@ -183,16 +179,6 @@ func toURL(t *testing.T, u *unstructured.Unstructured, base string) {
 	}
 	if err := unstructured.SetNestedSlice(u.Object, hooks, "webhooks"); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string) *cloudv1alpha1.ClusterProviderConfig {
-	return &cloudv1alpha1.ClusterProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
-			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
-			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
-		},
 	}
 }
 
@@ -223,11 +209,6 @@ func fixtures(cluster string) *core.Fixtures {
 // chart's ServiceAccount.
 func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	t := s.t
-	all := manager.Controllers()
-	opts := manager.DefaultOptions()
-	zapOpts := zap.Options{}
-	fs := manager.FlagSet("edgeplane-manager", &opts, all, &zapOpts)
-	fs.SetOutput(io.Discard)
 	_, port, _ := net.SplitHostPort(webhookAddr)
 	overrides := map[string]string{
 		"metrics-bind-address": "0", "health-probe-bind-address": "0",
@@ -246,34 +227,16 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	for k, v := range overrides {
 		args = append(args, "--"+k+"="+v)
 	}
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("the manager rejects %q: %v", args, err)
-	}
-	logger := zap.New(zap.WriteTo(s.log), zap.UseDevMode(true))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + managerNS + ":" + release}
-	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), logger))
-	m, err := manager.New(ctx, cfg, opts, all)
-	if err != nil {
-		cancel()
-		t.Fatalf("building the manager: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Start(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Logf("manager stopped: %v", err)
-		}
 		if t.Failed() {
 			s.log.mu.Lock()
 			t.Logf("manager log:\n%s", s.log.all.String())
 			s.log.mu.Unlock()
 		}
 	})
+	managertest.Start(t, context.Background(), cfg, args, s.log)
 }
 
 func (s *suite) create(objs ...client.Object) {
@@ -411,7 +374,7 @@ func ready(conds conditioned) (bool, string) {
 func (s *suite) providerConfigs(t *testing.T) {
 	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credsNS, Name: "aws-creds"},
 		StringData: map[string]string{"aws_access_key_id": "AKIAEXAMPLE", "aws_secret_access_key": "secret"}})
-	withSecret := clusterConfig("with-secret", cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL())
+	withSecret := managertest.EmulatorConfig("with-secret", cloudv1alpha1.ProviderAWS, "us-east-1", s.sim.URL())
 	withSecret.Spec.Credentials = cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
 		SecretRef: &cloudv1alpha1.SecretReference{Namespace: credsNS, Name: "aws-creds"}}
 	s.create(withSecret)

@@ -7,7 +7,6 @@ import (
 	"flag"
 
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"net"
 	"net/http"
@@ -36,8 +35,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
-	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -85,8 +84,8 @@ func TestWhyGolden(t *testing.T) {
 	}, Fixtures: &core.Fixtures{Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{
 		InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}}}}})
 	create(t, ctx,
-		clusterConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", aws.URL()),
-		clusterConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", tencent.URL()),
+		managertest.EmulatorConfig(cloudv1alpha1.DefaultProviderConfigName, cloudv1alpha1.ProviderAWS, "us-east-1", aws.URL()),
+		managertest.EmulatorConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", tencent.URL()),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 	)
 	extender := startManager(t, ctx)
@@ -260,40 +259,15 @@ func golden(t *testing.T, name, got string) {
 func startManager(t *testing.T, ctx context.Context) (extender string) {
 	t.Helper()
 	extender = testbin.FreeAddr(t)
-	all := manager.Controllers()
-	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	manager.BindControllerFlags(fs, all)
-	if err := fs.Parse([]string{
+	_, port, _ := net.SplitHostPort(testbin.FreeAddr(t))
+	managertest.Start(t, ctx, env.Config, []string{
+		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--webhook-service-namespace=default", "--webhook-host=127.0.0.1", "--webhook-port=" + port,
+		"--webhook-cert-dir=" + t.TempDir(),
 		"--floatippool-extender-address=" + extender, "--floatippool-api-address=",
 		"--anycastipbinding-provider-config=tencentcloud", "--anycastipbinding-orphan-mode=off", "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=1s", "--podelasticip-max-backoff=2s",
-	}); err != nil {
-		t.Fatalf("parsing controller flags: %v", err)
-	}
-	o := manager.DefaultOptions()
-	o.LeaderElect = false
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.WebhookServiceNamespace, o.WebhookHost = "default", "127.0.0.1"
-	_, port, _ := net.SplitHostPort(testbin.FreeAddr(t))
-	if _, err := fmt.Sscan(port, &o.WebhookPort); err != nil {
-		t.Fatal(err)
-	}
-	o.WebhookCertDir = t.TempDir()
-	mctx, stop := context.WithCancel(ctx)
-	mgr, err := manager.New(mctx, env.Config, o, all)
-	if err != nil {
-		stop()
-		t.Fatalf("building the manager: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Logf("manager stopped: %v", err)
-		}
-	})
+	}, nil)
 	return "http://" + extender
 }
 
@@ -303,16 +277,6 @@ func create(t *testing.T, ctx context.Context, objs ...client.Object) {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
-	}
-}
-
-func clusterConfig(name string, provider cloudv1alpha1.Provider, region, endpoint string) *cloudv1alpha1.ClusterProviderConfig {
-	return &cloudv1alpha1.ClusterProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: cloudv1alpha1.ClusterProviderConfigSpec{
-			CloudSettings: cloudv1alpha1.CloudSettings{Provider: provider, Region: region, Endpoint: endpoint},
-			Credentials:   cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone},
-		},
 	}
 }
 
