@@ -21,7 +21,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -57,7 +57,7 @@ func (r *run) churnEIPPods(ctx context.Context) {
 		if len(live) < r.prof.MaxEIPPods && (len(live) == 0 || rng.Float64() < 0.6) {
 			n++
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: nsEIP, Name: fmt.Sprintf("eip-%d", n),
-				Annotations: map[string]string{annotations.Type: annotations.TypeAuto}},
+				Annotations: map[string]string{translate.Type: translate.TypeAuto}},
 				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
 			r.op("create eip pod", r.c.Create(ctx, p))
 			continue

@@ -19,7 +19,7 @@ import (
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -86,7 +86,7 @@ func (r *run) startProbes(kind string, n int) *probeSet {
 	r.probeWindows++
 	for i := range n {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: nsProbe, Name: fmt.Sprintf("%s-%d-%d", kind, r.probeWindows, i),
-			Annotations: map[string]string{annotations.Type: annotations.TypeAuto}},
+			Annotations: map[string]string{translate.Type: translate.TypeAuto}},
 			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
 		if err := r.c.Create(ctx, pod); err != nil {
 			ps.failed = append(ps.failed, fmt.Sprintf("probe pod %s not admitted: %v", pod.Name, err))

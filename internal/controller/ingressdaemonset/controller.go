@@ -4,7 +4,7 @@
 // ClusterRole in the namespace, and node-by-node
 // rolling updates that detach each node before its pods are replaced.
 //
-// The decisions are pure and live elsewhere: planner.Compute says what each
+// The decisions are pure and live elsewhere: decide.Compute says what each
 // node does next, computeStatus what the status says, and the builders in
 // objects.go what each generated object looks like. This file reads the
 // world, runs the plan and writes status once.

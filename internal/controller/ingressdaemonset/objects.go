@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
-	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
 )
 
 // DefaultHealthCheckImage is used when neither the spec nor the manager names one.
@@ -102,7 +102,7 @@ func SelectorMatchesTemplate(ids *appsv1alpha1.IngressDaemonSet) (bool, error) {
 func deploymentStrategy(ids *appsv1alpha1.IngressDaemonSet) appsv1.DeploymentStrategy {
 	ru := ids.Spec.UpdateStrategy.RollingUpdate
 	maxUnavailable := intstr.FromInt32(1)
-	if planner.DetachMode(ru) {
+	if decide.DetachMode(ru) {
 		maxUnavailable = intstr.FromString("100%")
 	}
 	maxSurge := intstr.FromInt32(0)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/decide"
 )
 
 func testIDS(f func(*appsv1alpha1.IngressDaemonSet)) *appsv1alpha1.IngressDaemonSet {
@@ -179,7 +179,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		"partitioned": {
 			ids: testIDS(nil),
-			o: observation{revision: "r2", nodes: []string{"a", "b"}, plan: planner.Plan{HeldByPartition: 1}, deployments: map[string]*appsv1.Deployment{
+			o: observation{revision: "r2", nodes: []string{"a", "b"}, plan: decide.Plan{HeldByPartition: 1}, deployments: map[string]*appsv1.Deployment{
 				"a": deploymentAt("r2", appsv1alpha1.NodePhaseReady, 2), "b": deploymentAt("r1", appsv1alpha1.NodePhaseReady, 2)}},
 			want:     conds{"Ready": appsv1alpha1.ReasonAllNodesReady, "Progressing": appsv1alpha1.ReasonPartitioned, "Degraded": appsv1alpha1.ReasonAsExpected},
 			wantNums: [5]int32{2, 2, 1, 2, 2},

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/decide"
 )
 
 // scope is what one pass knows about one IngressDaemonSet.
@@ -34,7 +34,7 @@ type scope struct {
 	// stray are owned Deployments whose node is gone or no longer matches (set by observe).
 	stray []*appsv1.Deployment
 	// plan is the pass's plan (set by reconcileNodes).
-	plan planner.Plan
+	plan decide.Plan
 	// reattached are the nodes this pass reattached (shown as Reattaching
 	// in this pass's status).
 	reattached map[string]bool
@@ -100,15 +100,15 @@ func (r *Reconciler) observe(ctx context.Context, ids *appsv1alpha1.IngressDaemo
 }
 
 // plannerNodes turns the observed nodes into the planner's input.
-func (s *scope) plannerNodes() []planner.Node {
+func (s *scope) plannerNodes() []decide.Node {
 	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
 	var tsKey string
 	if ru != nil && ru.WaitForDetachmentByAnnotatedTimestamp != nil {
 		tsKey = ru.WaitForDetachmentByAnnotatedTimestamp.Key
 	}
-	out := make([]planner.Node, 0, len(s.matching))
+	out := make([]decide.Node, 0, len(s.matching))
 	for _, name := range s.matching {
-		n := planner.Node{Name: name}
+		n := decide.Node{Name: name}
 		if d, ok := s.deployments[name]; ok {
 			n.HasDeployment = true
 			n.Revision = d.Annotations[appsv1alpha1.AnnotationRevision]
@@ -117,7 +117,7 @@ func (s *scope) plannerNodes() []planner.Node {
 			n.RolledOut = DeploymentRolledOut(d)
 			n.StatusStale = !DeploymentStatusCurrent(d)
 			n.PartlyReady = DeploymentPartlyReady(d)
-			if t, err := planner.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil {
+			if t, err := decide.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil {
 				n.DetachStartedAt = t
 			}
 		}
@@ -149,7 +149,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 		errs = append(errs, r.removeNode(ctx, s, d))
 	}
 	now := r.now()
-	s.plan = planner.Compute(s.plannerNodes(), planner.ParamsFrom(s.ids.Spec.UpdateStrategy.RollingUpdate, s.revision, now))
+	s.plan = decide.Compute(s.plannerNodes(), decide.ParamsFrom(s.ids.Spec.UpdateStrategy.RollingUpdate, s.revision, now))
 	for node, msg := range s.plan.InvalidTimestamps {
 		s.problem(appsv1alpha1.ReasonInvalidDetachmentTimestamp, "node "+node+": "+msg)
 	}
@@ -193,12 +193,12 @@ func (r *Reconciler) updateDeployment(ctx context.Context, s *scope, node string
 }
 
 // execute runs one planned step.
-func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, now time.Time) error {
+func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step, now time.Time) error {
 	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
 	if ru == nil {
 		ru = &appsv1alpha1.RollingUpdate{}
 	}
-	if step.Action == planner.Create {
+	if step.Action == decide.Create {
 		d := newDeployment(s.ids, step.Node, s.revision)
 		// Apply would take over a Deployment someone else made: only one
 		// the cache does not know is created. (The node's own Deployment is
@@ -225,7 +225,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, n
 
 	d := s.deployments[step.Node].DeepCopy()
 	switch step.Action {
-	case planner.Detach:
+	case decide.Detach:
 		setPhase(d, appsv1alpha1.NodePhaseDetaching)
 		d.Labels[appsv1alpha1.LabelDetachStartedAt] = strconv.FormatInt(now.UnixMilli(), 10)
 		if a := ru.AnnotateDeploymentToDetach; a != nil {
@@ -244,7 +244,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, n
 		}
 		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeDetaching, "Detach",
 			fmt.Sprintf("Detaching node %s before updating it to revision %s", step.Node, s.revision))
-	case planner.Update:
+	case decide.Update:
 		setPhase(d, appsv1alpha1.NodePhaseUpdating)
 		syncDeployment(s.ids, d, step.Node, s.revision, true)
 		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {
@@ -252,7 +252,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, n
 		}
 		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeUpdating, "Update",
 			fmt.Sprintf("Updating node %s to revision %s", step.Node, s.revision))
-	case planner.Reattach:
+	case decide.Reattach:
 		if err := r.removeNodeDetachAnnotations(ctx, d); err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step planner.Step, n
 		s.reattached[step.Node] = true
 		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeReattached, "Reattach",
 			fmt.Sprintf("Node %s runs revision %s with every replica ready; reattached", step.Node, d.Annotations[appsv1alpha1.AnnotationRevision]))
-	case planner.Finish:
+	case decide.Finish:
 		setPhase(d, appsv1alpha1.NodePhaseReady)
 		syncDeployment(s.ids, d, step.Node, s.revision, false)
 		if err := r.updateDeployment(ctx, s, step.Node, d); err != nil {

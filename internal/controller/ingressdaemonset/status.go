@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/planner"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/decide"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -23,7 +23,7 @@ type observation struct {
 	// deployments by node name, as they are after this pass's writes.
 	deployments map[string]*appsv1.Deployment
 	// plan is this pass's plan.
-	plan planner.Plan
+	plan decide.Plan
 	// reattached are the nodes this pass reattached.
 	reattached map[string]bool
 	// problems are messages for the Degraded condition (sorted when used).
@@ -78,7 +78,7 @@ func computeStatus(ids *appsv1alpha1.IngressDaemonSet, o observation) {
 			Replicas:   ptr.Deref(d.Spec.Replicas, 1),
 			Ready:      d.Status.ReadyReplicas,
 		}
-		if t, err := planner.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil && phase != appsv1alpha1.NodePhaseReady {
+		if t, err := decide.ParseMillis(d.Labels[appsv1alpha1.LabelDetachStartedAt]); err == nil && phase != appsv1alpha1.NodePhaseReady {
 			ns.DetachStartedAt = &metav1.Time{Time: t}
 		}
 		st.Nodes = append(st.Nodes, ns)

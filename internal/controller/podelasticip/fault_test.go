@@ -25,8 +25,8 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
@@ -137,7 +137,7 @@ func TestFaultChurnWithManagerKills(t *testing.T) {
 		for range n {
 			name := fmt.Sprintf("churn-%03d", created)
 			created++
-			w.pod(name, ip(), hostIP1, func(p *corev1.Pod) { p.Annotations = map[string]string{annotations.Type: "auto"} })
+			w.pod(name, ip(), hostIP1, func(p *corev1.Pod) { p.Annotations = map[string]string{translate.Type: "auto"} })
 			live.Insert(name)
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/translator"
@@ -54,7 +54,7 @@ func TestPoolMode(t *testing.T) {
 	}
 	w.eventually("legacy labels", func() (bool, string) {
 		pod := w.getPod("p0")
-		return pod.Labels[annotations.LabelType] == "fixed-tag" && pod.Labels[annotations.LabelFixedTag] == "pec-ip-pool", fmt.Sprint(pod.Labels)
+		return pod.Labels[translate.LabelType] == "fixed-tag" && pod.Labels[translate.LabelFixedTag] == "pec-ip-pool", fmt.Sprint(pod.Labels)
 	})
 	w.delete("p0")
 	w.waitGone("p0")
@@ -233,7 +233,7 @@ func TestLegacyAdoption(t *testing.T) {
 			Tags: map[string]string{decide.LegacyTagType: "auto", decide.LegacyTagCluster: "cluster-" + ns, decide.LegacyTagPod: ns + "/legacy-0"}}}
 	}})
 	w.pod("legacy-0", "10.0.1.50", hostIP1, func(p *corev1.Pod) {
-		p.Annotations = map[string]string{annotations.Type: "auto"}
+		p.Annotations = map[string]string{translate.Type: "auto"}
 	})
 	p := w.waitReady("legacy-0")
 	if p.Status.AllocationID != "eipalloc-00000000000000bb" {
@@ -249,7 +249,7 @@ func TestLegacyAdoption(t *testing.T) {
 	// Removing the annotation deletes the translated PodElasticIP, which
 	// releases the (auto) address, as the legacy controller did.
 	pod := w.getPod("legacy-0")
-	delete(pod.Annotations, annotations.Type)
+	delete(pod.Annotations, translate.Type)
 	if err := w.c.Update(w.ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestLegacyAdoption(t *testing.T) {
 func TestTranslator(t *testing.T) {
 	w := newWorld(t, worldOpts{defaultConfig: true, addresses: func(string) []core.EC2AddressFixture { return poolAddresses(1, "tr-pool") }})
 	w.pod("tr", "10.0.1.60", hostIP1, func(p *corev1.Pod) {
-		p.Annotations = map[string]string{annotations.Type: "auto"}
+		p.Annotations = map[string]string{translate.Type: "auto"}
 	})
 	p := w.waitReady("tr")
 	if !translator.IsTranslated(p) || len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Kind != "Pod" ||
@@ -282,7 +282,7 @@ func TestTranslator(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setAnn(map[string]string{annotations.Type: "fixed-tag", annotations.FixedTag: "tr-pool"})
+	setAnn(map[string]string{translate.Type: "fixed-tag", translate.FixedTag: "tr-pool"})
 	w.eventually("re-created in Pool mode", func() (bool, string) {
 		p = w.get("tr")
 		return p != nil && p.Spec.Allocation.Mode == networkingv1alpha1.PodElasticIPModePool &&
@@ -292,7 +292,7 @@ func TestTranslator(t *testing.T) {
 		t.Errorf("the Auto address %s was not released when the annotations changed", auto)
 	}
 
-	setAnn(map[string]string{annotations.Type: "bogus"})
+	setAnn(map[string]string{translate.Type: "bogus"})
 	p = w.waitReason("tr", networkingv1alpha1.PodElasticIPReasonInvalidSpec)
 	w.eventually("Warning event on the pod", func() (bool, string) {
 		var evs eventsv1.EventList
@@ -319,7 +319,7 @@ func TestTranslator(t *testing.T) {
 
 	// A hand-made PodElasticIP for the pod wins over the annotations.
 	w.peip("tr-by-hand", "tr", nil)
-	setAnn(map[string]string{annotations.Type: "auto"})
+	setAnn(map[string]string{translate.Type: "auto"})
 	w.waitReady("tr-by-hand")
 	time.Sleep(2 * time.Second)
 	if p := w.get("tr"); p != nil {

@@ -14,7 +14,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 )
 
 // podMarks are what the pod carries while its address is associated: the
@@ -32,7 +32,7 @@ func wantMarks(cr *networkingv1alpha1.PodElasticIP, a aws.Address, podIP string)
 	if !a.Associated() || podIP == "" || a.PrivateIPAddress != podIP {
 		return podMarks{}
 	}
-	return podMarks{labels: annotations.Labels(cr.Spec.Allocation, a.PublicIP), annotation: a.PublicIP, ready: true}
+	return podMarks{labels: translate.Labels(cr.Spec.Allocation, a.PublicIP), annotation: a.PublicIP, ready: true}
 }
 
 // syncPod brings the pod's marks in line with the address.
@@ -60,7 +60,7 @@ func (c *connector) markPod(ctx context.Context, pod *corev1.Pod, cr *networking
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for _, k := range annotations.AllLabels {
+	for _, k := range translate.AllLabels {
 		if v, ok := want.labels[k]; ok {
 			labels[k] = v
 		} else {

@@ -15,8 +15,8 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 )
 
 // TestAutoLifecycle: an Auto address is allocated with its ownership tags,
@@ -55,7 +55,7 @@ func TestAutoLifecycle(t *testing.T) {
 				cond = string(c.Status)
 			}
 		}
-		return pod.Labels[annotations.LabelPublicIP] == a.PublicIP && pod.Labels[annotations.LabelType] == "auto" &&
+		return pod.Labels[translate.LabelPublicIP] == a.PublicIP && pod.Labels[translate.LabelType] == "auto" &&
 				pod.Annotations[networkingv1alpha1.AnnotationPodPublicIP] == a.PublicIP && cond == "True",
 			fmt.Sprintf("labels %v annotations %v condition %q", pod.Labels, pod.Annotations, cond)
 	})
@@ -85,7 +85,7 @@ func TestAutoLifecycle(t *testing.T) {
 	}
 	w.eventually("pod unmarked", func() (bool, string) {
 		pod := w.getPod("web-0")
-		_, hasLabel := pod.Labels[annotations.LabelPublicIP]
+		_, hasLabel := pod.Labels[translate.LabelPublicIP]
 		return !hasLabel, fmt.Sprint(pod.Labels)
 	})
 }

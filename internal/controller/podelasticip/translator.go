@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
 
@@ -55,7 +55,7 @@ func setupTranslator(mgr ctrl.Manager) error {
 // annotatedPods passes events of pods that carry (or carried) the type
 // annotation.
 func annotatedPods() predicate.Predicate {
-	has := func(o client.Object) bool { _, ok := o.GetAnnotations()[annotations.Type]; return ok }
+	has := func(o client.Object) bool { _, ok := o.GetAnnotations()[translate.Type]; return ok }
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return has(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -78,7 +78,7 @@ func (t *Translator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err := translator.Delete(ctx, t.Client, nil, stub, target)
 		return ctrl.Result{}, err
 	}
-	d := annotations.Parse(pod.Annotations)
+	d := translate.Parse(pod.Annotations)
 	if !d.Present {
 		_, err := translator.Delete(ctx, t.Client, t.Recorder, pod, target)
 		return ctrl.Result{}, err

@@ -16,7 +16,7 @@ import (
 	burst "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	fip "github.com/edgeplane/edgeplane/internal/controller/floatippool/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/importer"
-	eip "github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	eip "github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 )
 
 // Converters are the legacy inputs `kubectl edgeplane convert` understands,

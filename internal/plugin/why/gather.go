@@ -21,7 +21,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/plugin/orphans"
 	"github.com/edgeplane/edgeplane/internal/plugin/status"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
@@ -250,7 +250,7 @@ func (g *Gatherer) pod(ctx context.Context, t Target) (Facts, error) {
 	ref := Ref{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
 	f := Facts{Object: ref, Pod: &PodFacts{Phase: string(pod.Status.Phase), NodeName: pod.Spec.NodeName,
 		Burst: pod.Labels[schedulingv1alpha1.LabelBurst] == "true"}}
-	_, f.Pod.WantsElasticIP = pod.Annotations[annotations.Type]
+	_, f.Pod.WantsElasticIP = pod.Annotations[translate.Type]
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			f.Pod.Unschedulable = c.Message

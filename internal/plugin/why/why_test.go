@@ -34,7 +34,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/plugin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
@@ -92,11 +92,11 @@ func TestWhyGolden(t *testing.T) {
 
 	// Elastic IPs: the first pod takes the account's only address, the
 	// second meets the quota, the third asks for a type that does not exist.
-	eipPod(t, ctx, "web-0", servedIP, annotations.TypeAuto)
+	eipPod(t, ctx, "web-0", servedIP, translate.TypeAuto)
 	waitFor(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-0"}}, "Ready=True", func(o client.Object) bool {
 		return ready(o.(*networkingv1alpha1.PodElasticIP).Status.Conditions, "True", "Available")
 	})
-	eipPod(t, ctx, "web-1", quotaIP, annotations.TypeAuto)
+	eipPod(t, ctx, "web-1", quotaIP, translate.TypeAuto)
 	waitFor(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1"}}, "QuotaExceeded", func(o client.Object) bool {
 		return ready(o.(*networkingv1alpha1.PodElasticIP).Status.Conditions, "False", string(networkingv1alpha1.PodElasticIPReasonQuotaExceeded))
 	})
@@ -297,7 +297,7 @@ func node(t *testing.T, ctx context.Context, name, internalIP string, labels map
 func eipPod(t *testing.T, ctx context.Context, name, podIP, typ string) {
 	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{annotations.Type: typ}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{translate.Type: typ}},
 		Spec:       corev1.PodSpec{NodeName: "w1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
 	}
 	create(t, ctx, pod)

@@ -69,7 +69,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
@@ -443,7 +443,7 @@ func createWorkloads(ctx context.Context, c client.Client) error {
 		node := (i * 7) % numNodes
 		if i < peipPods {
 			return createRetrying(ctx, c, boundPod("scale-peip", fmt.Sprintf("eip-%03d", i), node,
-				map[string]string{"app": "eip"}, map[string]string{annotations.Type: "auto"}))
+				map[string]string{"app": "eip"}, map[string]string{translate.Type: "auto"}))
 		}
 		j := i - peipPods
 		ns := fmt.Sprintf("plain-%02d", j%plainNS)

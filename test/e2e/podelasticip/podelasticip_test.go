@@ -36,7 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/orphan"
@@ -195,7 +195,7 @@ func readyPodElasticIP(ctx context.Context, t *testing.T, c client.Client, sel c
 			return false, err.Error()
 		}
 		out = *p
-		return p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable && pod.Labels[annotations.LabelPublicIP] == p.Status.PublicIP &&
+		return p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable && pod.Labels[translate.LabelPublicIP] == p.Status.PublicIP &&
 			p.Labels["app.kubernetes.io/managed-by"] == "edgeplane-translator", fmt.Sprintf("pod %s %s labels %v; %+v", pod.Name, pod.Status.PodIP, pod.Labels, p.Status)
 	})
 	return out

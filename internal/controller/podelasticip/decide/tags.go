@@ -16,7 +16,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
-	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/annotations"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
@@ -64,7 +64,7 @@ const (
 // given back.
 const (
 	// LegacyTagType is the type annotation's key, on the address.
-	LegacyTagType    = annotations.Type
+	LegacyTagType    = translate.Type
 	LegacyTagCluster = "aws-samples.github.com/aws-pod-eip-controller-cluster-name"
 	LegacyTagPod     = "aws-samples.github.com/aws-pod-eip-controller-pod"
 )
@@ -181,7 +181,7 @@ func Classify(addr aws.Address, o Owner) Match {
 	}
 	if t[TagCluster] != o.Cluster {
 		if o.LegacyCluster != "" && t[TagCluster] == "" && t[LegacyTagCluster] == o.LegacyCluster &&
-			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == annotations.TypeOf(o.Mode) && modeFits(addr, o) {
+			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == translate.TypeOf(o.Mode) && modeFits(addr, o) {
 			return MatchLegacy
 		}
 		return MatchNone

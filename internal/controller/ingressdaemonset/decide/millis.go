@@ -1,4 +1,4 @@
-package planner
+package decide
 
 import (
 	"errors"

@@ -1,7 +1,7 @@
-// Package annotations parses aws-pod-eip-controller's pod annotations into a
+// Package translate parses aws-pod-eip-controller's pod annotations into a
 // PodElasticIP allocation and computes the pod labels that controller wrote.
 // It is pure and fuzzed: bad input yields an Invalid reason, never a panic.
-package annotations
+package translate
 
 import (
 	"fmt"

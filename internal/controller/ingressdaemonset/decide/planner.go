@@ -1,4 +1,4 @@
-// Package planner decides, without any I/O, what an IngressDaemonSet's
+// Package decide decides, without any I/O, what an IngressDaemonSet's
 // rollout does next on each node: create its Deployment, mark it detaching,
 // update it, reattach it, or wait. The reconciler reads nodes and Deployments
 // into Node values, calls Plan, and executes the steps.
@@ -10,7 +10,7 @@
 // Reattaching is one write: the detach annotations and the phase label go
 // together, and the node serves again at once (its replicas are all ready),
 // so the node it frees in the budget can start in the same pass.
-package planner
+package decide
 
 import (
 	"fmt"
