@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // CredentialBackoff bounds how often an account whose credentials were
@@ -60,7 +62,7 @@ func (e *CredentialsRejectedError) Unwrap() error { return e.Err }
 // resources use it. Safe for concurrent use.
 type CredentialGate struct {
 	backoff CredentialBackoff
-	now     func() time.Time
+	clock   clock.PassiveClock
 
 	mu      sync.Mutex
 	window  time.Duration
@@ -69,12 +71,12 @@ type CredentialGate struct {
 	probing bool
 }
 
-// NewCredentialGate returns an open gate; now defaults to time.Now.
-func NewCredentialGate(b CredentialBackoff, now func() time.Time) *CredentialGate {
-	if now == nil {
-		now = time.Now
+// NewCredentialGate returns an open gate on clk; nil means the real clock.
+func NewCredentialGate(b CredentialBackoff, clk clock.PassiveClock) *CredentialGate {
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
-	return &CredentialGate{backoff: b.orDefault(), now: now}
+	return &CredentialGate{backoff: b.orDefault(), clock: clk}
 }
 
 // Admit asks to make a call. It returns an error (and makes no call
@@ -86,7 +88,7 @@ func (g *CredentialGate) Admit() (probe bool, err error) {
 	if g.last == nil {
 		return false, nil
 	}
-	if g.probing || g.now().Before(g.retryAt) {
+	if g.probing || g.clock.Now().Before(g.retryAt) {
 		credentialHolds.Inc()
 		return false, &CredentialsRejectedError{Err: g.last, RetryAt: g.retryAt}
 	}
@@ -113,7 +115,7 @@ func (g *CredentialGate) Done(probe bool, rejected error) {
 	}
 	g.window = nextWindow(g.window, g.backoff)
 	g.last = rejected
-	g.retryAt = g.now().Add(g.window)
+	g.retryAt = g.clock.Now().Add(g.window)
 }
 
 // Rejected returns the last rejection and when the next call may go out;

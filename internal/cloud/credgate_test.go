@@ -4,16 +4,13 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
-type manualClock struct{ t time.Time }
-
-func (c *manualClock) now() time.Time          { return c.t }
-func (c *manualClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 func TestCredentialGate(t *testing.T) {
-	clk := &manualClock{t: time.Unix(1_800_000_000, 0)}
-	g := NewCredentialGate(CredentialBackoff{Initial: 10 * time.Second, Max: 25 * time.Second}, clk.now)
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	g := NewCredentialGate(CredentialBackoff{Initial: 10 * time.Second, Max: 25 * time.Second}, clk)
 	denied := errors.New("AuthFailure")
 
 	admit := func(wantProbe, wantAllowed bool) bool {
@@ -33,7 +30,7 @@ func TestCredentialGate(t *testing.T) {
 	a, b := admit(false, true), admit(false, true)
 	g.Done(a, denied)
 	g.Done(b, denied) // in flight before the gate closed: no longer window
-	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(10*time.Second)) {
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.Now().Add(10*time.Second)) {
 		t.Fatalf("rejection %v, want a retry at now+10s", r)
 	}
 	// Closed: no call, however many resources ask.
@@ -41,20 +38,20 @@ func TestCredentialGate(t *testing.T) {
 		admit(false, false)
 	}
 	// The window passes: exactly one probe, the others still wait.
-	clk.advance(10 * time.Second)
+	clk.Step(10 * time.Second)
 	p := admit(true, true)
 	admit(false, false)
 	g.Done(p, denied)
-	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(20*time.Second)) {
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.Now().Add(20*time.Second)) {
 		t.Fatalf("after a rejected probe %v, want a retry at now+20s (doubled)", r)
 	}
-	clk.advance(20 * time.Second)
+	clk.Step(20 * time.Second)
 	g.Done(admit(true, true), denied)
-	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(25*time.Second)) {
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.Now().Add(25*time.Second)) {
 		t.Fatalf("rejection %v, want a retry at now+25s (capped)", r)
 	}
 	// Fixed credentials: the next probe succeeds and the gate opens.
-	clk.advance(25 * time.Second)
+	clk.Step(25 * time.Second)
 	g.Done(admit(true, true), nil)
 	if r := g.Rejected(); r != nil {
 		t.Fatalf("still rejected after a successful probe: %v", r)
@@ -62,7 +59,7 @@ func TestCredentialGate(t *testing.T) {
 	admit(false, true)
 	// A new rejection starts from the initial window again.
 	g.Done(false, denied)
-	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.t.Add(10*time.Second)) {
+	if r := g.Rejected(); r == nil || !r.RetryAt.Equal(clk.Now().Add(10*time.Second)) {
 		t.Fatalf("rejection %v, want a retry at now+10s", r)
 	}
 }

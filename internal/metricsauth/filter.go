@@ -30,6 +30,7 @@ import (
 	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -64,7 +65,7 @@ func Filter(config *rest.Config, httpClient *http.Client) (metricsserver.Filter,
 	if err != nil {
 		return nil, fmt.Errorf("building the SubjectAccessReview client: %w", err)
 	}
-	g := NewGuard(apiReviewer{authn: authn, authz: authz}, time.Now)
+	g := NewGuard(apiReviewer{authn: authn, authz: authz}, clock.RealClock{})
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return g.Handler(log, next), nil
 	}, nil
@@ -79,19 +80,15 @@ type Guard struct {
 	tokens, access *cache.LRUExpireCache
 }
 
-// NewGuard returns a Guard asking r, its caches on the clock now.
-func NewGuard(r Reviewer, now func() time.Time) *Guard {
-	return &Guard{reviewer: r, tokens: newCache(now), access: newCache(now)}
+// NewGuard returns a Guard asking r, its caches on clk.
+func NewGuard(r Reviewer, clk clock.PassiveClock) *Guard {
+	return &Guard{reviewer: r, tokens: newCache(clk), access: newCache(clk)}
 }
 
-// newCache is a cache of at most maxCached answers on the clock now.
-func newCache(now func() time.Time) *cache.LRUExpireCache {
-	return cache.NewLRUExpireCacheWithClock(maxCached, clockFunc(now))
+// newCache is a cache of at most maxCached answers on clk.
+func newCache(clk clock.PassiveClock) *cache.LRUExpireCache {
+	return cache.NewLRUExpireCacheWithClock(maxCached, clk)
 }
-
-type clockFunc func() time.Time
-
-func (f clockFunc) Now() time.Time { return f() }
 
 // Handler wraps next: 401 without an accepted token, 403 for a user not
 // allowed the request, 500 when the API server cannot answer.

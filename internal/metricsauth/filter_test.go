@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // stubReviewer answers from maps and counts the reviews asked.
@@ -82,7 +84,7 @@ func TestGuard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStub()
 			s.tokenErr, s.accessErr = tc.tokenErr, tc.accessErr
-			if got := serve(NewGuard(s, time.Now), tc.header); got != tc.want {
+			if got := serve(NewGuard(s, clock.RealClock{}), tc.header); got != tc.want {
 				t.Errorf("status %d, want %d", got, tc.want)
 			}
 		})
@@ -91,7 +93,7 @@ func TestGuard(t *testing.T) {
 
 func TestGuardAsksForTheRequestAsTheUser(t *testing.T) {
 	s := newStub()
-	serve(NewGuard(s, time.Now), "Bearer prom")
+	serve(NewGuard(s, clock.RealClock{}), "Bearer prom")
 	want := authzv1.SubjectAccessReviewSpec{
 		NonResourceAttributes: &authzv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
 		User:                  "system:serviceaccount:monitoring:prometheus", UID: "u1", Groups: []string{"system:serviceaccounts"},
@@ -103,8 +105,6 @@ func TestGuardAsksForTheRequestAsTheUser(t *testing.T) {
 }
 
 func TestGuardCachesAnswers(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
 	for _, tc := range []struct {
 		name      string
 		header    string
@@ -120,11 +120,11 @@ func TestGuardCachesAnswers(t *testing.T) {
 		{name: "refused token, after 10 s", header: "Bearer nope", after: 11 * time.Second, wantCalls: [2]int{2, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			now = time.Unix(1_700_000_000, 0)
+			clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
 			s := newStub()
-			g := NewGuard(s, clock)
+			g := NewGuard(s, clk)
 			first := serve(g, tc.header)
-			now = now.Add(tc.after)
+			clk.Step(tc.after)
 			if second := serve(g, tc.header); second != first {
 				t.Errorf("second answer %d, first %d", second, first)
 			}
@@ -179,7 +179,7 @@ func TestAccessKeyIgnoresOrderButNotContent(t *testing.T) {
 }
 
 func TestCacheBounded(t *testing.T) {
-	c := newCache(func() time.Time { return time.Unix(1_700_000_000, 0) })
+	c := newCache(clocktesting.NewFakePassiveClock(time.Unix(1_700_000_000, 0)))
 	for i := range maxCached + 10 {
 		c.Add(digest(string(rune(i))), true, time.Minute)
 	}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -92,8 +93,8 @@ func testIngressDaemonSet(t *testing.T, w *world) {
 	t.Logf("conversion warnings: %q", warnings)
 	w.create(ids)
 
-	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	r := &ingressdaemonset.Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Now: func() time.Time { return now }}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	r := &ingressdaemonset.Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
@@ -168,13 +169,13 @@ func testIngressDaemonSet(t *testing.T, w *world) {
 	observe(false)
 
 	// After the grace periods the node waits for node-detacher's timestamp.
-	now = now.Add(11 * time.Second)
+	clk.Step(11 * time.Second)
 	reconcile()
 	if img := deployment().Spec.Template.Spec.Containers[0].Image; img != "quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.26.1" {
 		t.Fatalf("pods updated (%s) before the node carried node-detacher.variant.run/detachment-timestamp", img)
 	}
 	n := node()
-	n.Annotations["node-detacher.variant.run/detachment-timestamp"] = now.Add(-31 * time.Second).Format(time.RFC3339)
+	n.Annotations["node-detacher.variant.run/detachment-timestamp"] = clk.Now().Add(-31 * time.Second).Format(time.RFC3339)
 	if err := env.Client.Update(w.ctx, n); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	epaws "github.com/edgeplane/edgeplane/internal/cloud/aws"
@@ -510,11 +511,11 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	emu := startEmulator(t, cloudsim.Options{Seed: 13, Settings: core.Settings{
 		EC2Credentials: map[string]core.EC2Credential{key: {SecretAccessKey: secret}},
 	}})
-	now := time.Unix(1_800_000_000, 0)
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	opts := testOptions(emu.URL())
 	opts.Credentials = epaws.Credentials{Source: epaws.CredentialsStatic, AccessKeyID: key, SecretAccessKey: secret}
 	opts.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Minute, Max: time.Hour}
-	opts.Clock = func() time.Time { return now }
+	opts.Clock = clk
 	c := newClient(t, opts)
 	calls := func() int64 {
 		var n int64
@@ -541,7 +542,7 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	if n := calls(); n != 2 {
 		t.Fatalf("the emulator saw %d calls, want 2 (one accepted, one rejected)", n)
 	}
-	now = now.Add(time.Minute)
+	clk.Step(time.Minute)
 	for range 5 {
 		_, _ = c.DescribeAddresses(ctx, epaws.AddressQuery{})
 	}
@@ -556,7 +557,7 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err == nil {
 		t.Fatal("a call went out inside the doubled window")
 	}
-	now = now.Add(2 * time.Minute)
+	clk.Step(2 * time.Minute)
 	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
 		t.Fatalf("the probe after the key came back: %v", err)
 	}

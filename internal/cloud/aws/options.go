@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"k8s.io/utils/clock"
 
 	"github.com/edgeplane/edgeplane/internal/cloud"
 )
@@ -141,8 +142,8 @@ type Options struct {
 	// CredentialBackoff bounds the calls of an account whose credentials
 	// EC2 rejects (see cloud.CredentialGate).
 	CredentialBackoff cloud.CredentialBackoff
-	// Clock is the credential gate's clock (default time.Now), for tests.
-	Clock func() time.Time
+	// Clock is the credential gate's clock (nil: the real clock), for tests.
+	Clock clock.PassiveClock
 	// Gate is the account's credential gate; nil: a new one.
 	Gate *cloud.CredentialGate
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	dto "github.com/prometheus/client_model/go"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	tc "github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
@@ -469,11 +470,11 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	ctx := context.Background()
 	const id, key = "AKIDrevoked", "revoked-key"
 	emu := start(t, cloudsim.Options{Seed: 14, Settings: core.Settings{TencentCredentials: map[string]string{id: key}}})
-	now := time.Unix(1_800_000_000, 0)
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	opts := testOptions(emu.URL())
 	opts.Credentials = tc.Credentials{Source: tc.CredentialsStatic, SecretID: id, SecretKey: key}
 	opts.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Minute, Max: time.Hour}
-	opts.Clock = func() time.Time { return now }
+	opts.Clock = clk
 	c := newClient(t, opts)
 	calls := func() int64 {
 		var n int64
@@ -503,7 +504,7 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	if _, err := c.DescribeAddresses(ctx, tc.AddressQuery{}); err == nil {
 		t.Fatal("a call went out inside the window")
 	}
-	now = now.Add(time.Minute)
+	clk.Step(time.Minute)
 	if _, err := c.DescribeAddresses(ctx, tc.AddressQuery{}); err != nil {
 		t.Fatalf("the probe after the key came back: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	tag "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tag/v20180813"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 	"golang.org/x/time/rate"
+	"k8s.io/utils/clock"
 
 	"github.com/edgeplane/edgeplane/internal/cloud"
 )
@@ -141,8 +142,8 @@ type Options struct {
 	// CredentialBackoff bounds the calls of an account whose credentials
 	// Tencent Cloud rejects (see cloud.CredentialGate).
 	CredentialBackoff cloud.CredentialBackoff
-	// Clock is the credential gate's clock (default time.Now), for tests.
-	Clock func() time.Time
+	// Clock is the credential gate's clock (nil: the real clock), for tests.
+	Clock clock.PassiveClock
 	// Gate is the account's credential gate; nil: a new one.
 	Gate *cloud.CredentialGate
 }

@@ -8,6 +8,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -256,8 +257,8 @@ func TestDeferredProgress(t *testing.T) {
 	f := newFixture(t, core.Settings{}, instances("ins-node0001", "ins-node0002"))
 	f.opts.ProgressWindow = time.Hour
 	f.start()
-	var skew time.Duration
-	f.conn.writes.now = func() time.Time { return time.Now().Add(skew) }
+	writesClock := clocktesting.NewFakeClock(time.Now())
+	f.conn.writes.clock = writesClock
 	if err := f.emu.World().AddFault(core.FaultSpec{Provider: "tencent", Action: "AssociateAddress", TaskFailureRate: 1, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestDeferredProgress(t *testing.T) {
 		u := f.conn.writes.unwritten[string(b.UID)]
 		return u != nil && u.GetCondition(xpv2.TypeReady).Reason == networkingv1alpha1.AnycastReasonBinding
 	})
-	skew = 2 * time.Hour
+	writesClock.Step(2 * time.Hour)
 	f.reconcile(other)
 	got := f.get(other)
 	if r := got.GetCondition(xpv2.TypeReady).Reason; r != networkingv1alpha1.AnycastReasonBinding || got.Status.PendingTask == nil {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,9 +79,9 @@ type Connector struct {
 	// writes is the managed reconciler's client (set by NewReconciler);
 	// Observe tells it when the next Update is the create-pending one.
 	writes *noopStatusClient
-	// now is the clock a running task's age is read from (tests move it
-	// with the emulator's).
-	now func() time.Time
+	// clock is the time of task ages, allocation blocks and usage
+	// tracking (tests move it with the emulator's).
+	clock clock.PassiveClock
 }
 
 // block is a remembered allocation failure.
@@ -97,7 +98,7 @@ func (c *Connector) blockedAllocation(b *networkingv1alpha1.AnycastIPBinding) (b
 		return block{}, false
 	}
 	bl := v.(block)
-	if bl.generation != b.Generation || time.Now().After(bl.until) {
+	if bl.generation != b.Generation || c.clock.Now().After(bl.until) {
 		c.blocks.Delete(b.UID)
 		return block{}, false
 	}
@@ -126,7 +127,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		opts:        o,
 		accounts:    newAccounts(o),
 		tracked:     map[string]time.Time{},
-		now:         time.Now,
+		clock:       clock.RealClock{},
 	}
 }
 
@@ -203,7 +204,7 @@ func (c *Connector) track(ctx context.Context, b *networkingv1alpha1.AnycastIPBi
 	if len(c.tracked) >= maxTracked {
 		clear(c.tracked)
 	}
-	c.tracked[key] = time.Now().Add(c.cacheTTL())
+	c.tracked[key] = c.clock.Now().Add(c.cacheTTL())
 	c.mu.Unlock()
 	return nil
 }
@@ -219,7 +220,7 @@ func (c *Connector) trackedRecently(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	until, done := c.tracked[key]
-	return done && time.Now().Before(until)
+	return done && c.clock.Now().Before(until)
 }
 
 // maxTracked bounds Connector.tracked.

@@ -23,7 +23,7 @@ func TestCredentialsRejected(t *testing.T) {
 	prev := f.conn.opts.ClientOptions
 	f.conn.opts.ClientOptions = func(o *tencentcloud.Options) {
 		prev(o)
-		o.Clock = f.clock.Now
+		o.Clock = manualPassiveClock{f.clock}
 		o.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Hour, Max: 4 * time.Hour}
 	}
 	names := []string{prefix(t) + "-a", prefix(t) + "-b"}

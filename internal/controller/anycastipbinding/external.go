@@ -388,7 +388,7 @@ func (e *external) checkTask(ctx context.Context, b *networkingv1alpha1.AnycastI
 		// Ended the way the task meant it to.
 		b.Status.PendingTask = nil
 		return nil
-	case transitional && !decide.TaskOverdue(task.StartedAt.Time, e.c.now(), e.c.opts.TaskPollInterval):
+	case transitional && !decide.TaskOverdue(task.StartedAt.Time, e.c.clock.Now(), e.c.opts.TaskPollInterval):
 		return nil
 	}
 	res, err := e.acct.cloud.TaskResult(ctx, id)
@@ -506,7 +506,7 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 		}
 		switch reason {
 		case networkingv1alpha1.AnycastReasonQuotaExceeded, networkingv1alpha1.AnycastReasonAnycastNotEnabled, networkingv1alpha1.AnycastReasonInvalidParameter:
-			e.c.blocks.Store(b.UID, block{generation: b.Generation, reason: reason, message: err.Error(), until: time.Now().Add(e.c.opts.BlockedPollInterval)})
+			e.c.blocks.Store(b.UID, block{generation: b.Generation, reason: reason, message: err.Error(), until: e.c.clock.Now().Add(e.c.opts.BlockedPollInterval)})
 		}
 		return managed.ExternalCreation{}, err
 	}
@@ -548,7 +548,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 		}
 		return managed.ExternalUpdate{}, err
 	}
-	b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "AssociateAddress", StartedAt: metav1.Now()}
+	b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "AssociateAddress", StartedAt: metav1.NewTime(e.c.clock.Now())}
 	b.Status.State = tencentcloud.StatusBinding
 	if b.GetCondition(xpv2.TypeReady).Reason != networkingv1alpha1.AnycastReasonTaskFailed {
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, bindingMessage(e.address.ID, e.instance))
@@ -574,7 +574,7 @@ func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.Ext
 			return managed.ExternalDelete{}, err
 		}
 		if err == nil {
-			b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "DisassociateAddress", StartedAt: metav1.Now()}
+			b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "DisassociateAddress", StartedAt: metav1.NewTime(e.c.clock.Now())}
 		}
 	case decide.StepRelease:
 		task, err := e.acct.cloud.ReleaseAddresses(ctx, a.ID)
@@ -582,7 +582,7 @@ func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.Ext
 			return managed.ExternalDelete{}, err
 		}
 		if err == nil {
-			b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "ReleaseAddresses", StartedAt: metav1.Now()}
+			b.Status.PendingTask = &networkingv1alpha1.AnycastIPTask{ID: strconv.FormatUint(task, 10), Action: "ReleaseAddresses", StartedAt: metav1.NewTime(e.c.clock.Now())}
 		}
 	}
 	return managed.ExternalDelete{}, nil

@@ -117,6 +117,24 @@ func (f *fixture) cleanup() {
 	}
 }
 
+// emulatorClock is the controller's clock in these tests: it moves with
+// the emulator's, real time plus how far the test has advanced the manual
+// clock since start (no fake of k8s.io/utils/clock combines the two).
+type emulatorClock struct {
+	manual *core.ManualClock
+	start  time.Time
+}
+
+func (c emulatorClock) Now() time.Time { return time.Now().Add(c.manual.Now().Sub(c.start)) }
+
+func (c emulatorClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// manualPassiveClock is the emulator's manual clock as a
+// k8s.io/utils/clock.PassiveClock.
+type manualPassiveClock struct{ *core.ManualClock }
+
+func (c manualPassiveClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 // start builds a manager and the reconcilers (again after stop: a manager
 // restart).
 func (f *fixture) start() {
@@ -139,10 +157,7 @@ func (f *fixture) start() {
 	}
 	f.mgr = mgr
 	f.conn = NewConnector(mgr, "unused", f.opts)
-	// The controller's clock moves with the emulator's: real time plus
-	// how far the test has advanced the manual clock.
-	start := f.clock.Now()
-	f.conn.now = func() time.Time { return time.Now().Add(f.clock.Now().Sub(start)) }
+	f.conn.clock = emulatorClock{manual: f.clock, start: f.clock.Now()}
 	f.r = NewReconciler(mgr, f.conn)
 	f.tr = &Translator{Client: &indexedClient{Client: mgr.GetClient()}, Recorder: mgr.GetEventRecorder("test"), Selector: ts.selector, Spec: ts.spec}
 	f.sweep, err = NewSweep(mgr, f.conn, f.opts)

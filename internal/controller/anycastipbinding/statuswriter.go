@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -78,7 +79,7 @@ type noopStatusClient struct {
 	// last pass whose write was deferred.
 	progressWindow time.Duration
 	unwritten      map[string]*networkingv1alpha1.AnycastIPBindingStatus
-	now            func() time.Time
+	clock          clock.PassiveClock
 }
 
 // maxRememberedStatuses bounds noopStatusClient's memory.
@@ -94,7 +95,7 @@ type lastStatus struct {
 
 func newNoopStatusClient(c client.Client) *noopStatusClient {
 	return &noopStatusClient{Client: c, last: map[string]lastStatus{}, latest: map[string]*knownBinding{},
-		unwritten: map[string]*networkingv1alpha1.AnycastIPBindingStatus{}, now: time.Now}
+		unwritten: map[string]*networkingv1alpha1.AnycastIPBindingStatus{}, clock: clock.RealClock{}}
 }
 
 // deferProgress turns on deferred progress writes (see noopStatusClient).
@@ -282,7 +283,7 @@ func (c *noopStatusClient) noteNeverWritten(b *networkingv1alpha1.AnycastIPBindi
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, seen := c.last[string(b.UID)]; !seen {
-		c.rememberLocked(string(b.UID), lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: c.now()})
+		c.rememberLocked(string(b.UID), lastStatus{resourceVersion: b.ResourceVersion, status: string(raw), at: c.clock.Now()})
 	}
 }
 
@@ -399,7 +400,7 @@ func (w *noopStatusWriter) Update(ctx context.Context, obj client.Object, opts .
 	if err != nil {
 		return err
 	}
-	at := w.c.now()
+	at := w.c.clock.Now()
 	if seen && prev.status == string(raw) {
 		// Nothing new was written: the stored status is as old as before.
 		at = prev.at
@@ -421,7 +422,7 @@ func (c *noopStatusClient) deferrable(prev lastStatus, b *networkingv1alpha1.Any
 		return false
 	}
 	return decide.DeferStatus(decide.StatusWrite{
-		Written: written, Next: b.Status, ExternalName: meta.GetExternalName(b), Age: c.now().Sub(prev.at), Window: c.progressWindow,
+		Written: written, Next: b.Status, ExternalName: meta.GetExternalName(b), Age: c.clock.Now().Sub(prev.at), Window: c.progressWindow,
 	})
 }
 

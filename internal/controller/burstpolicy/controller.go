@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -222,8 +223,8 @@ type Reconciler struct {
 	// LegacySwitchTable applies when the ClusterBurstPolicy names none;
 	// empty means LocalOptIn.
 	LegacySwitchTable schedulingv1alpha1.LegacySwitchTable
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the time decisions are made at; nil means the real clock.
+	Clock clock.PassiveClock
 
 	// fresh remembers pods written until the cache has them.
 	fresh freshPods
@@ -263,8 +264,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
 	return time.Now()
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,8 +31,9 @@ type GateReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	Timeout  time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the time the timeout is measured at; nil means the real
+	// clock.
+	Clock clock.PassiveClock
 }
 
 // SetupWithManager registers r for gated pods.
@@ -58,8 +60,8 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 		return ctrl.Result{}, nil
 	}
 	now := time.Now()
-	if r.Now != nil {
-		now = r.Now()
+	if r.Clock != nil {
+		now = r.Clock.Now()
 	}
 	why := ""
 	governed, err := r.governed(ctx, pod)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -246,8 +247,8 @@ func TestGateReconciler(t *testing.T) {
 	if err := env.Client.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	r := &burstpolicy.GateReconciler{Client: env.Client, Timeout: 30 * time.Second, Now: func() time.Time { return now }}
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := &burstpolicy.GateReconciler{Client: env.Client, Timeout: 30 * time.Second, Clock: clk}
 	run := func(p *corev1.Pod) reconcile.Result {
 		res, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
 		if err != nil {
@@ -265,7 +266,7 @@ func TestGateReconciler(t *testing.T) {
 	if g := getPod(ctx, t, ns, "governed").Spec.SchedulingGates; len(g) != 1 {
 		t.Errorf("governed pod released before the timeout: %v", g)
 	}
-	now = now.Add(time.Minute)
+	clk.Step(time.Minute)
 	run(governed)
 	if g := getPod(ctx, t, ns, "governed").Spec.SchedulingGates; len(g) != 0 {
 		t.Errorf("governed pod still gated after the timeout: %v", g)

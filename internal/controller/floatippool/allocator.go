@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -42,8 +43,9 @@ type Allocator struct {
 	Live client.Reader
 	// Client writes FloatIPs and pod bindings.
 	Client client.Client
-	// Now returns the current time (tests pin it).
-	Now func() time.Time
+	// Clock is the time of status updates and of recent; nil means the
+	// real clock (tests pin it).
+	Clock clock.PassiveClock
 
 	// recent remembers the IPs this allocator created lately, which its
 	// cache may not show yet; skipping them saves doomed creates. It is an
@@ -59,13 +61,14 @@ const recentTTL = 5 * time.Second
 // when another bind of this process is creating (or lately created) it, so
 // concurrent binds of one replica never race each other for an IP.
 func (a *Allocator) tryReserve(ip netip.Addr) bool {
-	now := time.Now()
+	clk := a.clock()
+	now := clk.Now()
 	for {
 		v, loaded := a.recent.LoadOrStore(ip, now)
 		if !loaded {
 			return true
 		}
-		if time.Since(v.(time.Time)) <= recentTTL {
+		if clk.Since(v.(time.Time)) <= recentTTL {
 			return false
 		}
 		if a.recent.CompareAndSwap(ip, v, now) {
@@ -78,12 +81,14 @@ func (a *Allocator) tryReserve(ip netip.Addr) bool {
 // the IP being taken.
 func (a *Allocator) unreserve(ip netip.Addr) { a.recent.Delete(ip) }
 
-func (a *Allocator) now() metav1.Time {
-	if a.Now != nil {
-		return metav1.NewTime(a.Now())
+func (a *Allocator) clock() clock.PassiveClock {
+	if a.Clock != nil {
+		return a.Clock
 	}
-	return metav1.Now()
+	return clock.RealClock{}
 }
+
+func (a *Allocator) now() metav1.Time { return metav1.NewTime(a.clock().Now()) }
 
 // podPlan is what a pod needs, worked out once per request.
 type podPlan struct {

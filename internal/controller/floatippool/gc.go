@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -49,12 +50,14 @@ type GCReconciler struct {
 	Recorder events.EventRecorder
 	// SweepInterval re-checks held IPs (default 1 minute, galaxy's resync).
 	SweepInterval time.Duration
-	Now           func() time.Time
+	// Clock is the time of status updates and reservation expiry; nil
+	// means the real clock.
+	Clock clock.PassiveClock
 }
 
 func (r *GCReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
 	return time.Now()
 }

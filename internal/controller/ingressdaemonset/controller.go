@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,8 +96,9 @@ type Reconciler struct {
 	HealthCheckClusterRole string
 	// Namespace restricts the IngressDaemonSets reconciled; empty means all.
 	Namespace string
-	// Now returns the current time (tests set it); nil means time.Now.
-	Now func() time.Time
+	// Clock is the time of rollout decisions and expectations (tests set
+	// it); nil means the real clock.
+	Clock clock.PassiveClock
 
 	// APIReader reads objects uncached (with their managedFields); nil
 	// means Client.
@@ -183,8 +185,8 @@ func (r *Reconciler) allIngressDaemonSets(ctx context.Context, _ client.Object) 
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
 	return time.Now()
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -133,8 +134,8 @@ func TestRollout(t *testing.T) {
 	if err := env.Client.Create(ctx, ids); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)
-	r := &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Now: func() time.Time { return now }}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC))
+	r := &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
 	reconcile := func() ctrl.Result {
 		t.Helper()
@@ -248,7 +249,7 @@ func TestRollout(t *testing.T) {
 	}
 
 	// Within the grace period nothing moves, and the pass asks to come back.
-	now = now.Add(4 * time.Second)
+	clk.Step(4 * time.Second)
 	if res := reconcile(); res.RequeueAfter != 6*time.Second {
 		t.Errorf("RequeueAfter = %v, want 6s", res.RequeueAfter)
 	}
@@ -257,8 +258,8 @@ func TestRollout(t *testing.T) {
 	}
 
 	// A manager restart is a new Reconciler: the phase lives on the Deployment.
-	r = &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Now: func() time.Time { return now }}
-	now = now.Add(6 * time.Second)
+	r = &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
+	clk.Step(6 * time.Second)
 	reconcile()
 	d1 = getDeployment(t, ctx, ns, "ing-n1")
 	if d1.Spec.Template.Spec.Containers[0].Image != "nginx:2" || d1.Labels[appsv1alpha1.LabelPhase] != "Updating" {
@@ -315,7 +316,7 @@ func TestRollout(t *testing.T) {
 	// Finish: n3 and n4.
 	markRolledOut(t, ctx, ns, "ing-n4")
 	for i := 0; i < 10; i++ {
-		now = now.Add(11 * time.Second)
+		clk.Step(11 * time.Second)
 		reconcile()
 		for _, n := range []string{"n3", "n4"} {
 			if getDeployment(t, ctx, ns, "ing-"+n).Labels[appsv1alpha1.LabelPhase] == "Updating" {
@@ -472,7 +473,7 @@ type rolloutFixture struct {
 	ctx   context.Context
 	ns    string
 	nodes []string
-	now   time.Time
+	clock *clocktesting.FakeClock
 	r     *Reconciler
 	req   ctrl.Request
 }
@@ -503,9 +504,9 @@ func newRolloutFixture(t *testing.T, ns string, nodes []string, ru appsv1alpha1.
 	if err := env.Client.Create(ctx, ids); err != nil {
 		t.Fatal(err)
 	}
-	f := &rolloutFixture{t: t, ctx: ctx, ns: ns, nodes: nodes, now: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+	f := &rolloutFixture{t: t, ctx: ctx, ns: ns, nodes: nodes, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC)),
 		req: ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}}
-	f.r = &Reconciler{Client: env.Client, Now: func() time.Time { return f.now }}
+	f.r = &Reconciler{Client: env.Client, Clock: f.clock}
 	f.reconcile()
 	for _, n := range nodes {
 		markRolledOut(t, ctx, ns, f.deployment(n))
@@ -582,7 +583,7 @@ func (f *rolloutFixture) rollOutOneAtATime(beforeObserved bool) {
 			f.t.Fatalf("round %d: %v in the rollout at once, budget 1", round, busy)
 		}
 		f.markUpdatingRolledOut()
-		f.now = f.now.Add(2 * time.Second)
+		f.clock.Step(2 * time.Second)
 		if !beforeObserved {
 			continue
 		}

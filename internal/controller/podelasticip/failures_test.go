@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -75,24 +75,6 @@ func TestPrivateIPInUse(t *testing.T) {
 	}
 }
 
-// manualClock is the credential backoff's clock in these tests.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // TestCredentialsRejected: the account's key is revoked under three bound
 // PodElasticIPs. They and their ClusterProviderConfig report
 // CredentialsRejected; the account costs one cloud call per backoff window,
@@ -102,9 +84,9 @@ func (c *manualClock) Advance(d time.Duration) {
 // until `kubectl edgeplane release --keep-cloud` lets it go, leaving its
 // address; the others recover once the key works again.
 func TestCredentialsRejected(t *testing.T) {
-	clock := &manualClock{t: time.Unix(1_800_000_000, 0)}
+	clock := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
 	w := newWorld(t, worldOpts{configController: true, opts: func(o *podelasticip.Options) {
-		o.Clock = clock.Now
+		o.Clock = clock
 		o.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Hour, Max: 4 * time.Hour}
 	}})
 	names := []string{"c0", "c1", "c2"}
@@ -163,7 +145,7 @@ func TestCredentialsRejected(t *testing.T) {
 	}
 
 	// One window later: one probe for the whole account, still rejected.
-	clock.Advance(time.Hour)
+	clock.Step(time.Hour)
 	w.eventually("one probe", func() (bool, string) { n := rejections(); return n == first+1, fmt.Sprint(n) })
 	w.waitRetries(names[1:])
 	if n := rejections(); n != first+1 {
@@ -177,7 +159,7 @@ func TestCredentialsRejected(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(2 * time.Hour)
+	clock.Step(2 * time.Hour)
 	for _, n := range names[1:] {
 		w.waitReady(n)
 	}

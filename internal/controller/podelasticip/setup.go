@@ -22,6 +22,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -96,8 +97,8 @@ type Options struct {
 	// EC2 rejects: none until the window has passed, then one probe,
 	// whatever the number of PodElasticIPs using it.
 	CredentialBackoff cloud.CredentialBackoff
-	// Clock drives the credential backoff (default time.Now); tests set it.
-	Clock func() time.Time
+	// Clock drives the credential backoff (nil: the real clock); tests set it.
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions are the defaults of the flags.
