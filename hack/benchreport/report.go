@@ -203,10 +203,12 @@ func (t Target) minRuns() int {
 	return DefaultRuns
 }
 
-// runFigures returns the target's figure of each run, in run order.
+// runFigures returns the target's figure of each run, in run order: the
+// worst among the matching lines of that run.
 func runFigures(results []Result, t Target) []float64 {
 	seen := map[string]int{} // lines of each name so far: the run a line belongs to
-	var figs []float64
+	byRun := map[int]float64{}
+	runs := 0
 	for _, r := range results {
 		if r.Name != t.Benchmark && !strings.HasPrefix(r.Name, t.Benchmark+"/") {
 			continue
@@ -217,16 +219,14 @@ func runFigures(results []Result, t Target) []float64 {
 		if !ok {
 			continue
 		}
-		switch {
-		case run == len(figs):
-			figs = append(figs, v)
-		case run < len(figs):
-			if worse(t.Op, v, figs[run]) {
-				figs[run] = v
-			}
-		default:
-			// A sub-benchmark ran more often than the others ran at all:
-			// its extra run stands alone.
+		if cur, has := byRun[run]; !has || worse(t.Op, v, cur) {
+			byRun[run] = v
+		}
+		runs = max(runs, run+1)
+	}
+	var figs []float64
+	for run := range runs {
+		if v, ok := byRun[run]; ok {
 			figs = append(figs, v)
 		}
 	}

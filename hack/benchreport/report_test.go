@@ -144,3 +144,22 @@ func TestLoadTargetsChecksEveryEntry(t *testing.T) {
 		t.Errorf("the repository's targets: %v", err)
 	}
 }
+
+// A run whose line lacks the metric is skipped; the other runs keep their
+// own figures rather than shifting into its place.
+func TestRunWithoutTheMetric(t *testing.T) {
+	results, _, err := Parse(strings.NewReader(`BenchmarkX/a-2 1 1 ns/op 5 ratio
+BenchmarkX/b-2 1 1 ns/op 3 ratio
+BenchmarkX/a-2 1 1 ns/op
+BenchmarkX/b-2 1 1 ns/op 7 ratio
+BenchmarkX/a-2 1 1 ns/op 2 ratio
+BenchmarkX/b-2 1 1 ns/op 1 ratio
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runFigures(results, Target{Benchmark: "BenchmarkX", Metric: "ratio", Op: "<="})
+	if diff := cmp.Diff([]float64{5, 7, 2}, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
