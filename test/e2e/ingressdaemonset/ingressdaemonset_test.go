@@ -222,7 +222,10 @@ func (e *e2e) change(t *testing.T, ctx context.Context, f func(*appsv1alpha1.Ing
 }
 
 // waitRolledOut waits until status reports every node updated, ready and
-// attached for the current generation, and every pod runs image.
+// attached for the current generation, the rollout settled (Progressing
+// False: a node reattached in the status's own pass still shows
+// Reattaching, Progressing True, until the next pass), and every pod runs
+// image.
 func (e *e2e) waitRolledOut(t *testing.T, ctx context.Context, nodes int, image string) *appsv1alpha1.IngressDaemonSet {
 	t.Helper()
 	var last *appsv1alpha1.IngressDaemonSet
@@ -234,7 +237,9 @@ func (e *e2e) waitRolledOut(t *testing.T, ctx context.Context, nodes int, image 
 		last = ids
 		st := ids.Status
 		ready := meta.FindStatusCondition(st.Conditions, appsv1alpha1.TypeReady)
+		progressing := meta.FindStatusCondition(st.Conditions, appsv1alpha1.TypeProgressing)
 		if st.ObservedGeneration != ids.Generation || ready == nil || ready.Status != metav1.ConditionTrue ||
+			progressing == nil || progressing.Status != metav1.ConditionFalse ||
 			st.DesiredNodes != int32(nodes) || st.UpdatedNodes != int32(nodes) || st.AvailableNodes != int32(nodes) {
 			return false, nil
 		}
