@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"flag"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,15 @@ type CredentialBackoff struct {
 // at most every 10 minutes.
 func DefaultCredentialBackoff() CredentialBackoff {
 	return CredentialBackoff{Initial: 30 * time.Second, Max: 10 * time.Minute}
+}
+
+// BindFlags registers the backoff's two flags, <controller>-credentials-backoff
+// and <controller>-credentials-max-backoff, for the account's cloud (named
+// in the help).
+func (b *CredentialBackoff) BindFlags(fs *flag.FlagSet, controller, cloud string) {
+	fs.DurationVar(&b.Initial, controller+"-credentials-backoff", b.Initial,
+		"After "+cloud+" rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
+	fs.DurationVar(&b.Max, controller+"-credentials-max-backoff", b.Max, "Longest hold-back of a rejected account's calls.")
 }
 
 func (b CredentialBackoff) orDefault() CredentialBackoff {

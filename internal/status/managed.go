@@ -7,9 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Managed is a cloud-backed kind reconciled by crossplane-runtime's managed
-// reconciler: its status embeds crossplane's ManagedResourceStatus
-// (ConditionedStatus and ObservedStatus), whose methods satisfy this.
+// Managed is a cloud-backed kind (a crossplane managed resource, reconciled
+// by internal/runtime/reconciler): its status embeds crossplane's
+// ManagedResourceStatus (ConditionedStatus and ObservedStatus), whose
+// methods satisfy this.
 type Managed interface {
 	metav1.Object
 	resource.Conditioned
@@ -17,12 +18,10 @@ type Managed interface {
 }
 
 // ObserveManagedGeneration records in status.observedGeneration that the
-// cloud side has been observed for the current spec. crossplane-runtime's
-// managed reconciler stamps each condition's observedGeneration but never
-// status.observedGeneration, which kstatus, Argo CD and printer columns read.
-// Call it from ExternalClient.Observe once the cloud object has been read
-// (exists or not); the reconciler writes status after Observe. It reports
-// whether the value changed.
+// cloud side has been observed for the current spec (crossplane stamps each
+// condition's observedGeneration, but kstatus, Argo CD and printer columns
+// read status.observedGeneration). The cloud reconciler calls it after every
+// successful Observe. It reports whether the value changed.
 func ObserveManagedGeneration(mg Managed) bool {
 	if mg.GetObservedGeneration() == mg.GetGeneration() {
 		return false

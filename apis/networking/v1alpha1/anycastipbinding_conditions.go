@@ -62,7 +62,7 @@ const (
 // Well-known names of AnycastIPBinding.
 const (
 	// AnycastIPBindingFinalizer holds a binding until its address is
-	// released (crossplane-runtime's managed reconciler adds it).
+	// released (the cloud reconciler adds it before the first allocation).
 	AnycastIPBindingFinalizer = "networking.edgeplane.io/finalizer"
 )
 

@@ -178,13 +178,6 @@ type PodElasticIP struct {
 	// controller has seen yet reads as in progress to kstatus, not as current.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status PodElasticIPStatus `json:"status,omitempty"`
-
-	// ReadyHeldInMemory marks that Ready was set in this reconcile with a
-	// specific reason (QuotaExceeded, PoolExhausted, ...) that the managed
-	// reconciler's generic Ready=Creating must not overwrite. Never stored
-	// or sent (json:"-"); exported only so that reflection-based converters
-	// (runtime.DefaultUnstructuredConverter) can handle the type.
-	ReadyHeldInMemory bool `json:"-"`
 }
 
 // +kubebuilder:object:root=true
@@ -211,32 +204,8 @@ func (p *PodElasticIP) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
 	return p.Status.GetCondition(ct)
 }
 
-// SetConditions sets conditions. While Ready is held (HoldReady), a Ready
-// condition with reason Creating is ignored: the managed reconciler marks
-// every failed Create as Creating, which would hide why it failed.
-func (p *PodElasticIP) SetConditions(c ...xpv2.Condition) {
-	if p.ReadyHeldInMemory {
-		kept := c[:0:0]
-		for _, cond := range c {
-			if cond.Type == xpv2.TypeReady && cond.Reason == xpv2.ReasonCreating {
-				continue
-			}
-			kept = append(kept, cond)
-		}
-		c = kept
-	}
-	p.Status.SetConditions(c...)
-}
-
-// HoldReady sets Ready and keeps it for the rest of this reconcile against
-// the managed reconciler's generic Ready=Creating.
-func (p *PodElasticIP) HoldReady(c xpv2.Condition) {
-	p.Status.SetConditions(c)
-	p.ReadyHeldInMemory = true
-}
-
-// ReadyHeld reports whether HoldReady was called on this copy.
-func (p *PodElasticIP) ReadyHeld() bool { return p.ReadyHeldInMemory }
+// SetConditions sets conditions.
+func (p *PodElasticIP) SetConditions(c ...xpv2.Condition) { p.Status.SetConditions(c...) }
 
 // GetObservedGeneration returns status.observedGeneration.
 func (p *PodElasticIP) GetObservedGeneration() int64 { return p.Status.GetObservedGeneration() }

@@ -257,8 +257,10 @@ func TestDeferredProgress(t *testing.T) {
 	f := newFixture(t, core.Settings{}, instances("ins-node0001", "ins-node0002"))
 	f.opts.ProgressWindow = time.Hour
 	f.start()
+	// The reconciler's own clock, so the test can end the progress window
+	// without moving the emulator's (which would finish the tasks).
 	writesClock := clocktesting.NewFakeClock(time.Now())
-	f.conn.writes.clock = writesClock
+	f.r = newReconciler(f.mgr, f.conn, writesClock)
 	if err := f.emu.World().AddFault(core.FaultSpec{Provider: "tencent", Action: "AssociateAddress", TaskFailureRate: 1, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,10 +288,8 @@ func TestDeferredProgress(t *testing.T) {
 	f.node(other, "ins-node0002", true)
 	b := f.binding(other, other, nil)
 	f.converge(other, func(*networkingv1alpha1.AnycastIPBinding) bool {
-		f.conn.writes.mu.Lock()
-		defer f.conn.writes.mu.Unlock()
-		u := f.conn.writes.unwritten[string(b.UID)]
-		return u != nil && u.GetCondition(xpv2.TypeReady).Reason == networkingv1alpha1.AnycastReasonBinding
+		u, ok := f.r.Unwritten(client.ObjectKeyFromObject(b))
+		return ok && u.GetCondition(xpv2.TypeReady).Reason == networkingv1alpha1.AnycastReasonBinding
 	})
 	writesClock.Step(2 * time.Hour)
 	f.reconcile(other)

@@ -6,15 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,7 +21,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
-	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
@@ -54,7 +49,6 @@ type Connector struct {
 	kube        client.Client
 	reader      client.Reader
 	nodeEvents  events.EventRecorder
-	usage       *resource.ProviderConfigUsageTracker
 	clusterName string
 	opts        Options
 	// creds receives the accounts' credential refusals for the provider
@@ -64,21 +58,12 @@ type Connector struct {
 	// accounts maps kind/name of a provider config to its account.
 	accounts *clientcache.Cache[*account]
 
-	mu sync.Mutex
-	// tracked holds the bindings (UID and provider config) whose usage
-	// exists.
-	tracked map[string]time.Time
-	// polls carries the requeue interval Observe chose to the poll hook.
-	polls sync.Map
 	// blocks remembers, per binding UID, an allocation that failed for a
 	// reason retrying soon cannot fix (quota, anycast not enabled, bad
 	// parameters), so Observe reports it instead of allocating again
-	// until BlockedPollInterval has passed. The managed reconciler would
-	// otherwise overwrite the reason with Creating on every attempt.
+	// until BlockedPollInterval has passed (each attempt would otherwise
+	// cost an AllocateAddresses call and a status write).
 	blocks sync.Map
-	// writes is the managed reconciler's client (set by NewReconciler);
-	// Observe tells it when the next Update is the create-pending one.
-	writes *noopStatusClient
 	// clock is the time of task ages, allocation blocks and usage
 	// tracking (tests move it with the emulator's).
 	clock clock.PassiveClock
@@ -122,11 +107,9 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		kube:        mgr.GetClient(),
 		reader:      mgr.GetAPIReader(),
 		nodeEvents:  mgr.GetEventRecorder(ControllerName),
-		usage:       resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
 		clusterName: clusterName,
 		opts:        o,
 		accounts:    newAccounts(o),
-		tracked:     map[string]time.Time{},
 		clock:       clock.RealClock{},
 	}
 }
@@ -138,37 +121,11 @@ func providerConfigRef(name string) *xpv2.ProviderConfigReference {
 	return &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}
 }
 
-// Connect implements managed.ExternalConnector. The provider config usage
-// is recorded while Observe runs (Observe, which changes nothing in the
-// cloud, waits for it before it returns, so no cloud write precedes it),
-// and a binding about to be allocated for has the read of the
-// create-pending check started at once (see noopStatusClient.prefetch):
-// on a binding's first pass both would otherwise be API round trips one
-// after the other.
-func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
-	b, ok := mg.(*networkingv1alpha1.AnycastIPBinding)
-	if !ok {
-		return nil, fmt.Errorf("managed resource is a %T, not an AnycastIPBinding", mg)
-	}
-	if c.writes != nil {
-		c.writes.dropPrefetch(b.UID)
-	}
+// Connect resolves the binding's provider config and returns the external
+// client of one pass (the reconciler records the config's usage meanwhile).
+func (c *Connector) Connect(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.TypedExternalClient[*networkingv1alpha1.AnycastIPBinding], error) {
 	if b.Spec.ProviderConfigReference == nil {
 		b.Spec.ProviderConfigReference = providerConfigRef("")
-	}
-	// Objects read through a typed client carry no kind; the usage's
-	// owner reference needs it.
-	b.SetGroupVersionKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding"))
-	if c.writes != nil && decide.LikelyAllocation(meta.GetExternalName(b), meta.WasDeleted(b), string(b.GetCondition(xpv2.TypeReady).Reason)) {
-		c.writes.prefetch(ctx, b)
-	}
-	// A usage recorded recently is not looked at again (see track): most
-	// passes start no goroutine and copy nothing.
-	var tracked chan error
-	if !c.trackedRecently(usageKey(b)) {
-		tracked = make(chan error, 1)
-		usage := b.DeepCopy()
-		go func() { tracked <- c.track(ctx, usage) }()
 	}
 	acct, err := c.account(ctx, *b.Spec.ProviderConfigReference)
 	if err != nil {
@@ -181,50 +138,8 @@ func (c *Connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		ref := *b.Spec.ProviderConfigReference
 		c.creds.Report(credstatus.Ref{Kind: ref.Kind, Name: ref.Name}, acct.client.CredentialsRejected())
 	}
-	return &external{c: c, acct: acct, tracked: tracked}, nil
+	return &external{c: c, acct: acct}, nil
 }
-
-// track records that b uses its provider config (crossplane's
-// ProviderConfigUsage). A usage this process has already created or
-// confirmed for the same config within ClientCacheTTL is not looked at
-// again: the tracker reads it through the cache, and a pass that comes
-// right after the one that created it would not find it there yet, try to
-// create it again and fail on AlreadyExists (which, here, means the usage
-// exists).
-func (c *Connector) track(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) error {
-	key := usageKey(b)
-	if c.trackedRecently(key) {
-		return nil
-	}
-	err := c.usage.Track(ctx, b)
-	if err != nil && !apierrors.IsAlreadyExists(errors.Cause(err)) {
-		return err
-	}
-	c.mu.Lock()
-	if len(c.tracked) >= maxTracked {
-		clear(c.tracked)
-	}
-	c.tracked[key] = c.clock.Now().Add(c.cacheTTL())
-	c.mu.Unlock()
-	return nil
-}
-
-// usageKey is the key of b's usage in Connector.tracked.
-func usageKey(b *networkingv1alpha1.AnycastIPBinding) string {
-	return string(b.UID) + "|" + b.Spec.ProviderConfigReference.Kind + "/" + b.Spec.ProviderConfigReference.Name
-}
-
-// trackedRecently reports whether the usage of key was created or
-// confirmed within ClientCacheTTL.
-func (c *Connector) trackedRecently(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	until, done := c.tracked[key]
-	return done && c.clock.Now().Before(until)
-}
-
-// maxTracked bounds Connector.tracked.
-const maxTracked = 20000
 
 // newAccounts is the account cache of a Connector with options o.
 func newAccounts(o Options) *clientcache.Cache[*account] {
@@ -279,7 +194,7 @@ func (c *Connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	}, nil
 }
 
-// cacheTTL is how long a resolved account or a tracked usage is reused.
+// cacheTTL is how long a resolved account or a recorded usage is reused.
 func (c *Connector) cacheTTL() time.Duration { return cacheTTL(c.opts) }
 
 func cacheTTL(o Options) time.Duration {
@@ -302,17 +217,6 @@ func (c *Connector) legacyUUID(ctx context.Context) (string, error) {
 	}
 	return cm.Data[networkingv1alpha1.LegacyTagClusterUUID], nil
 }
-
-// pollInterval is the managed reconciler's poll hook: the interval Observe
-// chose for this pass, or the default.
-func (c *Connector) pollInterval(mg resource.Managed, d time.Duration) time.Duration {
-	if v, ok := c.polls.LoadAndDelete(mg.GetUID()); ok {
-		return v.(time.Duration)
-	}
-	return d
-}
-
-func (c *Connector) setPoll(uid types.UID, d time.Duration) { c.polls.Store(uid, d) }
 
 // setReady sets the Ready condition and the kstatus conditions that go with
 // it (Stalled for what only a person can fix).

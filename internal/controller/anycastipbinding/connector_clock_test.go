@@ -10,25 +10,19 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 )
 
-// TestConnectorExpiresOnItsClock: a remembered allocation failure and a
-// tracked usage expire on the connector's clock, not the wall clock.
+// TestConnectorExpiresOnItsClock: a remembered allocation failure expires
+// on the connector's clock, not the wall clock (a recorded usage expires on
+// the reconciler's: internal/runtime/reconciler TestUsage).
 func TestConnectorExpiresOnItsClock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := &Connector{clock: clk, tracked: map[string]time.Time{}}
+	c := &Connector{clock: clk}
 	b := &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{UID: "u1", Generation: 1}}
 	c.blocks.Store(b.UID, block{generation: 1, until: clk.Now().Add(time.Minute)})
-	c.tracked["u1"] = clk.Now().Add(c.cacheTTL())
 	if _, ok := c.blockedAllocation(b); !ok {
 		t.Error("the allocation block was dropped before its time")
-	}
-	if !c.trackedRecently("u1") {
-		t.Error("the usage was forgotten before its time")
 	}
 	clk.Step(time.Hour)
 	if _, ok := c.blockedAllocation(b); ok {
 		t.Error("the allocation block outlived its time on the connector's clock")
-	}
-	if c.trackedRecently("u1") {
-		t.Error("the usage outlived its time on the connector's clock")
 	}
 }

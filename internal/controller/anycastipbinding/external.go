@@ -3,9 +3,9 @@ package anycastipbinding
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,12 +13,10 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -64,9 +63,6 @@ func bindingMessage(addressID, instance string) string {
 type external struct {
 	c    *Connector
 	acct *account
-	// tracked delivers the result of recording the provider config usage
-	// (Connect; nil when it was recorded recently); Observe waits for it.
-	tracked <-chan error
 
 	// Set by Observe for the other methods.
 	node     *corev1.Node
@@ -75,62 +71,40 @@ type external struct {
 	// prevReason is the Ready reason before this pass, so node Events are
 	// only emitted on a change.
 	prevReason string
+	// nodeSync is what SyncCluster does to the node; bound is the address
+	// bound to its instance (nil: none).
+	nodeSync nodeSync
+	bound    *tencentcloud.Address
+	// poll is the requeue interval the pass chose (0: the default).
+	poll time.Duration
 }
 
-var _ managed.ExternalClient = (*external)(nil)
+var (
+	_ managed.TypedExternalClient[*networkingv1alpha1.AnycastIPBinding] = (*external)(nil)
+	_ reconciler.ClusterSyncer[*networkingv1alpha1.AnycastIPBinding]    = (*external)(nil)
+	_ reconciler.Poller                                                 = (*external)(nil)
+)
 
-// Disconnect implements managed.ExternalClient.
+// Disconnect implements managed.TypedExternalClient.
 func (e *external) Disconnect(context.Context) error { return nil }
 
-func binding(mg resource.Managed) (*networkingv1alpha1.AnycastIPBinding, error) {
-	b, ok := mg.(*networkingv1alpha1.AnycastIPBinding)
-	if !ok {
-		return nil, fmt.Errorf("managed resource is a %T, not an AnycastIPBinding", mg)
-	}
-	return b, nil
-}
-
 // Observe reads the node and the address, records what it found in
-// status, keeps the node's taint and annotations in step, and tells the
-// managed reconciler what to do next: Create (allocate) when no address
-// belongs to the binding, Update (associate) when the address is UNBIND,
-// nothing while a task runs or when bound. Observe never changes the cloud.
-func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
-	b, err := binding(mg)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
+// status, decides what the node should look like (SyncCluster makes it
+// so), and tells the reconciler what to do next: Create (allocate) when no
+// address belongs to the binding, Update (associate) when the address is
+// UNBIND, nothing while a task runs or when bound. Observe changes
+// nothing, in the cloud or in the cluster.
+func (e *external) Observe(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalObservation, error) {
 	obs, err := e.observe(ctx, b)
 	if tencentcloud.IsCredentialsRejected(err) {
 		// Say why, also while deleting: the finalizer waits for the
 		// account (its calls are held back by the credential gate).
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonCredentialsRejected, err.Error())
 	}
-	if e.tracked != nil {
-		select {
-		case terr := <-e.tracked:
-			if terr != nil && err == nil {
-				err = fmt.Errorf("tracking the provider config usage: %w", terr)
-			}
-			e.tracked = nil
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("tracking the provider config usage: %w", ctx.Err())
-			}
-		}
-	}
-	if w := e.c.writes; w != nil {
-		if err == nil && !obs.ResourceExists && !meta.WasDeleted(b) {
-			w.expectCreate(b.UID)
-		} else {
-			w.forgetCreate(b.UID)
-		}
-	}
 	return obs, err
 }
 
 func (e *external) observe(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalObservation, error) {
-	status.ObserveManagedGeneration(b)
 	e.prevReason = string(b.GetCondition(xpv2.TypeReady).Reason)
 	if err := e.readNode(ctx, b); err != nil {
 		return managed.ExternalObservation{}, err
@@ -177,21 +151,19 @@ func (e *external) observeUnknown(ctx context.Context, b *networkingv1alpha1.Any
 		if bl, ok := e.c.blockedAllocation(b); ok {
 			return e.blocked(ctx, b, bl.reason, bl.message)
 		}
-		e.ensureNode(ctx, b, nil)
+		e.wantNode(nil)
 		setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), msgAllocating)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	// Record the found address (an own one whose ID was lost in a crash,
-	// or an adopted one) as the external name; the managed reconciler
-	// persists it because ResourceLateInitialized is set.
+	// or an adopted one) as the external name; the reconciler persists the
+	// annotations Observe changed.
 	meta.SetExternalName(b, v.Address.ID)
 	if v.Adopted != "" {
 		meta.AddAnnotations(b, map[string]string{AnnotationAdopted: v.Adopted})
 		log.FromContext(ctx).Info("Adopted address", "address", v.Address.ID, "source", v.Adopted, "node", b.Spec.NodeName)
 	}
-	obs, err := e.observeAddress(ctx, b, *v.Address)
-	obs.ResourceLateInitialized = true
-	return obs, err
+	return e.observeAddress(ctx, b, *v.Address)
 }
 
 // candidates gathers what Select needs. The look-ups run in parallel (each
@@ -250,8 +222,9 @@ func (e *external) decideBinding(b *networkingv1alpha1.AnycastIPBinding) decide.
 }
 
 // observeLost handles a recorded address that DescribeAddresses does not
-// return: not visible yet (eventual consistency; the managed reconciler's
-// creation grace period waits), its allocation task FAILED, or it was
+// return: not visible yet (eventual consistency: for 30s after the
+// allocation it is allocated again, which the ClientToken makes return the
+// same address), its allocation task FAILED, or it was
 // released behind edgeplane's back. In the last two cases the next
 // allocation uses a new ClientToken.
 func (e *external) observeLost(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalObservation, error) {
@@ -263,47 +236,45 @@ func (e *external) observeLost(ctx context.Context, b *networkingv1alpha1.Anycas
 		}
 		switch res {
 		case tencentcloud.TaskRunning:
-			e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+			e.pollAfter(e.c.opts.TaskPollInterval)
 			setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), fmt.Sprintf("waiting for allocation task %d of %s", task, lost))
 			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 		case tencentcloud.TaskFailed:
 			msg := fmt.Sprintf("the allocation task %d of %s FAILED; allocating again", task, lost)
 			e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.LegacyReasonFailedAllocate, actionBind, "Failed to allocate Anycast ip (will retry): %s", msg)
-			if _, err := e.forget(ctx, b); err != nil {
-				return managed.ExternalObservation{}, err
-			}
+			e.forget(b)
 			// Report TaskFailed for one short pass before allocating again
 			// (Create's Creating condition would hide it at once).
 			setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonTaskFailed, msg)
-			e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+			e.pollAfter(e.c.opts.TaskPollInterval)
 			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 		}
 	}
 	if meta.ExternalCreateSucceededDuring(b, 30*time.Second) {
-		// Maybe not visible yet: the managed reconciler waits.
+		// Maybe not visible yet: allocating again with the same
+		// ClientToken returns the same address.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	log.FromContext(ctx).Info("Recorded address is gone; allocating a new one", "address", lost)
-	return e.forget(ctx, b)
+	return e.forget(b), nil
 }
 
 // forget clears the recorded address and bumps the allocation attempt, so
-// the next Create allocates a new address, at once.
-func (e *external) forget(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalObservation, error) {
-	next := strconv.Itoa(attemptOf(b) + 1)
-	if err := e.patchAnnotations(ctx, b, map[string]*string{
-		meta.AnnotationKeyExternalName:            nil,
-		meta.AnnotationKeyExternalCreatePending:   nil,
-		meta.AnnotationKeyExternalCreateSucceeded: nil,
-		meta.AnnotationKeyExternalCreateFailed:    nil,
-		AnnotationAllocateTask:                    nil,
-		AnnotationAdopted:                         nil,
-		AnnotationAttempt:                         &next,
-	}); err != nil {
-		return managed.ExternalObservation{}, err
+// the next Create allocates a new address, at once (the reconciler
+// persists the annotations with the pass).
+func (e *external) forget(b *networkingv1alpha1.AnycastIPBinding) managed.ExternalObservation {
+	anns := maps.Clone(b.GetAnnotations())
+	for _, k := range []string{meta.AnnotationKeyExternalName, meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded,
+		meta.AnnotationKeyExternalCreateFailed, AnnotationAllocateTask, AnnotationAdopted} {
+		delete(anns, k)
 	}
+	if anns == nil {
+		anns = map[string]string{}
+	}
+	anns[AnnotationAttempt] = strconv.Itoa(attemptOf(b) + 1)
+	b.SetAnnotations(anns)
 	b.Status.AddressID, b.Status.PublicIP, b.Status.State, b.Status.PendingTask = "", "", "", nil
-	return managed.ExternalObservation{ResourceExists: false}, nil
+	return managed.ExternalObservation{ResourceExists: false}
 }
 
 // observeAddress records a and decides the next step.
@@ -322,18 +293,17 @@ func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.Any
 	switch decide.BindStep(a, e.instance) {
 	case decide.StepNone:
 		b.Status.PendingTask = nil
-		e.ensureNode(ctx, b, &a)
+		e.wantNode(&a)
 		setReady(b, corev1.ConditionTrue, string(xpv2.ReasonAvailable), "")
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	case decide.StepWait:
-		e.ensureNode(ctx, b, nil)
+		e.wantNode(nil)
 		if b.GetCondition(xpv2.TypeReady).Reason != networkingv1alpha1.AnycastReasonTaskFailed {
 			// The same condition as the step that started the task
 			// (Create, Update), so waiting passes write nothing.
 			switch a.Status {
 			case tencentcloud.StatusCreating:
-				// The managed reconciler marked it Creating after the
-				// allocation; keep that.
+				// Creating since before the allocation; keep that.
 				if b.GetCondition(xpv2.TypeReady).Reason != xpv2.ReasonCreating {
 					setReady(b, corev1.ConditionFalse, string(xpv2.ReasonCreating), msgAllocating)
 				}
@@ -343,10 +313,10 @@ func (e *external) observeAddress(ctx context.Context, b *networkingv1alpha1.Any
 				setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, fmt.Sprintf("address %s is %s", a.ID, a.Status))
 			}
 		}
-		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+		e.pollAfter(e.c.opts.TaskPollInterval)
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	case decide.StepAssociate:
-		e.ensureNode(ctx, b, nil)
+		e.wantNode(nil)
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false,
 			Diff: fmt.Sprintf("address %s is UNBIND; want it bound to %s", a.ID, e.instance)}, nil
 	default:
@@ -447,12 +417,12 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 	}
 	switch decide.DeleteStep(a, e.instance) {
 	case decide.StepNone:
-		e.cleanNode(ctx, b)
+		e.wantClean()
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	case decide.StepForget:
 		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.AnycastEventReleased, actionRelease,
 			"Left address %s alone: it is bound to %s, not to instance %s", a.ID, cmp.Or(a.InstanceID, a.NetworkInterfaceID), e.instance)
-		e.cleanNode(ctx, b)
+		e.wantClean()
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonUnbinding, fmt.Sprintf("releasing address %s (%s)", a.ID, a.Status))
@@ -464,7 +434,7 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 // Event on the node), and the binding is looked at again after
 // BlockedPollInterval or when its node changes.
 func (e *external) blocked(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, reason, msg string) (managed.ExternalObservation, error) {
-	e.ensureNode(ctx, b, nil)
+	e.wantNode(nil)
 	setReady(b, corev1.ConditionFalse, reason, msg)
 	legacyReason := networkingv1alpha1.LegacyReasonFailedAllocate
 	if reason == networkingv1alpha1.AnycastReasonAddressInUse {
@@ -473,18 +443,14 @@ func (e *external) blocked(ctx context.Context, b *networkingv1alpha1.AnycastIPB
 	if e.prevReason != reason {
 		e.nodeEvent(b, corev1.EventTypeWarning, legacyReason, actionBind, "%s", msg)
 	}
-	e.c.setPoll(b.UID, e.c.opts.BlockedPollInterval)
+	e.pollAfter(e.c.opts.BlockedPollInterval)
 	// Nothing to create or update until something changes.
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 
 // Create allocates the address with the binding's ClientToken and its
 // ownership tags, and records its ID and the allocation task.
-func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.ExternalCreation, error) {
-	b, err := binding(mg)
-	if err != nil {
-		return managed.ExternalCreation{}, err
-	}
+func (e *external) Create(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalCreation, error) {
 	req := tencentcloud.AllocateRequest{
 		AddressType:        string(b.Spec.AddressType),
 		AnycastZone:        string(b.Spec.AnycastZone),
@@ -518,16 +484,12 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 	// Status as the next pass will observe it while the allocation runs
 	// (annotationUpdater keeps it; the pass's status write carries it).
 	b.Status.AddressID, b.Status.State, b.Status.AddressType, b.Status.PendingTask = res.AddressIDs[0], tencentcloud.StatusCreating, string(b.Spec.AddressType), nil
-	e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+	e.pollAfter(e.c.opts.TaskPollInterval)
 	return managed.ExternalCreation{}, nil
 }
 
 // Update binds the UNBIND address to the node's instance.
-func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.ExternalUpdate, error) {
-	b, err := binding(mg)
-	if err != nil {
-		return managed.ExternalUpdate{}, err
-	}
+func (e *external) Update(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalUpdate, error) {
 	if e.address == nil || e.instance == "" {
 		return managed.ExternalUpdate{}, nil
 	}
@@ -535,7 +497,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	if err != nil {
 		if tencentcloud.IsTaskRunning(err) || tencentcloud.IsInvalidState(err) {
 			// The address moved on since Observe; look again.
-			e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+			e.pollAfter(e.c.opts.TaskPollInterval)
 			return managed.ExternalUpdate{}, nil
 		}
 		reason := classify(err)
@@ -553,19 +515,15 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	if b.GetCondition(xpv2.TypeReady).Reason != networkingv1alpha1.AnycastReasonTaskFailed {
 		setReady(b, corev1.ConditionFalse, networkingv1alpha1.AnycastReasonBinding, bindingMessage(e.address.ID, e.instance))
 	}
-	e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+	e.pollAfter(e.c.opts.TaskPollInterval)
 	return managed.ExternalUpdate{}, nil
 }
 
 // Delete moves the address one step toward released: unbind it from the
 // node's instance, wait for UNBIND (never releasing while the unbind task
-// runs), release it. The managed reconciler calls it again until Observe
+// runs), release it. The reconciler calls it again until Observe
 // reports the address gone.
-func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.ExternalDelete, error) {
-	b, err := binding(mg)
-	if err != nil {
-		return managed.ExternalDelete{}, err
-	}
+func (e *external) Delete(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalDelete, error) {
 	a := e.address
 	switch decide.DeleteStep(a, e.instance) {
 	case decide.StepDisassociate:
@@ -642,29 +600,6 @@ func allocateTask(b *networkingv1alpha1.AnycastIPBinding) (attempt int, task uin
 	attempt, err1 := strconv.Atoi(a)
 	task, err2 := strconv.ParseUint(t, 10, 64)
 	return attempt, task, err1 == nil && err2 == nil
-}
-
-// patchAnnotations merge-patches annotations (nil values remove) on a copy
-// of b and carries the result back, so the managed reconciler's later
-// writes do not conflict. Status in b is left as computed. The patch goes
-// through the managed reconciler's client when there is one, so its
-// read-your-writes bookkeeping knows the version written.
-func (e *external) patchAnnotations(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding, set map[string]*string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": set}})
-	if err != nil {
-		return fmt.Errorf("encoding annotation patch: %w", err)
-	}
-	kube := e.c.kube
-	if e.c.writes != nil {
-		kube = e.c.writes
-	}
-	cp := b.DeepCopy()
-	if err := kube.Patch(ctx, cp, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("patching annotations of AnycastIPBinding %s: %w", b.Name, err)
-	}
-	b.SetAnnotations(cp.GetAnnotations())
-	b.SetResourceVersion(cp.GetResourceVersion())
-	return nil
 }
 
 // readNode reads the binding's node (nil when it does not exist).

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +27,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -50,7 +50,7 @@ type fixture struct {
 	opts  Options
 	mgr   ctrl.Manager
 	conn  *Connector
-	r     *managed.Reconciler
+	r     *reconciler.Reconciler[*networkingv1alpha1.AnycastIPBinding]
 	tr    *Translator
 	sweep *Sweep
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,45 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 )
+
+// nodeSync is what a pass does to the binding's node; the zero value
+// leaves it as it is (the pass failed before deciding).
+type nodeSync int
+
+const (
+	// nodeEnsure: ensureNode with the pass's bound address (or none).
+	nodeEnsure nodeSync = iota + 1
+	// nodeClean: cleanNode (the address is released).
+	nodeClean
+)
+
+// wantNode records that the node is kept in step with a (nil: not bound).
+func (e *external) wantNode(a *tencentcloud.Address) {
+	e.nodeSync = nodeEnsure
+	e.bound = a
+}
+
+// wantClean records that the node is cleaned of the binding's marks.
+func (e *external) wantClean() { e.nodeSync = nodeClean }
+
+// SyncCluster brings the node in line with what Observe found
+// (reconciler.ClusterSyncer). Failures are the node's Events and a short
+// poll, never a failed pass: the binding's own state is unaffected.
+func (e *external) SyncCluster(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) error {
+	switch e.nodeSync {
+	case nodeEnsure:
+		e.ensureNode(ctx, b, e.bound)
+	case nodeClean:
+		e.cleanNode(ctx, b)
+	}
+	return nil
+}
+
+// pollAfter chooses when the binding is looked at again.
+func (e *external) pollAfter(d time.Duration) { e.poll = d }
+
+// PollAfter implements reconciler.Poller.
+func (e *external) PollAfter() (time.Duration, bool) { return e.poll, e.poll > 0 }
 
 // ensureNode keeps the node in step with the binding: untainted and
 // annotated with the address once a is bound to its instance, tainted
@@ -35,10 +75,10 @@ func (e *external) ensureNode(ctx context.Context, b *networkingv1alpha1.Anycast
 	case err != nil && bound:
 		log.FromContext(ctx).Error(err, "Failed to untaint node", "node", e.node.Name)
 		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.LegacyReasonFailedUntaint, actionTaint, "failed to untaint node %s, will retry: %v", e.node.Name, err)
-		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+		e.pollAfter(e.c.opts.TaskPollInterval)
 	case err != nil:
 		log.FromContext(ctx).Error(err, "Failed to taint node", "node", e.node.Name)
-		e.c.setPoll(b.UID, e.c.opts.TaskPollInterval)
+		e.pollAfter(e.c.opts.TaskPollInterval)
 	case changed && bound:
 		e.nodeEvent(b, corev1.EventTypeNormal, networkingv1alpha1.AnycastEventBound, actionBind, "Bound address %s (%s) to instance %s; removed taint %s", a.ID, a.IP, e.instance, networkingv1alpha1.LegacyTaintNoAIAIP)
 	case changed && decide.HasTaint(e.node):

@@ -3,8 +3,9 @@
 // way tkestack's aia-ip-controller did, as AnycastIPBinding managed
 // resources:
 //
-//   - the binding reconciler (crossplane-runtime's managed reconciler with
-//     an ExternalClient in external.go) allocates with a client token and
+//   - the binding reconciler (the cloud kinds' shared reconciler,
+//     internal/runtime/reconciler, with an ExternalClient in external.go)
+//     allocates with a client token and
 //     ownership tags, waits for the asynchronous tasks, associates, confirms
 //     BIND, and on deletion unbinds, waits for UNBIND and releases;
 //   - the node side (node.go) taints the node until it is bound and writes
@@ -26,12 +27,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,9 +50,9 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
-	"github.com/edgeplane/edgeplane/internal/controller/managedevents"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 )
 
 // Why each grant: bindings are reconciled (finalizer, critical annotations,
@@ -181,8 +183,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Tags, "anycastipbinding-tags", o.Tags, "Extra tags of translated bindings' addresses, key=value,... (aia-ip-controller's aia.tags).")
 	fs.DurationVar(&o.PollInterval, "anycastipbinding-poll-interval", o.PollInterval, "How often a bound address is checked again.")
 	fs.DurationVar(&o.TaskPollInterval, "anycastipbinding-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task is checked.")
-	fs.DurationVar(&o.CredentialBackoff.Initial, "anycastipbinding-credentials-backoff", o.CredentialBackoff.Initial, "After Tencent Cloud rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
-	fs.DurationVar(&o.CredentialBackoff.Max, "anycastipbinding-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
+	o.CredentialBackoff.BindFlags(fs, "anycastipbinding", "Tencent Cloud")
 	fs.DurationVar(&o.BatchWindow, "anycastipbinding-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "anycastipbinding-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
 	fs.Var(&o.OrphanMode, "anycastipbinding-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
@@ -306,43 +307,47 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	return nil
 }
 
-// NewReconciler builds the managed reconciler of AnycastIPBindings (tests
-// drive it by hand).
-func NewReconciler(mgr ctrl.Manager, conn *Connector) *managed.Reconciler {
-	writes := newNoopStatusClient(mgr.GetClient()).withReader(mgr.GetAPIReader()).deferProgress(conn.opts.progressWindow())
-	conn.writes = writes
-	mgr = &managerWithClient{Manager: mgr, c: writes}
-	return managed.NewReconciler(mgr,
-		resource.ManagedKind(networkingv1alpha1.GroupVersion.WithKind("AnycastIPBinding")),
-		managed.WithExternalConnector(conn),
-		// The external name is the cloud-assigned address ID, never the
-		// object's name.
-		managed.WithInitializers(),
-		managed.WithFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), networkingv1alpha1.AnycastIPBindingFinalizer)),
-		// The allocation is idempotent: a ClientToken derived from the UID
-		// returns the first call's address, and Observe finds the address
-		// by its ownership tags. A crash between the create-pending and
-		// create-succeeded annotations is therefore safe to resume, which
-		// is what this option allows (without it the binding would stop
-		// for good until a person removed the pending annotation).
-		managed.WithDeterministicExternalName(true),
-		// One merge patch of the annotations records the address; the
-		// create-pending Update before it is a read (see noopStatusClient).
-		managed.WithCriticalAnnotationUpdater(annotationUpdater{c: mgr.GetClient()}),
-		// Observe waits for a just-allocated address itself (its allocation
-		// task, then AnnotationAllocateTask's grace in observeLost); the
-		// reconciler's own grace period would also hold up the release of
-		// a binding deleted within 30s of its creation.
-		managed.WithCreationGracePeriod(time.Nanosecond),
-		managed.WithManagementPolicies(),
-		managed.WithPollInterval(conn.opts.PollInterval),
-		managed.WithPollIntervalHook(conn.pollInterval),
-		managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName(ControllerName))),
-		// The binding's conditions and the node's Events say more than the
-		// managed reconciler's generic Normal events, which would be two to
+// NewReconciler builds the reconciler of AnycastIPBindings (tests drive
+// it by hand).
+func NewReconciler(mgr ctrl.Manager, conn *Connector) *reconciler.Reconciler[*networkingv1alpha1.AnycastIPBinding] {
+	return newReconciler(mgr, conn, conn.clock)
+}
+
+// newReconciler is NewReconciler on clk.
+func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *reconciler.Reconciler[*networkingv1alpha1.AnycastIPBinding] {
+	o := reconciler.Options[*networkingv1alpha1.AnycastIPBinding]{
+		Name:      ControllerName,
+		New:       func() *networkingv1alpha1.AnycastIPBinding { return &networkingv1alpha1.AnycastIPBinding{} },
+		Client:    mgr.GetClient(),
+		Reader:    mgr.GetAPIReader(),
+		Connector: conn,
+		Finalizer: networkingv1alpha1.AnycastIPBindingFinalizer,
+		Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
+		UsageTTL:  conn.cacheTTL(),
+		// The binding's conditions and the node's Events say more than
+		// the reconciler's generic Normal Events, which would be two to
 		// three more API writes per binding.
-		managed.WithRecorder(managedevents.Recorder{Events: mgr.GetEventRecorder(ControllerName), WarningsOnly: true}),
-	)
+		Recorder:     mgr.GetEventRecorder(ControllerName),
+		PollInterval: conn.opts.PollInterval,
+		// The allocation is idempotent (a ClientToken derived from the
+		// UID returns the first call's address) and Observe finds the
+		// address by its ownership tags, so the check before allocating is
+		// a read, started with a pass that will likely allocate.
+		PrefetchCreate: func(b *networkingv1alpha1.AnycastIPBinding) bool {
+			return decide.LikelyAllocation(meta.GetExternalName(b), meta.WasDeleted(b), string(b.GetCondition(xpv2.TypeReady).Reason))
+		},
+		Clock: clk,
+	}
+	if window := conn.opts.progressWindow(); window > 0 {
+		// Transitional progress (Creating → Binding) stays unwritten
+		// within the window while the next step follows, so a binding that
+		// binds normally is written once, Ready (decide.DeferStatus).
+		o.DeferStatus = func(written, next *networkingv1alpha1.AnycastIPBinding, age time.Duration) bool {
+			return decide.DeferStatus(decide.StatusWrite{Written: written.Status, Next: next.Status,
+				ExternalName: meta.GetExternalName(next), Age: age, Window: window})
+		}
+	}
+	return reconciler.New(o)
 }
 
 func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error {
@@ -364,8 +369,8 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodeChanged)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(o.MaxConcurrentReconciles, 1),
-			// crossplane's reconciler asks for rate-limited requeues while a
-			// step is in flight; keep them short and bounded.
+			// The reconciler asks for rate-limited requeues after a step and
+			// after a failure; keep them short and bounded.
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, 30*time.Second),
 		}).
 		Complete(r); err != nil {
@@ -373,15 +378,6 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 	}
 	return nil
 }
-
-// managerWithClient hands the managed reconciler a client that skips
-// no-op status updates (see noopStatusClient).
-type managerWithClient struct {
-	ctrl.Manager
-	c client.Client
-}
-
-func (m *managerWithClient) GetClient() client.Client { return m.c }
 
 // deletionStarted passes the update that sets deletionTimestamp.
 var deletionStarted = predicate.Funcs{

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +30,6 @@ import (
 type connector struct {
 	kube    client.Client
 	reader  client.Reader
-	usage   *resource.ProviderConfigUsageTracker
 	rec     events.EventRecorder
 	opts    Options
 	cluster string
@@ -57,28 +55,21 @@ const configTTL = 10 * time.Second
 
 func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, sc setup.Config) *connector {
 	return &connector{
-		kube: kube, reader: reader, rec: rec, opts: opts, cluster: sc.ClusterName, tenancy: sc.Tenancy, started: time.Now(),
+		kube: kube, reader: reader, rec: rec, opts: opts, cluster: sc.ClusterName, tenancy: sc.Tenancy, started: opts.clock().Now(),
 		creds:    sc.Credentials,
-		usage:    resource.NewProviderConfigUsageTracker(kube, newUsage()),
 		accounts: clientcache.New[*account](clientcache.Config{ConfigTTL: configTTL}),
 	}
 }
 
-// Connect tracks the config's usage, resolves it and returns a client.
+// Connect resolves the PodElasticIP's provider config and returns a client
+// (the reconciler records the config's usage meanwhile).
 func (c *connector) Connect(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.TypedExternalClient[*networkingv1alpha1.PodElasticIP], error) {
-	// The tracker names the usage's resource by the object's kind, which a
-	// typed client leaves empty.
-	cr.SetGroupVersionKind(networkingv1alpha1.PodElasticIPGroupVersionKind)
-	if err := c.usage.Track(ctx, cr); err != nil {
-		return nil, fmt.Errorf("tracking the provider config usage: %w", err)
-	}
 	acct, err := c.account(ctx, cr.Spec.ProviderConfigReference, cr.Namespace)
 	if err != nil {
 		if errors.Is(err, providerconfig.ErrNotAllowed) {
-			// The managed reconciler keeps this Ready through its status
-			// write, adds Synced=False and a CannotConnectToProvider Event,
-			// and retries with backoff; no cloud call is made.
-			cr.HoldReady(decide.Unavailable(networkingv1alpha1.PodElasticIPReasonProviderConfigNotAllowed, err.Error()))
+			// The reconciler adds Synced=False and a CannotConnectToProvider
+			// Event and retries with backoff; no cloud call is made.
+			setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonProviderConfigNotAllowed, err.Error()))
 		}
 		return nil, err
 	}
@@ -140,7 +131,7 @@ func (c *connector) resolve(ctx context.Context, use xpv2.ProviderConfigReferenc
 					legacy = cfg.ClusterIdentity
 				}
 			}
-			return &account{aws: ec2c, look: newLookup(ec2c, cfg.ClusterIdentity, legacy), cluster: cfg.ClusterIdentity}, nil
+			return &account{aws: ec2c, look: newLookup(ec2c, cfg.ClusterIdentity, legacy, c.opts.clock()), cluster: cfg.ClusterIdentity}, nil
 		},
 	}, nil
 }

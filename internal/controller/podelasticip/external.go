@@ -22,6 +22,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -62,9 +63,15 @@ type external struct {
 	plan  decide.Plan
 	dups  []aws.Address
 	match decide.Match
+	// podAddr is the address the pod is marked for by SyncCluster (nil:
+	// the pod is left as it is).
+	podAddr *aws.Address
 }
 
-var _ managed.TypedExternalClient[*networkingv1alpha1.PodElasticIP] = &external{}
+var (
+	_ managed.TypedExternalClient[*networkingv1alpha1.PodElasticIP] = &external{}
+	_ reconciler.ClusterSyncer[*networkingv1alpha1.PodElasticIP]    = &external{}
+)
 
 // Disconnect implements managed.TypedExternalClient; clients are shared.
 func (e *external) Disconnect(context.Context) error { return nil }
@@ -84,8 +91,8 @@ func (e *external) ownerOf(cr *networkingv1alpha1.PodElasticIP) decide.Owner {
 	return o
 }
 
-// Observe reads the pod and the address and decides. It never changes the
-// cloud; it may label the pod once the address is known to be associated.
+// Observe reads the pod and the address and decides. It changes nothing:
+// once the address is known to be associated, SyncCluster marks the pod.
 func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.ExternalObservation, error) {
 	e.owner = e.ownerOf(cr)
 	pod := &corev1.Pod{}
@@ -111,39 +118,21 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 	setStatus(cr, e.plan.Addr, e.ps)
 	setReady(cr, e.plan.Ready)
 	if e.plan.LateInit {
-		if err := e.recordExternalName(ctx, cr, e.plan.Addr.AllocationID); err != nil {
-			return managed.ExternalObservation{}, err
-		}
+		// An allocation ID found by tags (after a crash, for a kept or a
+		// legacy address) becomes the external name; the reconciler
+		// records it.
+		meta.SetExternalName(cr, e.plan.Addr.AllocationID)
 		if how == decide.MatchLegacy || how == decide.MatchKept {
 			e.conn.event(cr, pod, corev1.EventTypeNormal, reasonAdopted, "Adopt",
 				"Adopted %s (%s), kept for pod %s (%s)", e.plan.Addr.PublicIP, e.plan.Addr.AllocationID, e.owner.PodKey(), how)
 		}
 	}
-	status.ObserveManagedGeneration(cr)
 	if e.plan.UpToDate && !meta.WasDeleted(cr) && e.plan.Addr != nil {
-		if err := e.syncPod(ctx, cr, *e.plan.Addr); err != nil {
-			return managed.ExternalObservation{}, err
-		}
+		e.podAddr = e.plan.Addr
 	}
 	return managed.ExternalObservation{
 		ResourceExists: e.plan.Exists, ResourceUpToDate: e.plan.UpToDate,
 	}, nil
-}
-
-// recordExternalName stores an allocation ID found by tags (after a crash,
-// for a kept or a legacy address) as the external name. It patches a copy,
-// because the managed reconciler's late-initialisation Update would replace
-// the status Observe just computed with the stored one.
-func (e *external) recordExternalName(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, id string) error {
-	cp := cr.DeepCopy()
-	before := cr.DeepCopy()
-	meta.SetExternalName(cp, id)
-	if err := e.conn.kube.Patch(ctx, cp, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("recording external name %s: %w", id, err)
-	}
-	meta.SetExternalName(cr, id)
-	cr.SetResourceVersion(cp.GetResourceVersion())
-	return nil
 }
 
 // addresses returns the candidates for this PodElasticIP's address: the
@@ -156,7 +145,7 @@ func (e *external) addresses(ctx context.Context, cr *networkingv1alpha1.PodElas
 			return []aws.Address{a}, nil
 		}
 	}
-	now := time.Now()
+	now := e.conn.opts.clock().Now()
 	var notBefore time.Time
 	switch {
 	case deleting:
@@ -223,10 +212,9 @@ func classify(err error) xpv2.ConditionReason {
 	}
 }
 
-// fail holds Ready with the error's reason (the managed reconciler would
-// overwrite it with Creating) and returns the error.
+// fail sets Ready with the error's reason and returns the error.
 func fail(cr *networkingv1alpha1.PodElasticIP, reason xpv2.ConditionReason, err error) error {
-	cr.HoldReady(decide.Unavailable(reason, err.Error()))
+	setReady(cr, decide.Unavailable(reason, err.Error()))
 	return err
 }
 
@@ -494,10 +482,18 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 	}
 	e.acct.look.Remember(a)
 	setStatus(cr, &a, e.ps)
-	if err := e.syncPod(ctx, cr, a); err != nil {
-		return managed.ExternalUpdate{}, err
-	}
+	e.podAddr = &a
 	return managed.ExternalUpdate{}, nil
+}
+
+// SyncCluster marks the pod for the address this pass found associated or
+// associated (reconciler.ClusterSyncer); a pass that found nothing of the
+// kind leaves the pod as it is.
+func (e *external) SyncCluster(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) error {
+	if e.podAddr == nil {
+		return nil
+	}
+	return e.syncPod(ctx, cr, *e.podAddr)
 }
 
 // giveUp releases (Auto) or un-tags (Pool, Static) a duplicate address.
@@ -519,8 +515,8 @@ func (e *external) giveUp(ctx context.Context, cr *networkingv1alpha1.PodElastic
 	return e.acct.aws.DeleteTags(ctx, d.AllocationID, decide.ReleaseKeys(d)...)
 }
 
-// Delete applies the release policy. The managed reconciler calls Observe
-// again afterwards and removes the finalizer once the address is no longer
+// Delete applies the release policy. The reconciler calls Observe again
+// afterwards and removes the finalizer once the address is no longer
 // this PodElasticIP's (released, given back or kept for the pod's name).
 func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.ExternalDelete, error) {
 	p := e.plan
@@ -538,7 +534,7 @@ func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		delay = cr.Spec.ReleaseDelay.Duration
 	}
 	policy := cr.EffectiveReleasePolicy()
-	dp := decide.PlanDelete(policy, e.owner.Mode, a, time.Now(), delay)
+	dp := decide.PlanDelete(policy, e.owner.Mode, a, e.conn.opts.clock().Now(), delay)
 	e.acct.look.Forget(a.AllocationID)
 	if dp.Disassociate {
 		if err := e.acct.aws.DisassociateAddress(ctx, a.AssociationID); aws.IgnoreNotFound(err) != nil {

@@ -10,7 +10,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -18,6 +17,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/plugin/release"
+	"github.com/edgeplane/edgeplane/internal/testsupport/steppedclock"
 )
 
 // foreignAccount owns addresses this cluster's key can neither see nor
@@ -79,12 +79,14 @@ func TestPrivateIPInUse(t *testing.T) {
 // PodElasticIPs. They and their ClusterProviderConfig report
 // CredentialsRejected; the account costs one cloud call per backoff window,
 // not one per PodElasticIP and retry (counted by the emulator while the
-// backoff clock stands still, then moves one window). A PodElasticIP
+// backoff window lasts, then after the clock is stepped one window). A PodElasticIP
 // deleted meanwhile stays (its finalizer needs the cloud) with that reason
 // until `kubectl edgeplane release --keep-cloud` lets it go, leaving its
 // address; the others recover once the key works again.
 func TestCredentialsRejected(t *testing.T) {
-	clock := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	// The controller's one clock: it follows real time (listing ages,
+	// release delays) and the test steps it past the credential backoff.
+	clock := &steppedclock.Clock{}
 	w := newWorld(t, worldOpts{configController: true, opts: func(o *podelasticip.Options) {
 		o.Clock = clock
 		o.CredentialBackoff = cloud.CredentialBackoff{Initial: time.Hour, Max: 4 * time.Hour}

@@ -71,8 +71,10 @@ const (
 	maxENIAddrs = 1 << 16
 )
 
-func newLookup(c *aws.Client, cluster, legacyCluster string) *lookup {
-	clk := clock.RealClock{}
+// newLookup returns the look-ups of an account. clk is the controller's
+// clock (listing ages are compared with its times); batch windows run on
+// real timers.
+func newLookup(c *aws.Client, cluster, legacyCluster string, clk clock.PassiveClock) *lookup {
 	l := &lookup{
 		c: c, cluster: cluster, legacyCluster: legacyCluster, eniTTL: time.Minute, clock: clk,
 		recent: expect.New[string, aws.Address](30*time.Second, maxRecent, clk),
@@ -80,9 +82,10 @@ func newLookup(c *aws.Client, cluster, legacyCluster string) *lookup {
 		prefix: cache.NewLRUExpireCacheWithClock(maxENIAddrs, clk),
 	}
 	const window, timeout = 100 * time.Millisecond, 2 * time.Minute
-	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: clk,
+	timers := clock.RealClock{}
+	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
-	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]aws.NetworkInterface]{Window: window, Timeout: timeout, Clock: clk,
+	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]aws.NetworkInterface]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ips []podHost) (map[string]aws.NetworkInterface, error) {
 			return l.findENIs(ctx, ips)
 		}})

@@ -1,13 +1,13 @@
 // Package podelasticip reconciles PodElasticIPs: AWS Elastic IPs for pods,
 // allocated (Auto), claimed from a pool of pre-tagged addresses (Pool) or
 // taken by tag value or ID (Static), associated with the pod's private IP on
-// its ENI and followed when the pod is recreated. The reconciler is
-// crossplane-runtime's managed reconciler; this package adds the external
-// client (external.go), batched cloud look-ups (lookup.go), the pod's labels,
+// its ENI and followed when the pod is recreated. The reconciler is the
+// cloud kinds' shared one (internal/runtime/reconciler); this package adds
+// the external client (external.go), batched cloud look-ups (lookup.go), the pod's labels,
 // annotation and readiness condition (pod.go), the translator of
 // aws-pod-eip-controller's annotations (translator.go) and the orphan sweep
 // (sweep.go). Pure decisions live in ./decide, the annotation parser in
-// ./annotations.
+// ./translate.
 package podelasticip
 
 import (
@@ -16,14 +16,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,9 +33,9 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
-	"github.com/edgeplane/edgeplane/internal/controller/managedevents"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 )
 
 // Why each grant: PodElasticIPs are reconciled (finalizer, critical
@@ -97,8 +93,18 @@ type Options struct {
 	// EC2 rejects: none until the window has passed, then one probe,
 	// whatever the number of PodElasticIPs using it.
 	CredentialBackoff cloud.CredentialBackoff
-	// Clock drives the credential backoff (nil: the real clock); tests set it.
+	// Clock is the controller's time: the reconciler's, listing ages,
+	// release delays, the orphan sweep's grace and the credential backoff
+	// (nil: the real clock); tests set it.
 	Clock clock.PassiveClock
+}
+
+// clock is Clock or the real clock.
+func (o Options) clock() clock.PassiveClock {
+	if o.Clock == nil {
+		return clock.RealClock{}
+	}
+	return o.Clock
 }
 
 // DefaultOptions are the defaults of the flags.
@@ -131,8 +137,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
 	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
-	fs.DurationVar(&o.CredentialBackoff.Initial, "podelasticip-credentials-backoff", o.CredentialBackoff.Initial, "After EC2 rejects an account's credentials, how long its calls are held back before one is tried again (doubling per rejection).")
-	fs.DurationVar(&o.CredentialBackoff.Max, "podelasticip-credentials-max-backoff", o.CredentialBackoff.Max, "Longest hold-back of a rejected account's calls.")
+	o.CredentialBackoff.BindFlags(fs, "podelasticip", "EC2")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
 }
 
@@ -171,27 +176,28 @@ func (o Options) Setup() setup.Func {
 		}
 		rec := mgr.GetEventRecorder("podelasticip")
 		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg)
-		r := managed.NewReconciler(mgr, resource.ManagedKind(networkingv1alpha1.PodElasticIPGroupVersionKind),
-			managed.WithTypedExternalConnector[*networkingv1alpha1.PodElasticIP](conn),
-			// The allocation ID is cloud-assigned: no name-as-external-name.
-			managed.WithInitializers(),
-			managed.WithCriticalAnnotationUpdater(statusKeepingUpdater{inner: managed.NewRetryingCriticalAnnotationUpdater(mgr.GetClient())}),
-			managed.WithFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), networkingv1alpha1.PodElasticIPFinalizer)),
-			managed.WithPollInterval(o.PollInterval),
-			managed.WithCreationGracePeriod(o.CreationGracePeriod),
-			// Every address carries its owner's UID from its creation (tags
-			// applied atomically by AllocateAddress, or before a claim's
-			// association), and Observe looks for it by those tags in a
-			// listing that started after the creation attempt. So an
-			// interrupted Create (external-create-pending without a result)
-			// is safe to resume: it finds the address instead of creating a
-			// second one, and the reconciler need not stop for a person.
-			managed.WithDeterministicExternalName(true),
-			managed.WithManagementPolicies(),
-			managed.WithLogger(logging.NewLogrLogger(mgr.GetLogger().WithName("podelasticip"))),
-			managed.WithRecorder(managedevents.Recorder{Events: rec}),
-			managed.WithTimeout(2*time.Minute),
-		)
+		r := reconciler.New(reconciler.Options[*networkingv1alpha1.PodElasticIP]{
+			Name:      "podelasticip",
+			New:       func() *networkingv1alpha1.PodElasticIP { return &networkingv1alpha1.PodElasticIP{} },
+			Client:    mgr.GetClient(),
+			Reader:    mgr.GetAPIReader(),
+			Connector: conn,
+			Finalizer: networkingv1alpha1.PodElasticIPFinalizer,
+			Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), newUsage()),
+			Recorder:  rec,
+			// The reconcile steps' Normal Events (CreatedExternalResource,
+			// ...) are part of a PodElasticIP's history.
+			NormalEvents:        true,
+			PollInterval:        o.PollInterval,
+			CreationGracePeriod: o.CreationGracePeriod,
+			Timeout:             2 * time.Minute,
+			// A PodElasticIP that just got its address (or took a deletion
+			// step) goes before those still waiting for their first
+			// allocation, so with hundreds created at once allocations and
+			// associations overlap instead of running one after the other.
+			ProgressPriority: progressPriority,
+			Clock:            o.Clock,
+		})
 		podToCRs := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			var list networkingv1alpha1.PodElasticIPList
 			if err := mgr.GetClient().List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexPodName: obj.GetName()}); err != nil {
@@ -212,7 +218,7 @@ func (o Options) Setup() setup.Func {
 				// bucket would pace every requeue of a large batch.
 				RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](20*time.Millisecond, max(o.MaxBackoff, 20*time.Millisecond)),
 			}).
-			Complete(progressFirst{inner: r}); err != nil {
+			Complete(r); err != nil {
 			return fmt.Errorf("building the podelasticip controller: %w", err)
 		}
 		if o.TranslateAnnotations {
@@ -250,49 +256,7 @@ func podChanged() predicate.Predicate {
 	}
 }
 
-// progressFirst gives a PodElasticIP that just made progress (the managed
-// reconciler asks for an immediate requeue without an error: an address
-// was allocated or claimed, a deletion step was taken) priority in the work
-// queue, so its next step (associating the new address) is not queued behind
-// every PodElasticIP still waiting for its first allocation. With hundreds
-// created at once, allocations and associations then overlap instead of
-// running one after the other.
-type progressFirst struct {
-	inner reconcile.Reconciler
-}
-
 // progressPriority is above the default priority (0) of watch events.
 const progressPriority = 10
-
-func (p progressFirst) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := p.inner.Reconcile(ctx, req)
-	if err == nil && res.Requeue && res.RequeueAfter == 0 { //nolint:staticcheck // Requeue is what the managed reconciler returns after a step.
-		res.Priority = ptr.To(progressPriority)
-	}
-	return res, err
-}
-
-// statusKeepingUpdater persists the critical annotations (external name,
-// create pending/succeeded/failed) without losing the status Create
-// computed: an Update answers with the stored status, which would replace
-// it (and a held Ready reason such as QuotaExceeded) before the managed
-// reconciler writes status.
-type statusKeepingUpdater struct {
-	inner managed.CriticalAnnotationUpdater
-}
-
-func (u statusKeepingUpdater) UpdateCriticalAnnotations(ctx context.Context, o client.Object) error {
-	cr, ok := o.(*networkingv1alpha1.PodElasticIP)
-	if !ok {
-		return u.inner.UpdateCriticalAnnotations(ctx, o)
-	}
-	st, held := cr.Status.DeepCopy(), cr.ReadyHeld()
-	err := u.inner.UpdateCriticalAnnotations(ctx, o)
-	cr.Status = *st
-	if held {
-		cr.HoldReady(cr.GetCondition(xpv2.TypeReady))
-	}
-	return err
-}
 
 func newUsage() *cloudv1alpha1.ProviderConfigUsage { return &cloudv1alpha1.ProviderConfigUsage{} }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +68,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			if err != nil {
 				return nil, err
 			}
-			now := time.Now()
+			now := conn.opts.clock().Now()
 			next := map[string]sweptAddr{}
 			nextNS := sets.New[string]()
 			var out []orphan.CloudObject

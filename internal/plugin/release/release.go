@@ -6,8 +6,8 @@
 //
 // It uses crossplane's own mechanism rather than removing the finalizer by
 // hand: management policies without Delete (the Orphan deletion policy).
-// For a resource being deleted with such policies, the managed reconciler
-// removes its finalizer without connecting to the cloud at all, so nothing
+// For a resource being deleted with such policies, the cloud reconciler
+// (internal/runtime/reconciler, as crossplane's) removes its finalizer without connecting to the cloud at all, so nothing
 // races with a reconcile in flight. The decision is recorded in an
 // annotation (who asked, when, why, and what cloud object was left).
 package release

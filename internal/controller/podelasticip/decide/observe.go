@@ -97,7 +97,7 @@ type PlanInput struct {
 
 // Plan is Observe's verdict and the work Update has to do.
 type Plan struct {
-	// Exists and UpToDate are the managed reconciler's observation.
+	// Exists and UpToDate are Observe's answer to the reconciler.
 	Exists   bool
 	UpToDate bool
 	// LateInit: the external name must be (re)recorded.
