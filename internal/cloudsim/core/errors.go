@@ -38,6 +38,8 @@ const (
 	EC2InvalidAssociationIDNotFound  = "InvalidAssociationID.NotFound"
 	EC2InvalidNetworkInterfaceIDNF   = "InvalidNetworkInterfaceID.NotFound"
 	EC2InvalidInstanceIDNotFound     = "InvalidInstanceID.NotFound"
+	EC2InvalidInstanceIDMalformed    = "InvalidInstanceID.Malformed"
+	EC2InvalidInstanceID             = "InvalidInstanceID"
 	EC2InvalidIPAddressInUse         = "InvalidIPAddress.InUse"
 	EC2ResourceAlreadyAssociated     = "Resource.AlreadyAssociated"
 	EC2InvalidParameterValue         = "InvalidParameterValue"
