@@ -632,4 +632,20 @@ tencent:
 	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/fixtures", "tencent: {privateIpAddresses: [{networkInterfaceId: eni-loose001, privateIpAddresses: [10.0.1.2]}]}"); status != 400 {
 		t.Fatalf("a private IP already used in the VPC was accepted: %d %s", status, body)
 	}
+
+	// The pod of 10.0.1.20 goes: its IP is handed back, its EIP unbound.
+	removal := "tencent: {privateIpAddresses: [{networkInterfaceId: eni-pods0001, privateIpAddresses: [10.0.1.20]}]}"
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", removal); status != 200 {
+		t.Fatalf("POST remove: %d %s", status, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", removal); status != 400 {
+		t.Fatalf("removing an IP that is gone: %d %s", status, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", "ec2: {instanses: []}"); status != 400 {
+		t.Fatalf("a misspelt removal field must be rejected: %d %s", status, body)
+	}
+	snap := emu.World().Snapshot()
+	if a := snap.Tencent.Addresses[0]; a.AddressStatus != core.TCStatusUnbind || a.NetworkInterfaceID != "" {
+		t.Fatalf("the pod EIP after its IP was handed back: %+v", a)
+	}
 }
