@@ -76,8 +76,8 @@ type tcInstance struct {
 	Zone     string
 	VpcID    string
 	SubnetID string
-	// ENIID is the primary ENI, eni that ENI; the instance's private IPs
-	// are the primary ENI's.
+	// ENIID is the primary ENI's ID and eni the ENI itself; the instance's
+	// private IPs are the primary ENI's.
 	ENIID     string
 	eni       *tcENI
 	Tags      map[string]string
