@@ -23,6 +23,8 @@ import (
 //	                                 (?fixtures=false: start empty)
 //	POST   /admin/fixtures           add fixtures (core.Fixtures); answers with
 //	                                 the created IDs (core.FixtureResult)
+//	POST   /admin/remove             take resources away as the cloud does when
+//	                                 a node or pod goes (core.Removals)
 //	GET    /admin/faults             active fault specs
 //	PUT    /admin/faults             replace them ([]core.FaultSpec)
 //	POST   /admin/faults             add one (core.FaultSpec)
@@ -50,6 +52,7 @@ func newAdminHandler(s *Server) *adminHandler {
 	})
 	h.mux.HandleFunc("POST /admin/reset", h.reset)
 	h.mux.HandleFunc("POST /admin/fixtures", h.fixtures)
+	h.mux.HandleFunc("POST /admin/remove", h.remove)
 	h.mux.HandleFunc("GET /admin/faults", func(rw http.ResponseWriter, _ *http.Request) {
 		writeJSON(rw, http.StatusOK, s.world.Faults())
 	})
@@ -118,6 +121,20 @@ func (h *adminHandler) fixtures(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(rw, http.StatusOK, res)
+}
+
+func (h *adminHandler) remove(rw http.ResponseWriter, r *http.Request) {
+	var rm core.Removals
+	if err := readBody(r, &rm); err != nil {
+		writeAdminError(rw, http.StatusBadRequest, err)
+		return
+	}
+	if err := h.s.world.Remove(&rm); err != nil {
+		writeAdminError(rw, http.StatusBadRequest, err)
+		return
+	}
+	h.s.log.Info("Removed resources", "ec2Instances", len(rm.EC2.Instances), "tencentInstances", len(rm.Tencent.Instances), "tencentPrivateIPs", len(rm.Tencent.PrivateIPs))
+	writeJSON(rw, http.StatusOK, map[string]bool{"removed": true})
 }
 
 func (h *adminHandler) putFaults(rw http.ResponseWriter, r *http.Request) {

@@ -176,3 +176,41 @@ func BenchmarkEC2DescribeAddressesViaSDK(b *testing.B) {
 	})
 	reportThroughput(b)
 }
+
+// podENIs is 50 nodes with a secondary ENI of 10 pod IPs each, every pod IP
+// carrying an EIP: the 500-pod world of issue 22's Tencent benchmark.
+func podENIs() *core.Fixtures {
+	f := &core.Fixtures{}
+	for n := range 50 {
+		var ips []string
+		for p := range 10 {
+			ips = append(ips, "10.1."+strconv.Itoa(n)+"."+strconv.Itoa(p+10))
+		}
+		eni := "eni-p" + strconv.Itoa(1000000 + n)[1:] + "0"
+		f.Tencent.Instances = append(f.Tencent.Instances, core.TCInstanceFixture{
+			VpcID: "vpc-bench", PrivateIPAddresses: []string{"10.0." + strconv.Itoa(n) + ".1"},
+			NetworkInterfaces: []core.TCENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: ips}},
+		})
+		for _, ip := range ips {
+			f.Tencent.Addresses = append(f.Tencent.Addresses, core.TCAddressFixture{NetworkInterfaceID: eni, PrivateIPAddress: ip})
+		}
+	}
+	return f
+}
+
+// BenchmarkTencentDescribeNetworkInterfacesByPodIP: the pod path's ENI
+// look-up (exact address-ip in a VPC) in the 500-pod world; Tencent allows
+// 100 of these per second.
+func BenchmarkTencentDescribeNetworkInterfacesByPodIP(b *testing.B) {
+	emu := benchEmulator(b, podENIs())
+	req := tencentRequest(emu.URL(), "vpc", "DescribeNetworkInterfaces", tencent.VersionVPC,
+		`{"Filters":[{"Name":"vpc-id","Values":["vpc-bench"]},{"Name":"address-ip","Values":["10.1.37.15"]},{"Name":"ip-exact-match","Values":["true"]}]}`)
+	c := benchClient()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			send(b, c, req)
+		}
+	})
+	reportThroughput(b)
+}

@@ -83,6 +83,8 @@ func FuzzTencentRequest(f *testing.F) {
 		{"DescribeTaskResult", `{"TaskId":1300000001}`},
 		{"DescribeInstances", `{"InstanceIds":["ins-node0001"]}`},
 		{"DescribeResourcesByTags", `{"TagFilters":[{"TagKey":"k","TagValue":["v"]}],"Limit":1}`},
+		{"DescribeNetworkInterfaces", `{"Filters":[{"Name":"address-ip","Values":["10.1"]},{"Name":"ip-exact-match","Values":["true"]}],"Offset":18446744073709551615,"Limit":100}`},
+		{"AssociateAddress", `{"AddressId":"eip-00000000","NetworkInterfaceId":"eni-00000000","PrivateIpAddress":"10.1.0.5"}`},
 	} {
 		f.Add(seed.action, seed.body)
 	}

@@ -556,3 +556,96 @@ func TestEC2Authentication(t *testing.T) {
 		t.Fatalf("GET /admin/settings must list access key IDs and no secret: %d %s", status, body)
 	}
 }
+
+// TestTencentENIFixturesAndWireFormat: the fixture YAML docs/cloudsim.md
+// shows goes through the admin API, and DescribeNetworkInterfaces answers
+// with vpc.NetworkInterface's field names and types: CreatedTime as
+// "YYYY-MM-DD hh:mm:ss", Attachment null for a dangling ENI, EniType 1 for
+// a primary ENI, the bound EIP on its private IP.
+func TestTencentENIFixturesAndWireFormat(t *testing.T) {
+	clock := core.NewManualClock(start)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 6, Clock: clock})
+	fixtures := `
+tencent:
+  instances:
+  - instanceId: ins-node0001
+    vpcId: vpc-1
+    subnetId: subnet-1
+    zone: ap-hongkong-2
+    networkInterfaceId: eni-node0001      # primary ENI
+    privateIpAddresses: [10.0.0.5]
+    networkInterfaces:                    # secondary ENIs, attached in order
+    - networkInterfaceId: eni-pods0001
+      privateIpAddresses: [10.0.1.2, 10.0.1.20]
+  networkInterfaces:                      # more ENIs: attached (instanceId) or dangling
+  - networkInterfaceId: eni-loose001
+    vpcId: vpc-1
+    privateIpAddresses: [10.0.2.7]
+  privateIpAddresses:                     # further IPs on an existing ENI (a new pod)
+  - networkInterfaceId: eni-pods0001
+    privateIpAddresses: [10.0.1.21]
+  addresses:                              # pre-bound to an ENI private IP
+  - networkInterfaceId: eni-pods0001
+    privateIpAddress: 10.0.1.20
+`
+	status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/fixtures", fixtures)
+	var res core.FixtureResult
+	if status != 200 || json.Unmarshal(body, &res) != nil {
+		t.Fatalf("POST fixtures: %d %s", status, body)
+	}
+	if diff := cmp.Diff([]string{"eni-node0001", "eni-pods0001", "eni-loose001"}, res.TencentNetworkInterfaces); diff != "" {
+		t.Fatalf("created ENIs (-want +got):\n%s", diff)
+	}
+
+	r := tcCall(t, emu.URL(), "vpc", "DescribeNetworkInterfaces", tencent.VersionVPC, "ap-hongkong", `{"Filters":[{"Name":"vpc-id","Values":["vpc-1"]}]}`,
+		core.DefaultTencentSecretID, core.DefaultTencentSecretKey)
+	if errCode(r) != "" || r["TotalCount"] != json.Number("3") {
+		t.Fatalf("DescribeNetworkInterfaces: %v", r)
+	}
+	set := r["NetworkInterfaceSet"].([]any)
+	primary, pods, loose := set[0].(map[string]any), set[1].(map[string]any), set[2].(map[string]any)
+	if primary["Primary"] != true || primary["EniType"] != json.Number("1") || pods["EniType"] != json.Number("0") {
+		t.Fatalf("Primary/EniType: %v / %v", primary, pods)
+	}
+	if primary["CreatedTime"] != start.Format("2006-01-02 15:04:05") {
+		t.Fatalf("CreatedTime = %v, want YYYY-MM-DD hh:mm:ss", primary["CreatedTime"])
+	}
+	att, _ := pods["Attachment"].(map[string]any)
+	if att["InstanceId"] != "ins-node0001" || att["DeviceIndex"] != json.Number("1") || pods["NetworkInterfaceState"] != "INUSE" {
+		t.Fatalf("secondary ENI attachment: %v", pods)
+	}
+	if v, present := loose["Attachment"]; !present || v != nil {
+		t.Fatalf("a dangling ENI's Attachment must be null: %v", loose)
+	}
+	ips := pods["PrivateIpAddressSet"].([]any)
+	bound := ips[1].(map[string]any)
+	if len(ips) != 3 || bound["PrivateIpAddress"] != "10.0.1.20" || !strings.HasPrefix(bound["AddressId"].(string), "eip-") || bound["PublicIpAddress"] == "" {
+		t.Fatalf("pod ENI private IPs: %v", ips)
+	}
+	if free := ips[2].(map[string]any); free["PrivateIpAddress"] != "10.0.1.21" || free["PublicIpAddress"] != "" || free["Primary"] != false {
+		t.Fatalf("a private IP without an EIP: %v", free)
+	}
+	if r := tcCall(t, emu.URL(), "vpc", "DescribeNetworkInterfaces", tencent.VersionVPC, "ap-hongkong", `{"Filters":[{"Values":["x"]}]}`,
+		core.DefaultTencentSecretID, core.DefaultTencentSecretKey); errCode(r) != "InvalidParameter.FilterInvalidKey" {
+		t.Fatalf("a filter without a name: %v", r)
+	}
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/fixtures", "tencent: {privateIpAddresses: [{networkInterfaceId: eni-loose001, privateIpAddresses: [10.0.1.2]}]}"); status != 400 {
+		t.Fatalf("a private IP already used in the VPC was accepted: %d %s", status, body)
+	}
+
+	// The pod of 10.0.1.20 goes: its IP is handed back, its EIP unbound.
+	removal := "tencent: {privateIpAddresses: [{networkInterfaceId: eni-pods0001, privateIpAddresses: [10.0.1.20]}]}"
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", removal); status != 200 {
+		t.Fatalf("POST remove: %d %s", status, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", removal); status != 400 {
+		t.Fatalf("removing an IP that is gone: %d %s", status, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/remove", "ec2: {instanses: []}"); status != 400 {
+		t.Fatalf("a misspelt removal field must be rejected: %d %s", status, body)
+	}
+	snap := emu.World().Snapshot()
+	if a := snap.Tencent.Addresses[0]; a.AddressStatus != core.TCStatusUnbind || a.NetworkInterfaceID != "" {
+		t.Fatalf("the pod EIP after its IP was handed back: %+v", a)
+	}
+}

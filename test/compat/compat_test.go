@@ -367,3 +367,240 @@ func TestTencentNodeSDK(t *testing.T) {
 		t.Fatalf("the emulator holds %d addresses after release", n)
 	}
 }
+
+// nodeENIResult is what test/compat/node/tencent-eni.js prints.
+type nodeENIResult struct {
+	Fatal string `json:"fatal"`
+	Exact struct {
+		Total int           `json:"total"`
+		ENIs  []nodeENIView `json:"enis"`
+	} `json:"exact"`
+	Fuzzy struct {
+		Total int `json:"total"`
+	} `json:"fuzzy"`
+	Page struct {
+		Total    int `json:"total"`
+		Returned int `json:"returned"`
+	} `json:"page"`
+	DescribeErrors map[string]string `json:"describeErrors"`
+	BindTaskIDType string            `json:"bindTaskIdType"`
+	Bound          nodeAddressView   `json:"bound"`
+	ENIAfterBind   nodeENIView       `json:"eniAfterBind"`
+	ByPrivateIP    []string          `json:"byPrivateIp"`
+	AssociateErrs  map[string]string `json:"associateErrors"`
+	BoundDangling  nodeAddressView   `json:"boundDangling"`
+	Unbound        nodeAddressView   `json:"unbound"`
+	ENIAfterUnbind nodeENIView       `json:"eniAfterUnbind"`
+	AddressesLeft  int               `json:"addressesLeft"`
+}
+
+type nodeENIView struct {
+	ID          string  `json:"id"`
+	Primary     bool    `json:"primary"`
+	InstanceID  *string `json:"instanceId"`
+	DeviceIndex *int    `json:"deviceIndex"`
+	PrivateIPs  []struct {
+		IP        string `json:"ip"`
+		Primary   bool   `json:"primary"`
+		PublicIP  string `json:"publicIp"`
+		AddressID string `json:"addressId"`
+	} `json:"privateIps"`
+}
+
+type nodeAddressView struct {
+	Status             string  `json:"status"`
+	InstanceID         *string `json:"instanceId"`
+	NetworkInterfaceID *string `json:"networkInterfaceId"`
+	PrivateIP          *string `json:"privateIp"`
+	InstanceType       *string `json:"instanceType"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<null>"
+	}
+	return *s
+}
+
+// TestTencentNodeSDKENIs: the Tencent Node.js SDK reads the ENI model and
+// the ENI-private-IP binding on the wire as the Go SDK does: the pod IP's
+// ENI found exactly (the fuzzy single-value address-ip also finds the
+// ENI of pod IP + "0"), paging, the documented DescribeNetworkInterfaces
+// and AssociateAddress error codes, BIND naming the instance for an
+// attached ENI and BIND_ENI for a dangling one.
+func TestTencentNodeSDKENIs(t *testing.T) {
+	node := requireTool(t, "node")
+	nodeDir := nodeSDKDir(t)
+	const (
+		vpc      = "vpc-compat01"
+		instance = "ins-node0001"
+		podENI   = "eni-pods0001"
+		podIP    = "10.1.1.2"
+		dangling = "eni-loose001"
+	)
+	emu := cloudsimtest.Start(t, cloudsim.Options{
+		Seed:     7,
+		Settings: core.Settings{TaskDuration: core.Duration(50 * time.Millisecond)},
+		Fixtures: &core.Fixtures{Tencent: core.TencentFixtures{
+			Instances: []core.TCInstanceFixture{{
+				InstanceID: instance, VpcID: vpc, SubnetID: "subnet-1", Zone: "ap-hongkong-2", PrivateIPAddresses: []string{"10.1.0.5"},
+				NetworkInterfaces: []core.TCENIFixture{
+					{NetworkInterfaceID: podENI, PrivateIPAddresses: []string{"10.1.1.1", podIP}},
+					{NetworkInterfaceID: "eni-pods0002", PrivateIPAddresses: []string{"10.1.2.1", podIP + "0"}},
+				},
+			}},
+			NetworkInterfaces: []core.TCENIFixture{{NetworkInterfaceID: dangling, VpcID: vpc, PrivateIPAddresses: []string{"10.1.3.1"}}},
+		}},
+	})
+	stdout, stderr, code := run(t, []string{
+		"TC_ENDPOINT=" + strings.TrimPrefix(emu.URL(), "http://"),
+		"TC_SECRET_ID=" + core.DefaultTencentSecretID, "TC_SECRET_KEY=" + core.DefaultTencentSecretKey,
+		"TC_VPC_ID=" + vpc, "TC_POD_IP=" + podIP, "TC_DANGLING_ENI=" + dangling,
+	}, nodeDir, node, "tencent-eni.js")
+	var got nodeENIResult
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("tencent-eni.js (exit %d) printed no JSON: %v\nstdout: %s\nstderr: %s", code, err, stdout, stderr)
+	}
+	if code != 0 || got.Fatal != "" {
+		t.Fatalf("tencent-eni.js failed (exit %d): %s\nstderr: %s", code, got.Fatal, stderr)
+	}
+
+	if got.Exact.Total != 1 || len(got.Exact.ENIs) != 1 {
+		t.Fatalf("exact address-ip look-up: %+v", got.Exact)
+	}
+	e := got.Exact.ENIs[0]
+	if e.ID != podENI || e.Primary || deref(e.InstanceID) != instance || e.DeviceIndex == nil || *e.DeviceIndex != 1 ||
+		len(e.PrivateIPs) != 2 || !e.PrivateIPs[0].Primary || e.PrivateIPs[1].IP != podIP {
+		t.Fatalf("the pod IP's ENI: %+v", e)
+	}
+	if got.Fuzzy.Total != 2 {
+		t.Fatalf("a single address-ip value without ip-exact-match found %d ENIs, want 2 (%s and %s0)", got.Fuzzy.Total, podIP, podIP)
+	}
+	if got.Page.Total != 4 || got.Page.Returned != 1 {
+		t.Fatalf("Offset 1 Limit 1 over the VPC's 4 ENIs: %+v", got.Page)
+	}
+	wantDescribeErrs := map[string]string{
+		"coexist": "InvalidParameter.Coexist", "badFilter": "InvalidParameter.FilterInvalidKey", "unknownId": "ResourceNotFound",
+	}
+	if diff := cmp.Diff(wantDescribeErrs, got.DescribeErrors); diff != "" {
+		t.Fatalf("DescribeNetworkInterfaces error codes (-want +got):\n%s", diff)
+	}
+
+	if got.BindTaskIDType != "string" {
+		t.Fatalf("AssociateAddress TaskId reached the SDK as %s, want string", got.BindTaskIDType)
+	}
+	if b := got.Bound; b.Status != "BIND" || deref(b.InstanceID) != instance || deref(b.NetworkInterfaceID) != podENI || deref(b.PrivateIP) != podIP || deref(b.InstanceType) != "CVM" {
+		t.Fatalf("bound to the pod IP: %+v", b)
+	}
+	if p := got.ENIAfterBind.PrivateIPs[1]; p.IP != podIP || p.PublicIP == "" || !strings.HasPrefix(p.AddressID, "eip-") {
+		t.Fatalf("the ENI's private IP after binding: %+v", p)
+	}
+	if len(got.ByPrivateIP) != 1 || got.ByPrivateIP[0] != got.ENIAfterBind.PrivateIPs[1].AddressID {
+		t.Fatalf("DescribeAddresses by private-ip-address: %v", got.ByPrivateIP)
+	}
+	wantAssocErrs := map[string]string{
+		"privateIpTaken": "InvalidPrivateIpAddress.AlreadyBindEip",
+		"ipNotOnEni":     "InvalidNetworkInterfaceId.NotFound",
+		"unknownEni":     "InvalidNetworkInterfaceId.NotFound",
+		"bothTargets":    "InvalidParameterConflict",
+		"noPrivateIp":    "MissingParameter",
+		"noTarget":       "InvalidParameterValue.MissingAssociateEntity",
+		"boundElsewhere": "InvalidParameterValue.PrivateIpAddressNotMatch",
+	}
+	if diff := cmp.Diff(wantAssocErrs, got.AssociateErrs); diff != "" {
+		t.Fatalf("AssociateAddress error codes (-want +got):\n%s", diff)
+	}
+	if b := got.BoundDangling; b.Status != "BIND_ENI" || b.InstanceID != nil || deref(b.NetworkInterfaceID) != dangling || deref(b.InstanceType) != "ENI" {
+		t.Fatalf("bound to a dangling ENI: %+v", b)
+	}
+	if u := got.Unbound; u.Status != "UNBIND" || u.InstanceID != nil || u.NetworkInterfaceID != nil || u.PrivateIP != nil {
+		t.Fatalf("after unbinding: %+v", u)
+	}
+	if p := got.ENIAfterUnbind.PrivateIPs[1]; p.PublicIP != "" || p.AddressID != "" {
+		t.Fatalf("the ENI's private IP after unbinding: %+v", p)
+	}
+	if got.AddressesLeft != 0 || len(emu.World().Snapshot().Tencent.Addresses) != 0 {
+		t.Fatalf("addresses left after release: %d", got.AddressesLeft)
+	}
+}
+
+// TestAWSCLINodeAssociation: the AWS CLI on the node EIP path. A node with
+// a secondary ENI refuses association by instance (InvalidInstanceID); its
+// primary ENI is found by attachment (device index 0, network card 0) and
+// addressed directly; a single-ENI instance takes --instance-id; both show
+// their instance in describe-addresses.
+func TestAWSCLINodeAssociation(t *testing.T) {
+	const (
+		node    = "i-0a0000000000000a1"
+		single  = "i-0a0000000000000b1"
+		primary = "eni-0a0000000000000a1"
+	)
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 8, Settings: core.Settings{EC2Credentials: cliCredentials()}, Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{
+		{InstanceID: node, VpcID: vpcID, SubnetID: "subnet-1", AvailabilityZone: "us-east-1a", NetworkInterfaces: []core.EC2ENIFixture{
+			{NetworkInterfaceID: primary, PrivateIPAddresses: []string{"10.0.5.10"}},
+			{PrivateIPAddresses: []string{"10.0.5.20", "10.0.5.21"}},
+		}},
+		{InstanceID: single, VpcID: vpcID, SubnetID: "subnet-1", AvailabilityZone: "us-east-1a", NetworkInterfaces: []core.EC2ENIFixture{
+			{PrivateIPAddresses: []string{"10.0.6.10"}},
+		}},
+	}}}})
+	aws := newAWSCLI(t, emu.URL())
+	var a, b cliAddress
+	aws.ok(&a, "allocate-address", "--domain", "vpc")
+	aws.ok(&b, "allocate-address", "--domain", "vpc")
+
+	aws.fails("InvalidInstanceID", "associate-address", "--allocation-id", a.AllocationId, "--instance-id", node)
+	aws.fails("InvalidInstanceID.NotFound", "associate-address", "--allocation-id", a.AllocationId, "--instance-id", "i-0a00000000000000f")
+	aws.fails("InvalidInstanceID.Malformed", "associate-address", "--allocation-id", a.AllocationId, "--instance-id", "aws:///us-east-1a/"+node)
+	aws.fails("InvalidParameterCombination", "associate-address", "--allocation-id", a.AllocationId, "--instance-id", single, "--network-interface-id", primary)
+
+	var enis struct {
+		NetworkInterfaces []struct {
+			NetworkInterfaceId string
+			PrivateIpAddress   string
+			Attachment         struct {
+				InstanceId       string
+				DeviceIndex      int
+				NetworkCardIndex int
+			}
+		}
+	}
+	aws.ok(&enis, "describe-network-interfaces", "--filters", "Name=attachment.instance-id,Values="+node, "Name=attachment.device-index,Values=0")
+	if len(enis.NetworkInterfaces) != 1 {
+		t.Fatalf("primary ENI look-up = %+v", enis)
+	}
+	p := enis.NetworkInterfaces[0]
+	if p.NetworkInterfaceId != primary || p.PrivateIpAddress != "10.0.5.10" || p.Attachment.InstanceId != node || p.Attachment.DeviceIndex != 0 || p.Attachment.NetworkCardIndex != 0 {
+		t.Fatalf("primary ENI = %+v", p)
+	}
+
+	var viaENI, viaInstance struct{ AssociationId string }
+	aws.ok(&viaENI, "associate-address", "--allocation-id", a.AllocationId, "--network-interface-id", p.NetworkInterfaceId,
+		"--private-ip-address", p.PrivateIpAddress, "--no-allow-reassociation")
+	aws.ok(&viaInstance, "associate-address", "--allocation-id", b.AllocationId, "--instance-id", single, "--no-allow-reassociation")
+	aws.fails("Resource.AlreadyAssociated", "associate-address", "--allocation-id", a.AllocationId, "--instance-id", single, "--no-allow-reassociation")
+
+	var described struct{ Addresses []cliAddress }
+	aws.ok(&described, "describe-addresses", "--filters", "Name=instance-id,Values="+node+","+single)
+	if len(described.Addresses) != 2 {
+		t.Fatalf("describe-addresses by instance = %+v, want 2 addresses", described.Addresses)
+	}
+	want := []cliAddress{
+		{AllocationId: a.AllocationId, PublicIp: a.PublicIp, AssociationId: viaENI.AssociationId, NetworkInterfaceId: primary, PrivateIpAddress: "10.0.5.10", InstanceId: node},
+		{AllocationId: b.AllocationId, PublicIp: b.PublicIp, AssociationId: viaInstance.AssociationId, NetworkInterfaceId: described.Addresses[1].NetworkInterfaceId, PrivateIpAddress: "10.0.6.10", InstanceId: single},
+	}
+	if diff := cmp.Diff(want, described.Addresses); diff != "" {
+		t.Fatalf("describe-addresses by instance (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(described.Addresses[1].NetworkInterfaceId, "eni-") {
+		t.Fatalf("association by instance names no ENI: %+v", described.Addresses[1])
+	}
+
+	for _, x := range []struct{ assoc, alloc string }{{viaENI.AssociationId, a.AllocationId}, {viaInstance.AssociationId, b.AllocationId}} {
+		aws.ok(nil, "disassociate-address", "--association-id", x.assoc)
+		aws.ok(nil, "release-address", "--allocation-id", x.alloc)
+	}
+	if n := len(emu.World().Snapshot().EC2.Addresses); n != 0 {
+		t.Fatalf("the emulator holds %d addresses after release", n)
+	}
+}

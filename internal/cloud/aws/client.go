@@ -82,6 +82,25 @@ func (c *Client) AssociateAddress(ctx context.Context, allocationID, networkInte
 	return awssdk.ToString(out.AssociationId), nil
 }
 
+// AssociateAddressWithInstance associates the address with an instance,
+// which EC2 resolves to its primary ENI's primary private IP. EC2 accepts
+// this only for an instance with exactly one ENI: with secondary ENIs (the
+// VPC CNI attaches them to nodes) it fails with InvalidInstanceID
+// (IsMultipleInterfaces); address such a node through
+// FindPrimaryNetworkInterface and AssociateAddress instead. Like
+// AssociateAddress it never takes an address from another resource.
+func (c *Client) AssociateAddressWithInstance(ctx context.Context, allocationID, instanceID string) (string, error) {
+	out, err := c.api.AssociateAddress(ctx, &ec2.AssociateAddressInput{
+		AllocationId:       awssdk.String(allocationID),
+		InstanceId:         awssdk.String(instanceID),
+		AllowReassociation: awssdk.Bool(false),
+	})
+	if err != nil {
+		return "", fmt.Errorf("associating %s with instance %s: %w", allocationID, instanceID, err)
+	}
+	return awssdk.ToString(out.AssociationId), nil
+}
+
 // DisassociateAddress removes an association (idempotent on EC2).
 func (c *Client) DisassociateAddress(ctx context.Context, associationID string) error {
 	if _, err := c.api.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: awssdk.String(associationID)}); err != nil {
@@ -204,4 +223,40 @@ func (c *Client) FindNetworkInterfaceForPodIP(ctx context.Context, vpcID, podIP,
 		return e, nil
 	}
 	return NetworkInterface{}, fmt.Errorf("no ENI of instance %s holds pod IP %s in a delegated prefix: %w", node.InstanceID, podIP, ErrNotFound)
+}
+
+// maxFilterValues is the most values one DescribeNetworkInterfaces filter
+// carries per call.
+const maxFilterValues = 200
+
+// FindPrimaryNetworkInterfaces returns the primary ENI (device index 0,
+// network card 0) of each instance, in as few filtered
+// DescribeNetworkInterfaces calls as the 200-value filter limit allows
+// (filtered calls draw from the larger non-mutating bucket). Instances
+// that do not exist, or no longer have their primary ENI, are absent.
+func (c *Client) FindPrimaryNetworkInterfaces(ctx context.Context, instanceIDs []string) (map[string]NetworkInterface, error) {
+	out := map[string]NetworkInterface{}
+	ids := slices.Compact(slices.Sorted(slices.Values(instanceIDs)))
+	for batch := range slices.Chunk(ids, maxFilterValues) {
+		enis, err := c.describeNetworkInterfaces(ctx, primaryENIsInput(batch))
+		if err != nil {
+			return nil, fmt.Errorf("finding the primary ENIs of %d instances: %w", len(batch), err)
+		}
+		maps.Copy(out, PrimaryENIs(enis))
+	}
+	return out, nil
+}
+
+// FindPrimaryNetworkInterface returns an instance's primary ENI, or an
+// ErrNotFound error when the instance has none (unknown or terminated).
+func (c *Client) FindPrimaryNetworkInterface(ctx context.Context, instanceID string) (NetworkInterface, error) {
+	found, err := c.FindPrimaryNetworkInterfaces(ctx, []string{instanceID})
+	if err != nil {
+		return NetworkInterface{}, err
+	}
+	eni, ok := found[instanceID]
+	if !ok {
+		return NetworkInterface{}, fmt.Errorf("instance %s has no primary ENI: %w", instanceID, ErrNotFound)
+	}
+	return eni, nil
 }

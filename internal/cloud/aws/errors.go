@@ -25,6 +25,11 @@ const (
 	CodeInvalidAssociationIDNF     = "InvalidAssociationID.NotFound"
 	CodeInvalidNetworkInterfaceNF  = "InvalidNetworkInterfaceID.NotFound"
 	CodeInvalidInstanceIDNotFound  = "InvalidInstanceID.NotFound"
+	CodeInvalidInstanceIDMalformed = "InvalidInstanceID.Malformed"
+	// CodeInvalidInstanceID is AssociateAddress's answer for an instance
+	// with more than one ENI ("There are multiple interfaces attached to
+	// instance …").
+	CodeInvalidInstanceID          = "InvalidInstanceID"
 	CodeRequestLimitExceeded       = "RequestLimitExceeded"
 	CodeResourceAlreadyAssociated  = "Resource.AlreadyAssociated"
 	CodeInvalidIPAddressInUse      = "InvalidIPAddress.InUse"
@@ -89,6 +94,12 @@ func IsQuotaExceeded(err error) bool { return ErrorCode(err) == CodeAddressLimit
 // reassociation was not allowed.
 func IsAlreadyAssociated(err error) bool { return ErrorCode(err) == CodeResourceAlreadyAssociated }
 
+// IsMultipleInterfaces: AssociateAddress by InstanceId was refused because
+// the instance has several ENIs ("the instance must have exactly one
+// attached network interface", EC2 API reference, AssociateAddress);
+// associate with its primary ENI instead.
+func IsMultipleInterfaces(err error) bool { return ErrorCode(err) == CodeInvalidInstanceID }
+
 // IsInUse: the address is still associated and cannot be released.
 func IsInUse(err error) bool { return ErrorCode(err) == CodeInvalidIPAddressInUse }
 
@@ -127,7 +138,8 @@ func IsCredentialsRejected(err error) bool {
 // combination); retrying it unchanged will not help.
 func IsInvalidParameter(err error) bool {
 	c := ErrorCode(err)
-	return c == CodeInvalidParameterValue || c == CodeInvalidParameterCombo || c == CodeInvalidPublicIpv4PoolIDNF
+	return c == CodeInvalidParameterValue || c == CodeInvalidParameterCombo || c == CodeInvalidPublicIpv4PoolIDNF ||
+		c == CodeInvalidInstanceIDMalformed
 }
 
 // IsOutcomeUnknown: the call may or may not have taken effect — a timeout,

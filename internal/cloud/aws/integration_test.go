@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -563,5 +564,122 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 	}
 	if _, err := c.DescribeAddresses(ctx, epaws.AddressQuery{}); err != nil {
 		t.Fatalf("after recovery: %v", err)
+	}
+}
+
+// TestNodeAssociation: the node EIP path through the real SDK. The fixture
+// node has a secondary ENI, so EC2 refuses AssociateAddress by InstanceId
+// (InvalidInstanceID); the client finds the primary ENI and associates
+// with its primary IP. An instance with one ENI takes InstanceId.
+// DescribeAddresses finds both by instance.
+func TestNodeAssociation(t *testing.T) {
+	ctx := context.Background()
+	emu := startEmulator(t, cloudsim.Options{Seed: 9})
+	const single = "i-0123456789abcdef1"
+	if _, err := emu.World().ApplyFixtures(&core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{{
+		InstanceID: single, VpcID: vpcID, NetworkInterfaces: []core.EC2ENIFixture{{PrivateIPAddresses: []string{"10.0.2.10"}}},
+	}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, testOptions(emu.URL()))
+	a, err := c.AllocateAddress(ctx, epaws.AllocateRequest{Tags: ownerTags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.AllocateAddress(ctx, epaws.AllocateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = c.AssociateAddressWithInstance(ctx, a.AllocationID, instanceID)
+	if !epaws.IsMultipleInterfaces(err) || epaws.ErrorCode(err) != epaws.CodeInvalidInstanceID {
+		t.Fatalf("AssociateAddressWithInstance on a node with two ENIs: %v, want InvalidInstanceID", err)
+	}
+	_, err = c.AssociateAddressWithInstance(ctx, a.AllocationID, "aws:///us-east-1a/"+instanceID)
+	if !epaws.IsInvalidParameter(err) || epaws.ErrorCode(err) != epaws.CodeInvalidInstanceIDMalformed {
+		t.Fatalf("a providerID passed as instance ID: %v, want InvalidInstanceID.Malformed", err)
+	}
+
+	eni, err := c.FindPrimaryNetworkInterface(ctx, instanceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eni.ID != nodeENI || eni.DeviceIndex != 0 || eni.InstanceID != instanceID || eni.PrivateIPs[0] != nodeIP {
+		t.Fatalf("primary ENI = %+v, want %s with primary IP %s", eni, nodeENI, nodeIP)
+	}
+	viaENI, err := c.AssociateAddress(ctx, a.AllocationID, eni.ID, eni.PrivateIPs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaInstance, err := c.AssociateAddressWithInstance(ctx, b.AllocationID, single)
+	if err != nil {
+		t.Fatalf("AssociateAddressWithInstance on a single-ENI instance: %v", err)
+	}
+	got, err := c.DescribeAddresses(ctx, epaws.AddressQuery{InstanceIDs: []string{instanceID, single}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type assoc struct{ Alloc, Assoc, Instance, IP string }
+	var gotA []assoc
+	for _, x := range got {
+		gotA = append(gotA, assoc{x.AllocationID, x.AssociationID, x.InstanceID, x.PrivateIPAddress})
+	}
+	wantA := []assoc{{a.AllocationID, viaENI, instanceID, nodeIP}, {b.AllocationID, viaInstance, single, "10.0.2.10"}}
+	if diff := cmp.Diff(wantA, gotA); diff != "" {
+		t.Fatalf("DescribeAddresses by instance (-want +got):\n%s", diff)
+	}
+	// A second address onto the taken node is refused, not moved.
+	if _, err := c.AssociateAddressWithInstance(ctx, a.AllocationID, single); !epaws.IsAlreadyAssociated(err) {
+		t.Fatalf("moving an associated address onto another node: %v, want Resource.AlreadyAssociated", err)
+	}
+
+	if _, err := c.FindPrimaryNetworkInterface(ctx, "i-0000000000000000f"); !epaws.IsNotFound(err) {
+		t.Fatalf("primary ENI of an unknown instance: %v, want NotFound", err)
+	}
+}
+
+// TestPrimaryENIsAreLookedUpInBatches: 250 nodes cost two filtered
+// DescribeNetworkInterfaces calls (200 filter values each), not 250.
+func TestPrimaryENIsAreLookedUpInBatches(t *testing.T) {
+	ctx := context.Background()
+	var fx core.Fixtures
+	var ids []string
+	for i := range 250 {
+		id := fmt.Sprintf("i-%017x", i+1)
+		ids = append(ids, id)
+		fx.EC2.Instances = append(fx.EC2.Instances, core.EC2InstanceFixture{InstanceID: id, VpcID: vpcID, NetworkInterfaces: []core.EC2ENIFixture{
+			{PrivateIPAddresses: []string{fmt.Sprintf("10.1.%d.%d", i/200, i%200+1)}},
+			{PrivateIPAddresses: []string{fmt.Sprintf("10.2.%d.%d", i/200, i%200+1)}},
+		}})
+	}
+	emu := startEmulator(t, cloudsim.Options{Seed: 10, Fixtures: &fx})
+	c := newClient(t, testOptions(emu.URL()))
+	// Calls are counted on the client (one call includes the SDK's
+	// retries): on loopback the SDK retries now and then a large response
+	// whose connection Go's transport closed (aws/aws-sdk-go-v2#2737), so
+	// the emulator's request count is not the call count.
+	requests, _, _ := cloud.Collectors()
+	calls := func() float64 {
+		var m dto.Metric
+		if err := requests.WithLabelValues(cloud.ProviderAWS, "DescribeNetworkInterfaces", cloud.CodeOK).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	before := calls()
+	found, err := c.FindPrimaryNetworkInterfaces(ctx, append(ids, ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 250 {
+		t.Fatalf("found %d primary ENIs, want 250", len(found))
+	}
+	for i, id := range ids {
+		if e := found[id]; e.DeviceIndex != 0 || e.PrivateIPs[0] != fmt.Sprintf("10.1.%d.%d", i/200, i%200+1) {
+			t.Fatalf("primary ENI of %s = %+v", id, e)
+		}
+	}
+	if n := calls() - before; n != 2 {
+		t.Fatalf("%v DescribeNetworkInterfaces calls, want 2", n)
 	}
 }

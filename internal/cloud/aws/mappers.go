@@ -44,19 +44,26 @@ type AddressQuery struct {
 	AssociationID      string
 	NetworkInterfaceID string
 	PrivateIPAddress   string
-	TagKeys            []string
-	Tags               map[string]string
+	// InstanceIDs match addresses associated with any of these instances
+	// (through any of their ENIs).
+	InstanceIDs []string
+	TagKeys     []string
+	Tags        map[string]string
 }
 
 // NetworkInterface is an ENI as edgeplane sees it.
 type NetworkInterface struct {
-	ID           string
-	VpcID        string
-	SubnetID     string
-	InstanceID   string
-	PrivateIPs   []string
-	IPv4Prefixes []netip.Prefix
-	Tags         map[string]string
+	ID         string
+	VpcID      string
+	SubnetID   string
+	InstanceID string
+	// DeviceIndex and NetworkCardIndex place an attached ENI on its
+	// instance; the primary ENI is device 0 on network card 0.
+	DeviceIndex      int32
+	NetworkCardIndex int32
+	PrivateIPs       []string
+	IPv4Prefixes     []netip.Prefix
+	Tags             map[string]string
 	// PublicIPs maps a private IP to the Elastic IP associated with it,
 	// whichever account owns that address.
 	PublicIPs map[string]string
@@ -139,6 +146,9 @@ func describeAddressesInput(q AddressQuery) *ec2.DescribeAddressesInput {
 	if q.PrivateIPAddress != "" {
 		in.Filters = append(in.Filters, filter("private-ip-address", q.PrivateIPAddress))
 	}
+	if len(q.InstanceIDs) > 0 {
+		in.Filters = append(in.Filters, filter("instance-id", q.InstanceIDs...))
+	}
 	for _, k := range slices.Sorted(slices.Values(q.TagKeys)) {
 		in.Filters = append(in.Filters, filter("tag-key", k))
 	}
@@ -173,6 +183,8 @@ func networkInterfaceFromSDK(n types.NetworkInterface) NetworkInterface {
 	}
 	if n.Attachment != nil {
 		out.InstanceID = awssdk.ToString(n.Attachment.InstanceId)
+		out.DeviceIndex = awssdk.ToInt32(n.Attachment.DeviceIndex)
+		out.NetworkCardIndex = awssdk.ToInt32(n.Attachment.NetworkCardIndex)
 	}
 	for _, p := range n.PrivateIpAddresses {
 		if p.PrivateIpAddress == nil {
@@ -221,6 +233,29 @@ func enisByInstanceInput(vpcID, instanceID string) *ec2.DescribeNetworkInterface
 		in.Filters = append(in.Filters, filter("vpc-id", vpcID))
 	}
 	return in
+}
+
+// primaryENIsInput lists the ENIs at device index 0 of the instances (one
+// per network card; PrimaryENIs keeps card 0's).
+func primaryENIsInput(instanceIDs []string) *ec2.DescribeNetworkInterfacesInput {
+	return &ec2.DescribeNetworkInterfacesInput{Filters: []types.Filter{
+		filter("attachment.instance-id", instanceIDs...),
+		filter("attachment.device-index", "0"),
+	}}
+}
+
+// PrimaryENIs picks each instance's primary ENI from enis: the one
+// attached at device index 0 on network card 0 ("the primary network
+// interface must be assigned to network card index 0", EC2 API reference,
+// AttachNetworkInterface). Instances without one are absent.
+func PrimaryENIs(enis []NetworkInterface) map[string]NetworkInterface {
+	out := map[string]NetworkInterface{}
+	for _, e := range enis {
+		if e.InstanceID != "" && e.DeviceIndex == 0 && e.NetworkCardIndex == 0 {
+			out[e.InstanceID] = e
+		}
+	}
+	return out
 }
 
 // ENIWithPrefixFor returns the first ENI one of whose delegated IPv4

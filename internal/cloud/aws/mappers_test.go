@@ -145,6 +145,13 @@ func TestNetworkInterfaceFromSDK(t *testing.T) {
 				Tags: map[string]string{},
 			},
 		},
+		"attachment place": {
+			in: types.NetworkInterface{
+				NetworkInterfaceId: awssdk.String("eni-3"),
+				Attachment:         &types.NetworkInterfaceAttachment{InstanceId: awssdk.String("i-1"), DeviceIndex: awssdk.Int32(2), NetworkCardIndex: awssdk.Int32(1)},
+			},
+			want: NetworkInterface{ID: "eni-3", InstanceID: "i-1", DeviceIndex: 2, NetworkCardIndex: 1, Tags: map[string]string{}},
+		},
 		"no attachment, only the top-level private IP": {
 			in:   types.NetworkInterface{NetworkInterfaceId: awssdk.String("eni-2"), PrivateIpAddress: awssdk.String("10.0.0.9")},
 			want: NetworkInterface{ID: "eni-2", PrivateIPs: []string{"10.0.0.9"}, Tags: map[string]string{}},
@@ -170,6 +177,50 @@ func TestENIInputs(t *testing.T) {
 	got = enisByInstanceInput("vpc-1", "i-1")
 	if len(got.Filters) != 2 || *got.Filters[0].Name != "attachment.instance-id" || got.Filters[0].Values[0] != "i-1" {
 		t.Fatalf("enisByInstanceInput = %+v", got.Filters)
+	}
+}
+
+func TestDescribeAddressesByInstance(t *testing.T) {
+	got := describeAddressesInput(AddressQuery{InstanceIDs: []string{"i-1", "i-2"}, Tags: map[string]string{"pool": "nodes"}})
+	want := []types.Filter{
+		{Name: awssdk.String("instance-id"), Values: []string{"i-1", "i-2"}},
+		{Name: awssdk.String("tag:pool"), Values: []string{"nodes"}},
+	}
+	if diff := cmp.Diff(want, got.Filters, cmpopts.IgnoreUnexported(types.Filter{})); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPrimaryENIsInput(t *testing.T) {
+	got := primaryENIsInput([]string{"i-1", "i-2"})
+	want := []types.Filter{
+		{Name: awssdk.String("attachment.instance-id"), Values: []string{"i-1", "i-2"}},
+		{Name: awssdk.String("attachment.device-index"), Values: []string{"0"}},
+	}
+	if diff := cmp.Diff(want, got.Filters, cmpopts.IgnoreUnexported(types.Filter{})); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if bucketCategory("DescribeNetworkInterfaces", got) != bucketNonMutating {
+		t.Fatal("the primary-ENI look-up is filtered and must draw from the larger non-mutating bucket")
+	}
+}
+
+func TestPrimaryENIs(t *testing.T) {
+	enis := []NetworkInterface{
+		{ID: "eni-a0", InstanceID: "i-a", DeviceIndex: 0},
+		{ID: "eni-a1", InstanceID: "i-a", DeviceIndex: 1},
+		{ID: "eni-b-card1", InstanceID: "i-b", DeviceIndex: 0, NetworkCardIndex: 1},
+		{ID: "eni-b0", InstanceID: "i-b", DeviceIndex: 0, NetworkCardIndex: 0},
+		{ID: "eni-c-card1", InstanceID: "i-c", DeviceIndex: 0, NetworkCardIndex: 1},
+		{ID: "eni-loose", DeviceIndex: 0},
+	}
+	got := map[string]string{}
+	for inst, e := range PrimaryENIs(enis) {
+		got[inst] = e.ID
+	}
+	// i-c has only a device-0 ENI on card 1: not a primary ENI.
+	if diff := cmp.Diff(map[string]string{"i-a": "eni-a0", "i-b": "eni-b0"}, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
 	}
 }
 
@@ -235,6 +286,8 @@ func TestClassifiers(t *testing.T) {
 		{name: "MissingAuthenticationToken", err: apiErr("MissingAuthenticationToken", 401), want: []string{"AuthError"}, code: "MissingAuthenticationToken"},
 		{name: "InvalidParameterValue", err: apiErr("InvalidParameterValue", 400), want: []string{"InvalidParameter"}, code: "InvalidParameterValue"},
 		{name: "InvalidParameterCombination", err: apiErr("InvalidParameterCombination", 400), want: []string{"InvalidParameter"}, code: "InvalidParameterCombination"},
+		{name: "InvalidInstanceID.Malformed", err: apiErr("InvalidInstanceID.Malformed", 400), want: []string{"InvalidParameter"}, code: "InvalidInstanceID.Malformed"},
+		{name: "InvalidInstanceID (several ENIs)", err: apiErr("InvalidInstanceID", 400), want: []string{"MultipleInterfaces"}, code: "InvalidInstanceID"},
 		{name: "InternalError is ambiguous", err: apiErr("InternalError", 500), want: []string{"OutcomeUnknown"}, code: "InternalError"},
 		{name: "timeout is ambiguous", err: fmt.Errorf("op: %w", timeout), want: []string{"OutcomeUnknown"}},
 		{name: "plain error", err: errors.New("boom"), want: nil},
@@ -243,6 +296,7 @@ func TestClassifiers(t *testing.T) {
 		"NotFound": IsNotFound, "Throttled": IsThrottled, "QuotaExceeded": IsQuotaExceeded,
 		"AlreadyAssociated": IsAlreadyAssociated, "InUse": IsInUse, "AuthError": IsAuthError,
 		"InvalidParameter": IsInvalidParameter, "OutcomeUnknown": IsOutcomeUnknown,
+		"MultipleInterfaces": IsMultipleInterfaces,
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,6 +30,7 @@ type VPCAPI interface {
 	ReleaseAddressesWithContext(ctx context.Context, request *vpc.ReleaseAddressesRequest) (*vpc.ReleaseAddressesResponse, error)
 	DescribeAddressesWithContext(ctx context.Context, request *vpc.DescribeAddressesRequest) (*vpc.DescribeAddressesResponse, error)
 	DescribeTaskResultWithContext(ctx context.Context, request *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error)
+	DescribeNetworkInterfacesWithContext(ctx context.Context, request *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error)
 }
 
 // TagAPI is the subset of the tag client edgeplane uses. The tag module
@@ -105,6 +106,12 @@ func (v instrumentedVPC) DescribeAddressesWithContext(ctx context.Context, r *vp
 
 func (v instrumentedVPC) DescribeTaskResultWithContext(ctx context.Context, r *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error) {
 	return call(v.gate, "DescribeTaskResult", func() (*vpc.DescribeTaskResultResponse, error) { return v.api.DescribeTaskResultWithContext(ctx, r) })
+}
+
+func (v instrumentedVPC) DescribeNetworkInterfacesWithContext(ctx context.Context, r *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error) {
+	return call(v.gate, "DescribeNetworkInterfaces", func() (*vpc.DescribeNetworkInterfacesResponse, error) {
+		return v.api.DescribeNetworkInterfacesWithContext(ctx, r)
+	})
 }
 
 type instrumentedTag struct {

@@ -91,6 +91,27 @@ func (c *Client) AssociateAddress(ctx context.Context, addressID, instanceID str
 	return taskOf(resp.Response, func(r *vpc.AssociateAddressResponseParams) *string { return r.TaskId })
 }
 
+// AssociateAddressWithPrivateIP binds an UNBIND address to privateIP of
+// an ENI (AssociateAddress with NetworkInterfaceId and PrivateIpAddress).
+// The address is BINDING until the task succeeds, then BIND naming the
+// ENI's instance (BIND_ENI for an ENI attached to no instance). It fails
+// with InvalidPrivateIpAddress.AlreadyBindEip (IsAlreadyBound) when the
+// private IP carries another EIP, InvalidNetworkInterfaceId.NotFound
+// (IsNetworkInterfaceNotFound) when the ENI is gone or no longer holds the
+// IP, and NetworkInterfaceIdNotMatch / PrivateIpAddressNotMatch
+// (IsBoundElsewhere) when the address is bound to another target.
+func (c *Client) AssociateAddressWithPrivateIP(ctx context.Context, addressID, networkInterfaceID, privateIP string) (uint64, error) {
+	req := vpc.NewAssociateAddressRequest()
+	req.AddressId = common.StringPtr(addressID)
+	req.NetworkInterfaceId = common.StringPtr(networkInterfaceID)
+	req.PrivateIpAddress = common.StringPtr(privateIP)
+	resp, err := c.vpc.AssociateAddressWithContext(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("binding %s to %s on %s: %w", addressID, privateIP, networkInterfaceID, err)
+	}
+	return taskOf(resp.Response, func(r *vpc.AssociateAddressResponseParams) *string { return r.TaskId })
+}
+
 // DisassociateAddress unbinds a BIND address; UNBINDING until the task
 // succeeds.
 func (c *Client) DisassociateAddress(ctx context.Context, addressID string) (uint64, error) {
@@ -305,4 +326,78 @@ func (c *Client) describeInstances(ctx context.Context, req *cvm.DescribeInstanc
 		}
 	}
 	return nil, fmt.Errorf("describing instances: more than %d pages", maxPages)
+}
+
+// DescribeNetworkInterfaces lists every ENI matching q, paging through the
+// results (and batching IDs by 100). Asking for an ID that does not exist
+// fails with ResourceNotFound (IsNotFound), as the API does.
+func (c *Client) DescribeNetworkInterfaces(ctx context.Context, q NetworkInterfaceQuery) ([]NetworkInterface, error) {
+	if len(q.IDs) > 0 && q.hasFilters() {
+		return nil, fmt.Errorf("describing network interfaces: IDs cannot be combined with filters")
+	}
+	if len(q.IDs) == 0 {
+		return c.describeNetworkInterfacePages(ctx, nil, describeNetworkInterfacesFilters(q))
+	}
+	var out []NetworkInterface
+	for _, batch := range chunks(q.IDs, pageSize) {
+		enis, err := c.describeNetworkInterfacePages(ctx, batch, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, enis...)
+	}
+	return out, nil
+}
+
+func (c *Client) describeNetworkInterfacePages(ctx context.Context, ids []string, filters []*vpc.Filter) ([]NetworkInterface, error) {
+	var out []NetworkInterface
+	for page := range maxPages {
+		req := vpc.NewDescribeNetworkInterfacesRequest()
+		if len(ids) > 0 {
+			req.NetworkInterfaceIds = common.StringPtrs(ids)
+		}
+		req.Filters = filters
+		req.Offset = common.Uint64Ptr(uint64(page * pageSize))
+		req.Limit = common.Uint64Ptr(pageSize)
+		resp, err := c.vpc.DescribeNetworkInterfacesWithContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("describing network interfaces: %w", err)
+		}
+		if resp.Response == nil {
+			return nil, fmt.Errorf("describing network interfaces: empty response")
+		}
+		for _, n := range resp.Response.NetworkInterfaceSet {
+			if n != nil {
+				out = append(out, networkInterfaceFromSDK(n))
+			}
+		}
+		total := uint64(0)
+		if resp.Response.TotalCount != nil {
+			total = *resp.Response.TotalCount
+		}
+		if len(resp.Response.NetworkInterfaceSet) < pageSize || uint64(len(out)) >= total {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("describing network interfaces: more than %d pages", maxPages)
+}
+
+// FindNetworkInterfaceByPrivateIP returns the ENI in vpcID that holds ip
+// (a pod IP on a secondary ENI, or a node IP), or an ErrNotFound error. An
+// empty vpcID searches every VPC and fails when ENIs of several VPCs hold
+// the IP. The ENI is checked to hold ip exactly, whatever the server's
+// address-ip matching does.
+func (c *Client) FindNetworkInterfaceByPrivateIP(ctx context.Context, vpcID, ip string) (NetworkInterface, error) {
+	enis, err := c.DescribeNetworkInterfaces(ctx, NetworkInterfaceQuery{VpcID: vpcID, PrivateIPs: []string{ip}})
+	if err != nil {
+		return NetworkInterface{}, fmt.Errorf("finding the ENI holding %s: %w", ip, err)
+	}
+	switch held := ENIsHolding(enis, ip); len(held) {
+	case 0:
+		return NetworkInterface{}, fmt.Errorf("no ENI holds %s: %w", ip, ErrNotFound)
+	case 1:
+		return held[0], nil
+	default:
+		return NetworkInterface{}, fmt.Errorf("%d ENIs in different VPCs hold %s (%s, %s, …); name the VPC", len(held), ip, held[0].ID, held[1].ID)
+	}
 }

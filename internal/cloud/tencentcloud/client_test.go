@@ -2,6 +2,7 @@ package tencentcloud_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
@@ -43,5 +44,47 @@ func TestClientRejectsMalformedResponses(t *testing.T) {
 	}
 	if _, err := c.DescribeInstances(ctx, "ins-1"); err == nil {
 		t.Error("an unmocked call succeeded")
+	}
+}
+
+// TestFindNetworkInterfaceByPrivateIPChecksWhatComesBack: the client keeps
+// only ENIs that hold the IP exactly, whatever the server matched, and
+// refuses to pick between ENIs of several VPCs.
+func TestFindNetworkInterfaceByPrivateIPChecksWhatComesBack(t *testing.T) {
+	ctx := context.Background()
+	eni := func(id, vpcID string, ips ...string) *vpc.NetworkInterface {
+		n := &vpc.NetworkInterface{NetworkInterfaceId: common.StringPtr(id), VpcId: common.StringPtr(vpcID)}
+		for i, ip := range ips {
+			n.PrivateIpAddressSet = append(n.PrivateIpAddressSet, &vpc.PrivateIpAddressSpecification{PrivateIpAddress: common.StringPtr(ip), Primary: common.BoolPtr(i == 0)})
+		}
+		return n
+	}
+	var answer []*vpc.NetworkInterface
+	var sent []string
+	f := &fake.API{MockDescribeNetworkInterfaces: func(_ context.Context, r *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error) {
+		sent = sent[:0]
+		for _, fl := range r.Filters {
+			sent = append(sent, *fl.Name+"="+*fl.Values[0])
+		}
+		resp := vpc.NewDescribeNetworkInterfacesResponse()
+		resp.Response = &vpc.DescribeNetworkInterfacesResponseParams{NetworkInterfaceSet: answer, TotalCount: common.Uint64Ptr(uint64(len(answer)))}
+		return resp, nil
+	}}
+	c := tc.NewWithAPIs(f.APIs())
+
+	answer = []*vpc.NetworkInterface{eni("eni-a", "vpc-1", "10.0.1.20")}
+	if _, err := c.FindNetworkInterfaceByPrivateIP(ctx, "vpc-1", "10.0.1.2"); !tc.IsNotFound(err) {
+		t.Fatalf("an ENI holding only 10.0.1.20 for 10.0.1.2: %v, want NotFound", err)
+	}
+	if want := []string{"vpc-id=vpc-1", "address-ip=10.0.1.2", "ip-exact-match=true"}; !slices.Equal(sent, want) {
+		t.Fatalf("filters sent = %v, want %v", sent, want)
+	}
+	answer = []*vpc.NetworkInterface{eni("eni-a", "vpc-1", "10.0.1.20"), eni("eni-b", "vpc-1", "10.0.0.5", "10.0.1.2")}
+	if got, err := c.FindNetworkInterfaceByPrivateIP(ctx, "vpc-1", "10.0.1.2"); err != nil || got.ID != "eni-b" {
+		t.Fatalf("FindNetworkInterfaceByPrivateIP = %+v, %v; want eni-b", got, err)
+	}
+	answer = []*vpc.NetworkInterface{eni("eni-a", "vpc-1", "10.0.1.2"), eni("eni-b", "vpc-2", "10.0.1.2")}
+	if _, err := c.FindNetworkInterfaceByPrivateIP(ctx, "", "10.0.1.2"); err == nil || tc.IsNotFound(err) {
+		t.Fatalf("an IP held in two VPCs: %v, want an ambiguity error", err)
 	}
 }

@@ -35,9 +35,23 @@ const (
 	CodeUnauthorizedOperation     = "UnauthorizedOperation"
 	CodeInstanceAlreadyBindEip    = "InvalidInstanceId.AlreadyBindEip"
 	CodePrivateIPAlreadyBindEip   = "InvalidPrivateIpAddress.AlreadyBindEip"
-	CodeTaskFailed                = "FailedOperation.TaskFailed"
-	CodeInternalError             = "InternalError"
-	CodeServiceUnavailable        = "ServiceUnavailable"
+	// AssociateAddress to a private IP of an ENI and DescribeNetworkInterfaces
+	// (descriptions in tencentcloud-sdk-go vpc/v20170312/errors.go).
+	// CodeInvalidNetworkInterfaceIDNotFound: "the NetworkInterfaceId does
+	// not exist, or the PrivateIpAddress is not on it";
+	// CodeNetworkInterfaceNotFound says the same.
+	CodeInvalidNetworkInterfaceIDNotFound = "InvalidNetworkInterfaceId.NotFound"
+	CodeNetworkInterfaceNotFound          = "InvalidParameterValue.NetworkInterfaceNotFound"
+	// The address is already bound to another ENI, another private IP, or
+	// an instance other than the ENI's.
+	CodeNetworkInterfaceIDNotMatch   = "InvalidParameterValue.NetworkInterfaceIdNotMatch"
+	CodePrivateIPAddressNotMatch     = "InvalidParameterValue.PrivateIpAddressNotMatch"
+	CodeInstanceNotMatchAssociateEni = "InvalidParameterValue.InstanceNotMatchAssociateEni"
+	CodeMissingAssociateEntity       = "InvalidParameterValue.MissingAssociateEntity"
+	CodeInvalidParameterConflict     = "InvalidParameterConflict"
+	CodeTaskFailed                   = "FailedOperation.TaskFailed"
+	CodeInternalError                = "InternalError"
+	CodeServiceUnavailable           = "ServiceUnavailable"
 	// SDK-side codes (not sent by the server).
 	CodeClientNetworkError    = "ClientError.NetworkError"
 	CodeClientHTTPStatusError = "ClientError.HttpStatusCodeError"
@@ -65,13 +79,31 @@ func codeIs(err error, codes ...string) bool {
 	return false
 }
 
-// IsNotFound: the address or instance does not exist.
+// IsNotFound: the address, instance or ENI does not exist (for an ENI
+// target also: the private IP is no longer on that ENI; see
+// IsNetworkInterfaceNotFound).
 func IsNotFound(err error) bool {
 	if errors.Is(err, ErrNotFound) {
 		return true
 	}
 	c := ErrorCode(err)
-	return c == CodeInvalidAddressIDNotFound || c == CodeInvalidInstanceIDNotFound || c == CodeAddressNotFound || c == CodeResourceNotFound
+	return c == CodeInvalidAddressIDNotFound || c == CodeInvalidInstanceIDNotFound || c == CodeAddressNotFound || c == CodeResourceNotFound ||
+		IsNetworkInterfaceNotFound(err)
+}
+
+// IsNetworkInterfaceNotFound: AssociateAddress's ENI target is gone: the
+// ENI does not exist, or the private IP is not (any more) on it. Look the
+// private IP up again (FindNetworkInterfaceByPrivateIP) before retrying.
+func IsNetworkInterfaceNotFound(err error) bool {
+	c := ErrorCode(err)
+	return c == CodeInvalidNetworkInterfaceIDNotFound || c == CodeNetworkInterfaceNotFound
+}
+
+// IsBoundElsewhere: the address is already bound to another ENI, private
+// IP or instance than the one asked for; it must be unbound first.
+func IsBoundElsewhere(err error) bool {
+	c := ErrorCode(err)
+	return c == CodeNetworkInterfaceIDNotMatch || c == CodePrivateIPAddressNotMatch || c == CodeInstanceNotMatchAssociateEni
 }
 
 // IgnoreNotFound returns nil for NotFound errors and err otherwise.

@@ -512,3 +512,167 @@ func TestRevokedKeyCostsOneCallPerWindow(t *testing.T) {
 		t.Fatalf("the emulator saw %d calls, want 2", n)
 	}
 }
+
+// podFixtures: a node whose secondary ENI holds pod IPs 10.1.1.2 and
+// 10.1.1.20, the first a prefix of the second, the trap of address-ip's
+// fuzzy single-value match.
+func podFixtures() *core.Fixtures {
+	f := fixtures()
+	f.Tencent.Instances = append(f.Tencent.Instances, core.TCInstanceFixture{
+		InstanceID: "ins-pods0001", VpcID: "vpc-hk", SubnetID: "subnet-hk", Zone: "ap-hongkong-2",
+		NetworkInterfaceID: "eni-node0003", PrivateIPAddresses: []string{"10.1.0.7"},
+		NetworkInterfaces: []core.TCENIFixture{{NetworkInterfaceID: "eni-pods0001", PrivateIPAddresses: []string{"10.1.1.1", "10.1.1.20"}}},
+	})
+	f.Tencent.PrivateIPs = []core.TCPrivateIPFixture{{NetworkInterfaceID: "eni-pods0001", PrivateIPAddresses: []string{"10.1.1.2"}}}
+	return f
+}
+
+// TestPodAddressOnENIPrivateIP walks the pod EIP path through the real
+// SDK: find the ENI holding the pod IP, bind an EIP to that private IP,
+// see it in DescribeAddresses and DescribeNetworkInterfaces, unbind it.
+func TestPodAddressOnENIPrivateIP(t *testing.T) {
+	ctx := context.Background()
+	clock := core.NewManualClock(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	emu := start(t, cloudsim.Options{Seed: 11, Clock: clock, Fixtures: podFixtures(), Settings: core.Settings{TaskDuration: core.Duration(time.Second)}})
+	c := newClient(t, testOptions(emu.URL()))
+
+	eni, err := c.FindNetworkInterfaceByPrivateIP(ctx, "vpc-hk", "10.1.1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tc.NetworkInterface{ID: "eni-pods0001", VpcID: "vpc-hk", SubnetID: "subnet-hk", Zone: "ap-hongkong-2", InstanceID: "ins-pods0001",
+		DeviceIndex: 1, PrivateIPs: []string{"10.1.1.1", "10.1.1.20", "10.1.1.2"}, State: "AVAILABLE", Tags: map[string]string{}}
+	if diff := cmp.Diff(want, eni); diff != "" {
+		t.Fatalf("ENI of the pod IP (-want +got):\n%s", diff)
+	}
+	if _, err := c.FindNetworkInterfaceByPrivateIP(ctx, "vpc-hk", "10.1.1.3"); !tc.IsNotFound(err) {
+		t.Fatalf("a pod IP no ENI holds: %v, want NotFound", err)
+	}
+	if _, err := c.FindNetworkInterfaceByPrivateIP(ctx, "vpc-other", "10.1.1.2"); !tc.IsNotFound(err) {
+		t.Fatalf("the pod IP in another VPC: %v, want NotFound", err)
+	}
+
+	res, err := c.AllocateAddress(ctx, tc.AllocateRequest{AddressType: tc.AddressTypeEIP, Tags: ownerTags, ClientToken: "pod-uid-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	id := res.AddressIDs[0]
+	task, err := c.AssociateAddressWithPrivateIP(ctx, id, eni.ID, "10.1.1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := describeOne(t, c, id); a.Status != tc.StatusBinding {
+		t.Fatalf("during the task: %+v", a)
+	}
+	clock.Advance(time.Second)
+	if err := c.WaitForTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	a := describeOne(t, c, id)
+	if a.Status != tc.StatusBind || a.InstanceID != "ins-pods0001" || a.NetworkInterfaceID != eni.ID || a.PrivateIP != "10.1.1.2" {
+		t.Fatalf("bound address = %+v", a)
+	}
+	after, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{IDs: []string{eni.ID}})
+	if err != nil || len(after) != 1 || after[0].PublicIPs["10.1.1.2"] != a.IP || after[0].AddressIDs["10.1.1.2"] != id {
+		t.Fatalf("the ENI after binding: %+v, %v", after, err)
+	}
+	byInstance, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{InstanceIDs: []string{"ins-pods0001"}})
+	if err != nil || len(byInstance) != 2 || !byInstance[0].Primary || byInstance[1].ID != eni.ID {
+		t.Fatalf("ENIs of the node: %+v, %v; want its primary ENI then eni-pods0001", byInstance, err)
+	}
+
+	// The errors the pod path must tell apart.
+	other, err := c.AllocateAddress(ctx, tc.AllocateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	cases := []struct {
+		name string
+		call func() error
+		is   func(error) bool
+		code string
+	}{
+		{"private IP taken", func() error {
+			_, err := c.AssociateAddressWithPrivateIP(ctx, other.AddressIDs[0], eni.ID, "10.1.1.2")
+			return err
+		},
+			tc.IsAlreadyBound, tc.CodePrivateIPAlreadyBindEip},
+		{"IP not on the ENI", func() error {
+			_, err := c.AssociateAddressWithPrivateIP(ctx, other.AddressIDs[0], eni.ID, "10.1.0.7")
+			return err
+		},
+			tc.IsNetworkInterfaceNotFound, tc.CodeInvalidNetworkInterfaceIDNotFound},
+		{"unknown ENI", func() error {
+			_, err := c.AssociateAddressWithPrivateIP(ctx, other.AddressIDs[0], "eni-00000000", "10.1.1.2")
+			return err
+		}, tc.IsNetworkInterfaceNotFound, tc.CodeInvalidNetworkInterfaceIDNotFound},
+		{"bound address to another IP", func() error { _, err := c.AssociateAddressWithPrivateIP(ctx, id, eni.ID, "10.1.1.20"); return err },
+			tc.IsBoundElsewhere, tc.CodePrivateIPAddressNotMatch},
+		{"bound address to another ENI", func() error {
+			_, err := c.AssociateAddressWithPrivateIP(ctx, id, "eni-node0003", "10.1.0.7")
+			return err
+		},
+			tc.IsBoundElsewhere, tc.CodeNetworkInterfaceIDNotMatch},
+		{"unknown ENI ID listed", func() error {
+			_, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{IDs: []string{"eni-00000000"}})
+			return err
+		}, tc.IsNotFound, tc.CodeResourceNotFound},
+	}
+	for _, tcase := range cases {
+		t.Run(tcase.name, func(t *testing.T) {
+			err := tcase.call()
+			if err == nil || !tcase.is(err) || tc.ErrorCode(err) != tcase.code {
+				t.Fatalf("err = %v, want code %s", err, tcase.code)
+			}
+		})
+	}
+	if _, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{IDs: []string{eni.ID}, VpcID: "vpc-hk"}); err == nil {
+		t.Fatal("IDs with filters must be refused before the call")
+	}
+
+	task, err = c.DisassociateAddress(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := c.WaitForTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if a := describeOne(t, c, id); a.Status != tc.StatusUnbind || a.NetworkInterfaceID != "" || a.PrivateIP != "" {
+		t.Fatalf("after unbinding: %+v", a)
+	}
+}
+
+// TestNetworkInterfacePaging: 150 ENIs of one VPC take two pages; 150 IDs
+// two batches of NetworkInterfaceIds.
+func TestNetworkInterfacePaging(t *testing.T) {
+	ctx := context.Background()
+	f := fixtures()
+	for i := range 150 {
+		f.Tencent.NetworkInterfaces = append(f.Tencent.NetworkInterfaces, core.TCENIFixture{
+			VpcID: "vpc-paging", PrivateIPAddresses: []string{fmt.Sprintf("10.9.%d.%d", i/100, i%100+1)},
+		})
+	}
+	emu := start(t, cloudsim.Options{Seed: 12, Fixtures: f})
+	c := newClient(t, testOptions(emu.URL()))
+	all, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{VpcID: "vpc-paging"})
+	if err != nil || len(all) != 150 {
+		t.Fatalf("DescribeNetworkInterfaces over two pages: %d, %v; want 150", len(all), err)
+	}
+	var ids []string
+	for _, e := range all {
+		ids = append(ids, e.ID)
+	}
+	byID, err := c.DescribeNetworkInterfaces(ctx, tc.NetworkInterfaceQuery{IDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(all, byID); diff != "" {
+		t.Fatalf("by VPC vs by ID (-vpc +id):\n%s", diff)
+	}
+	if n := emu.World().Stats()["tencent/DescribeNetworkInterfaces/OK"]; n != 4 {
+		t.Fatalf("%d DescribeNetworkInterfaces requests, want 4 (two pages, two ID batches)", n)
+	}
+}

@@ -123,6 +123,148 @@ type Instance struct {
 	Tags       map[string]string
 }
 
+// NetworkInterface is a VPC ENI as edgeplane sees it.
+type NetworkInterface struct {
+	ID       string
+	Name     string
+	VpcID    string
+	SubnetID string
+	Zone     string
+	// Primary is the instance's primary ENI (created with it).
+	Primary bool
+	// InstanceID is the CVM the ENI is attached to ("" when it is not).
+	InstanceID  string
+	DeviceIndex uint64
+	// PrivateIPs lists the ENI's private IPs, its primary IP first.
+	PrivateIPs []string
+	// PublicIPs and AddressIDs map a private IP to the EIP bound to it.
+	PublicIPs  map[string]string
+	AddressIDs map[string]string
+	State      string
+	Tags       map[string]string
+}
+
+// NetworkInterfaceQuery selects ENIs. IDs cannot be combined with the other
+// fields (DescribeNetworkInterfaces takes NetworkInterfaceIds or Filters);
+// set fields are ANDed.
+type NetworkInterfaceQuery struct {
+	IDs         []string
+	VpcID       string
+	SubnetID    string
+	InstanceIDs []string
+	// PrivateIPs match ENIs holding any of these private IPs exactly (an
+	// ip-exact-match is added for a single IP; see addressIPFilters).
+	PrivateIPs []string
+	// Primary, when set, selects primary (true) or secondary (false) ENIs.
+	Primary *bool
+	Tags    map[string]string
+}
+
+func (q NetworkInterfaceQuery) hasFilters() bool {
+	return q.VpcID != "" || q.SubnetID != "" || len(q.InstanceIDs) > 0 || len(q.PrivateIPs) > 0 || q.Primary != nil || len(q.Tags) > 0
+}
+
+// describeNetworkInterfacesFilters maps a query (without IDs) to filters in
+// a fixed order.
+func describeNetworkInterfacesFilters(q NetworkInterfaceQuery) []*vpc.Filter {
+	var fs []*vpc.Filter
+	if q.VpcID != "" {
+		fs = append(fs, vpcFilter("vpc-id", q.VpcID))
+	}
+	if q.SubnetID != "" {
+		fs = append(fs, vpcFilter("subnet-id", q.SubnetID))
+	}
+	if len(q.InstanceIDs) > 0 {
+		fs = append(fs, vpcFilter("attachment.instance-id", q.InstanceIDs...))
+	}
+	fs = append(fs, addressIPFilters(q.PrivateIPs)...)
+	if q.Primary != nil {
+		fs = append(fs, vpcFilter("is-primary", strconv.FormatBool(*q.Primary)))
+	}
+	for _, k := range sortedKeys(q.Tags) {
+		fs = append(fs, vpcFilter("tag:"+k, q.Tags[k]))
+	}
+	return fs
+}
+
+// addressIPFilters asks for ENIs holding exactly these private IPs. The
+// address-ip filter matches "a single IP fuzzily on its suffix, several IPs
+// exactly; ip-exact-match makes a single IP exact"
+// (https://www.tencentcloud.com/document/api/215/15817): without it,
+// looking up 10.0.1.2 would also return the ENIs of 10.0.1.20-29.
+func addressIPFilters(ips []string) []*vpc.Filter {
+	switch len(ips) {
+	case 0:
+		return nil
+	case 1:
+		return []*vpc.Filter{vpcFilter("address-ip", ips[0]), vpcFilter("ip-exact-match", "true")}
+	default:
+		return []*vpc.Filter{vpcFilter("address-ip", ips...)}
+	}
+}
+
+func networkInterfaceFromSDK(n *vpc.NetworkInterface) NetworkInterface {
+	out := NetworkInterface{
+		ID:       deref(n.NetworkInterfaceId),
+		Name:     deref(n.NetworkInterfaceName),
+		VpcID:    deref(n.VpcId),
+		SubnetID: deref(n.SubnetId),
+		Zone:     deref(n.Zone),
+		State:    deref(n.State),
+		Tags:     map[string]string{},
+	}
+	if n.Primary != nil {
+		out.Primary = *n.Primary
+	}
+	if n.Attachment != nil {
+		out.InstanceID = deref(n.Attachment.InstanceId)
+		if n.Attachment.DeviceIndex != nil {
+			out.DeviceIndex = *n.Attachment.DeviceIndex
+		}
+	}
+	for _, p := range n.PrivateIpAddressSet {
+		if p == nil || p.PrivateIpAddress == nil {
+			continue
+		}
+		ip := *p.PrivateIpAddress
+		if p.Primary != nil && *p.Primary {
+			out.PrivateIPs = append([]string{ip}, out.PrivateIPs...)
+		} else {
+			out.PrivateIPs = append(out.PrivateIPs, ip)
+		}
+		if pub := deref(p.PublicIpAddress); pub != "" {
+			if out.PublicIPs == nil {
+				out.PublicIPs = map[string]string{}
+			}
+			out.PublicIPs[ip] = pub
+		}
+		if id := deref(p.AddressId); id != "" {
+			if out.AddressIDs == nil {
+				out.AddressIDs = map[string]string{}
+			}
+			out.AddressIDs[ip] = id
+		}
+	}
+	for _, t := range n.TagSet {
+		if t != nil && t.Key != nil {
+			out.Tags[*t.Key] = deref(t.Value)
+		}
+	}
+	return out
+}
+
+// ENIsHolding keeps the ENIs that hold ip as one of their private IPs
+// exactly (a guard against address-ip's fuzzy matching).
+func ENIsHolding(enis []NetworkInterface, ip string) []NetworkInterface {
+	var out []NetworkInterface
+	for _, e := range enis {
+		if slices.Contains(e.PrivateIPs, ip) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // ParseTaskID converts the TaskId async actions return (a string) into the
 // integer DescribeTaskResult takes.
 func ParseTaskID(s *string) (uint64, error) {

@@ -104,6 +104,80 @@ func TestDescribeAddressesFilters(t *testing.T) {
 	}
 }
 
+func TestDescribeNetworkInterfacesFilters(t *testing.T) {
+	f := func(name string, v ...string) *vpc.Filter {
+		return &vpc.Filter{Name: common.StringPtr(name), Values: common.StringPtrs(v)}
+	}
+	yes := true
+	cases := map[string]struct {
+		q    NetworkInterfaceQuery
+		want []*vpc.Filter
+	}{
+		"empty": {},
+		// One IP needs ip-exact-match: address-ip alone matches a single
+		// value fuzzily.
+		"one pod IP, exactly": {
+			q:    NetworkInterfaceQuery{VpcID: "vpc-1", PrivateIPs: []string{"10.0.1.2"}},
+			want: []*vpc.Filter{f("vpc-id", "vpc-1"), f("address-ip", "10.0.1.2"), f("ip-exact-match", "true")},
+		},
+		"several IPs match exactly by themselves": {
+			q:    NetworkInterfaceQuery{PrivateIPs: []string{"10.0.1.2", "10.0.1.3"}},
+			want: []*vpc.Filter{f("address-ip", "10.0.1.2", "10.0.1.3")},
+		},
+		"everything in a fixed order": {
+			q: NetworkInterfaceQuery{VpcID: "vpc-1", SubnetID: "subnet-1", InstanceIDs: []string{"ins-1", "ins-2"}, Primary: &yes,
+				Tags: map[string]string{"b": "2", "a": "1"}},
+			want: []*vpc.Filter{
+				f("vpc-id", "vpc-1"), f("subnet-id", "subnet-1"), f("attachment.instance-id", "ins-1", "ins-2"),
+				f("is-primary", "true"), f("tag:a", "1"), f("tag:b", "2"),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, describeNetworkInterfacesFilters(tc.q)); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNetworkInterfaceFromSDK(t *testing.T) {
+	got := networkInterfaceFromSDK(&vpc.NetworkInterface{
+		NetworkInterfaceId: common.StringPtr("eni-1"), NetworkInterfaceName: common.StringPtr("pods"),
+		VpcId: common.StringPtr("vpc-1"), SubnetId: common.StringPtr("subnet-1"), Zone: common.StringPtr("ap-hongkong-2"),
+		Primary: common.BoolPtr(false), State: common.StringPtr("AVAILABLE"),
+		Attachment: &vpc.NetworkInterfaceAttachment{InstanceId: common.StringPtr("ins-1"), DeviceIndex: common.Uint64Ptr(1)},
+		PrivateIpAddressSet: []*vpc.PrivateIpAddressSpecification{
+			{PrivateIpAddress: common.StringPtr("10.0.1.20"), Primary: common.BoolPtr(false), PublicIpAddress: common.StringPtr("198.19.0.9"), AddressId: common.StringPtr("eip-1")},
+			{PrivateIpAddress: common.StringPtr("10.0.1.2"), Primary: common.BoolPtr(true), PublicIpAddress: common.StringPtr("")},
+			nil, {PrivateIpAddress: nil},
+		},
+		TagSet: []*vpc.Tag{{Key: common.StringPtr("k"), Value: common.StringPtr("v")}, nil},
+	})
+	want := NetworkInterface{
+		ID: "eni-1", Name: "pods", VpcID: "vpc-1", SubnetID: "subnet-1", Zone: "ap-hongkong-2", InstanceID: "ins-1", DeviceIndex: 1,
+		PrivateIPs: []string{"10.0.1.2", "10.0.1.20"}, PublicIPs: map[string]string{"10.0.1.20": "198.19.0.9"},
+		AddressIDs: map[string]string{"10.0.1.20": "eip-1"}, State: "AVAILABLE", Tags: map[string]string{"k": "v"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(NetworkInterface{Tags: map[string]string{}}, networkInterfaceFromSDK(&vpc.NetworkInterface{})); diff != "" {
+		t.Fatalf("all-null ENI (-want +got):\n%s", diff)
+	}
+}
+
+func TestENIsHolding(t *testing.T) {
+	enis := []NetworkInterface{{ID: "eni-a", PrivateIPs: []string{"10.0.1.20"}}, {ID: "eni-b", PrivateIPs: []string{"10.0.0.5", "10.0.1.2"}}}
+	if got := ENIsHolding(enis, "10.0.1.2"); len(got) != 1 || got[0].ID != "eni-b" {
+		t.Fatalf("ENIsHolding(10.0.1.2) = %+v, want only eni-b (10.0.1.20 merely starts alike)", got)
+	}
+	if got := ENIsHolding(enis, "10.0.1"); got != nil {
+		t.Fatalf("a prefix matched %+v", got)
+	}
+}
+
 func TestAddressFromSDK(t *testing.T) {
 	got := addressFromSDK(&vpc.Address{
 		AddressId: common.StringPtr("eip-1"), AddressName: common.StringPtr("n"), AddressIp: common.StringPtr("198.19.0.1"),
@@ -258,6 +332,15 @@ func TestClassifiers(t *testing.T) {
 		{sdkErr("UnsupportedOperation.AddressStatusNotPermit"), []string{"InvalidState"}},
 		{sdkErr("InvalidAddressIdStatus.NotPermit"), []string{"InvalidState"}},
 		{sdkErr("InvalidInstanceId.AlreadyBindEip"), []string{"AlreadyBound"}},
+		{sdkErr("InvalidPrivateIpAddress.AlreadyBindEip"), []string{"AlreadyBound"}},
+		{sdkErr("InvalidNetworkInterfaceId.NotFound"), []string{"NotFound", "NetworkInterfaceNotFound"}},
+		{sdkErr("InvalidParameterValue.NetworkInterfaceNotFound"), []string{"NotFound", "NetworkInterfaceNotFound", "InvalidParameter"}},
+		{sdkErr("ResourceNotFound"), []string{"NotFound"}},
+		{sdkErr("InvalidParameterValue.NetworkInterfaceIdNotMatch"), []string{"BoundElsewhere", "InvalidParameter"}},
+		{sdkErr("InvalidParameterValue.PrivateIpAddressNotMatch"), []string{"BoundElsewhere", "InvalidParameter"}},
+		{sdkErr("InvalidParameterValue.InstanceNotMatchAssociateEni"), []string{"BoundElsewhere", "InvalidParameter"}},
+		{sdkErr("InvalidParameterValue.MissingAssociateEntity"), []string{"InvalidParameter"}},
+		{sdkErr("InvalidParameterConflict"), []string{"InvalidParameter"}},
 		{sdkErr("UnauthorizedOperation.AnycastEip"), []string{"AnycastNotAllowed"}},
 		{sdkErr("AuthFailure.SignatureFailure"), []string{"AuthError"}},
 		{sdkErr("AuthFailure.SecretIdNotFound"), []string{"AuthError"}},
@@ -277,6 +360,7 @@ func TestClassifiers(t *testing.T) {
 		"NotFound": IsNotFound, "Throttled": IsThrottled, "QuotaExceeded": IsQuotaExceeded, "TaskRunning": IsTaskRunning,
 		"InvalidState": IsInvalidState, "AlreadyBound": IsAlreadyBound, "AnycastNotAllowed": IsAnycastNotAllowed,
 		"AuthError": IsAuthError, "InvalidParameter": IsInvalidParameter, "TaskFailed": IsTaskFailed, "OutcomeUnknown": IsOutcomeUnknown,
+		"NetworkInterfaceNotFound": IsNetworkInterfaceNotFound, "BoundElsewhere": IsBoundElsewhere,
 	}
 	for _, tc := range cases {
 		for name, fn := range classifiers {
@@ -373,5 +457,21 @@ func TestCredentialsRedaction(t *testing.T) {
 				t.Errorf("%q leaks %q", s, secret)
 			}
 		}
+	}
+}
+
+// TestDefaultRateLimitsMatchTheEmulator: the client's buckets are the
+// emulator's (both Tencent's published per-action limits), so a client at
+// its defaults is never throttled by a correctly modelled server.
+func TestDefaultRateLimitsMatchTheEmulator(t *testing.T) {
+	server := core.DefaultBuckets()
+	for action, rl := range DefaultRateLimits().PerAction {
+		b, ok := server[core.ProviderTencent+"/"+action]
+		if !ok || float64(b.Burst) != float64(rl.Burst) || b.RefillPerSecond != rl.QPS {
+			t.Errorf("%s: client %+v, emulator %+v (found %v)", action, rl, b, ok)
+		}
+	}
+	if rl := DefaultRateLimits().PerAction["DescribeNetworkInterfaces"]; rl.QPS != 100 || rl.Burst != 100 {
+		t.Errorf("DescribeNetworkInterfaces = %+v, want 100 per second (API page 215/15817)", rl)
 	}
 }

@@ -83,18 +83,21 @@ type RateLimits struct {
 
 // DefaultRateLimits are Tencent's documented per-action limits (writes
 // 10/s, DescribeAddresses and DescribeTaskResult 20/s, cvm
-// DescribeInstances 40/s, tag DescribeResourcesByTags 100/s).
+// DescribeInstances 40/s, DescribeNetworkInterfaces and tag
+// DescribeResourcesByTags 100/s).
 func DefaultRateLimits() RateLimits {
 	perSecond := func(n int) cloud.RateLimit { return cloud.RateLimit{QPS: float64(n), Burst: n} }
 	return RateLimits{PerAction: map[string]cloud.RateLimit{
-		"AllocateAddresses":       perSecond(10),
-		"AssociateAddress":        perSecond(10),
-		"DisassociateAddress":     perSecond(10),
-		"ReleaseAddresses":        perSecond(10),
-		"DescribeAddresses":       perSecond(20),
-		"DescribeTaskResult":      perSecond(20),
-		"DescribeInstances":       perSecond(40),
-		"DescribeResourcesByTags": perSecond(100),
+		"AllocateAddresses":   perSecond(10),
+		"AssociateAddress":    perSecond(10),
+		"DisassociateAddress": perSecond(10),
+		"ReleaseAddresses":    perSecond(10),
+		"DescribeAddresses":   perSecond(20),
+		"DescribeTaskResult":  perSecond(20),
+		// https://www.tencentcloud.com/document/api/215/15817
+		"DescribeNetworkInterfaces": perSecond(100),
+		"DescribeInstances":         perSecond(40),
+		"DescribeResourcesByTags":   perSecond(100),
 	}}
 }
 

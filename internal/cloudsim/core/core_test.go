@@ -653,3 +653,81 @@ func TestSnapshotHidesSecretKeys(t *testing.T) {
 		t.Fatalf("snapshot must list SecretIds but never keys: %s", s)
 	}
 }
+
+// TestEC2NodeAssociation: what the node EIP path meets. InstanceId works
+// only for an instance with exactly one ENI (its primary ENI's primary IP);
+// with secondary ENIs attached EC2 answers InvalidInstanceID and the
+// primary ENI (device index 0) is found with DescribeNetworkInterfaces and
+// addressed directly. DescribeAddresses names the instance either way.
+func TestEC2NodeAssociation(t *testing.T) {
+	const node, single = "i-0000000000000000a", "i-0000000000000000b"
+	f := &Fixtures{EC2: EC2Fixtures{Instances: []EC2InstanceFixture{
+		{InstanceID: node, VpcID: "vpc-1", NetworkInterfaces: []EC2ENIFixture{
+			{NetworkInterfaceID: "eni-0000000000000000a", PrivateIPAddresses: []string{"10.0.0.10", "10.0.0.11"}},
+			{NetworkInterfaceID: "eni-0000000000000001a", PrivateIPAddresses: []string{"10.0.0.20"}},
+		}},
+		{InstanceID: single, VpcID: "vpc-1", NetworkInterfaces: []EC2ENIFixture{
+			{NetworkInterfaceID: "eni-0000000000000000b", PrivateIPAddresses: []string{"10.0.1.10", "10.0.1.11"}},
+		}},
+	}}}
+	w, _ := newWorld(t, Settings{}, f)
+	a, _ := w.EC2AllocateAddress(EC2AllocateInput{})
+	b, _ := w.EC2AllocateAddress(EC2AllocateInput{})
+
+	errs := []struct {
+		name string
+		in   EC2AssociateInput
+		code string
+	}{
+		{"several ENIs", EC2AssociateInput{AllocationID: a.AllocationID, InstanceID: node}, EC2InvalidInstanceID},
+		{"unknown instance", EC2AssociateInput{AllocationID: a.AllocationID, InstanceID: "i-0000000000000000f"}, EC2InvalidInstanceIDNotFound},
+		{"providerID instead of instance ID", EC2AssociateInput{AllocationID: a.AllocationID, InstanceID: "aws:///us-east-1a/" + single}, EC2InvalidInstanceIDMalformed},
+		{"instance and ENI", EC2AssociateInput{AllocationID: a.AllocationID, InstanceID: single, NetworkInterfaceID: "eni-0000000000000000b"}, EC2InvalidParameterCombination},
+		{"neither", EC2AssociateInput{AllocationID: a.AllocationID}, EC2MissingParameter},
+		{"private IP not on the instance", EC2AssociateInput{AllocationID: a.AllocationID, InstanceID: single, PrivateIPAddress: "10.0.0.10"}, EC2InvalidParameterValue},
+	}
+	for _, tc := range errs {
+		if _, err := w.EC2AssociateAddress(tc.in); code(err) != tc.code {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+
+	primary, _, err := w.EC2DescribeNetworkInterfaces(EC2DescribeNetworkInterfacesInput{Filters: []Filter{
+		{Name: "attachment.instance-id", Values: []string{node, single}}, {Name: "attachment.device-index", Values: []string{"0"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range primary {
+		got = append(got, e.NetworkInterfaceID+"@"+e.Attachment.InstanceID+"/"+e.PrivateIPAddresses[0].PrivateIPAddress)
+		if e.Attachment.DeviceIndex != 0 || e.Attachment.NetworkCardIndex != 0 {
+			t.Errorf("primary ENI attachment = %+v", e.Attachment)
+		}
+	}
+	if diff := cmp.Diff([]string{"eni-0000000000000000a@" + node + "/10.0.0.10", "eni-0000000000000000b@" + single + "/10.0.1.10"}, got); diff != "" {
+		t.Fatalf("primary ENIs (-want +got):\n%s", diff)
+	}
+
+	viaENI, err := w.EC2AssociateAddress(EC2AssociateInput{AllocationID: a.AllocationID, NetworkInterfaceID: "eni-0000000000000000a", PrivateIPAddress: "10.0.0.10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaInstance, err := w.EC2AssociateAddress(EC2AssociateInput{AllocationID: b.AllocationID, InstanceID: single})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, _ := w.EC2DescribeAddresses("", nil, nil, []Filter{{Name: "instance-id", Values: []string{node, single}}})
+	type assoc struct{ Alloc, Assoc, Instance, ENI, IP string }
+	var gotA []assoc
+	for _, x := range addrs {
+		gotA = append(gotA, assoc{x.AllocationID, x.AssociationID, x.InstanceID, x.NetworkInterfaceID, x.PrivateIPAddress})
+	}
+	wantA := []assoc{
+		{a.AllocationID, viaENI, node, "eni-0000000000000000a", "10.0.0.10"},
+		{b.AllocationID, viaInstance, single, "eni-0000000000000000b", "10.0.1.10"},
+	}
+	if diff := cmp.Diff(wantA, gotA); diff != "" {
+		t.Fatalf("associations (-want +got):\n%s", diff)
+	}
+}

@@ -135,7 +135,11 @@ type EC2Attachment struct {
 	AttachmentID string `json:"attachmentId"`
 	InstanceID   string `json:"instanceId"`
 	DeviceIndex  int    `json:"deviceIndex"`
-	Status       string `json:"status"`
+	// NetworkCardIndex is always 0: the emulator models single-card
+	// instances ("the primary network interface must be assigned to network
+	// card index 0", EC2 API reference, AttachNetworkInterface).
+	NetworkCardIndex int    `json:"networkCardIndex"`
+	Status           string `json:"status"`
 }
 
 // EC2NetworkInterface is the public view of an ENI.
@@ -398,6 +402,12 @@ func (w *World) EC2AssociateAddress(in EC2AssociateInput) (string, *APIError) {
 			return "", badRequest(EC2InvalidNetworkInterfaceIDNF, "The networkInterface ID '%s' does not exist", in.NetworkInterfaceID)
 		}
 	case in.InstanceID != "":
+		// "InvalidInstanceID.Malformed: the specified instance ID is
+		// malformed; ensure that you provide the full resource ID"
+		// (errors-overview), e.g. a Kubernetes providerID passed whole.
+		if !ec2InstanceIDPattern.MatchString(in.InstanceID) {
+			return "", badRequest(EC2InvalidInstanceIDMalformed, "Invalid id: \"%s\" (expecting \"i-...\")", in.InstanceID)
+		}
 		if w.ec2.instances[in.InstanceID] == nil {
 			return "", badRequest(EC2InvalidInstanceIDNotFound, "The instance ID '%s' does not exist", in.InstanceID)
 		}
@@ -407,8 +417,17 @@ func (w *World) EC2AssociateAddress(in EC2AssociateInput) (string, *APIError) {
 				attached = append(attached, e)
 			}
 		}
-		if len(attached) != 1 {
-			return "", badRequest("InvalidInstanceID", "There are multiple interfaces attached to instance '%s'. Please specify an interface ID for the operation instead.", in.InstanceID)
+		// "The instance must have exactly one attached network interface"
+		// (EC2 API reference, AssociateAddress, InstanceId); with more, EC2
+		// answers 400 InvalidInstanceID (as reported, for example, in
+		// cilium/cilium#39654), so a node with secondary ENIs is addressed
+		// through its primary ENI.
+		if len(attached) == 0 {
+			// Only a fixture can make this: every real instance has one.
+			return "", badRequest(EC2InvalidInstanceID, "Instance '%s' has no network interface attached.", in.InstanceID)
+		}
+		if len(attached) > 1 {
+			return "", badRequest(EC2InvalidInstanceID, "There are multiple interfaces attached to instance '%s'. Please specify an interface ID for the operation instead.", in.InstanceID)
 		}
 		eni = attached[0]
 	default:

@@ -64,14 +64,20 @@ type EC2AddressFixture struct {
 	AccountID string `json:"accountId,omitempty"`
 }
 
-// TencentFixtures seed the Tencent side.
+// TencentFixtures seed the Tencent side. They are applied in field order:
+// instances (with their ENIs), then further ENIs, then private IPs added to
+// existing ENIs, then addresses.
 type TencentFixtures struct {
-	Instances []TCInstanceFixture `json:"instances,omitempty"`
-	Addresses []TCAddressFixture  `json:"addresses,omitempty"`
+	Instances         []TCInstanceFixture  `json:"instances,omitempty"`
+	NetworkInterfaces []TCENIFixture       `json:"networkInterfaces,omitempty"`
+	PrivateIPs        []TCPrivateIPFixture `json:"privateIpAddresses,omitempty"`
+	Addresses         []TCAddressFixture   `json:"addresses,omitempty"`
 }
 
-// TCInstanceFixture is a CVM instance; the first private IP is the primary
-// IP of its primary ENI.
+// TCInstanceFixture is a CVM instance. Its primary ENI (NetworkInterfaceID,
+// generated when empty) holds PrivateIPAddresses, the first being the
+// instance's primary IP; NetworkInterfaces are secondary ENIs attached in
+// order (device index 1, 2, …).
 type TCInstanceFixture struct {
 	InstanceID         string            `json:"instanceId,omitempty"`
 	InstanceName       string            `json:"instanceName,omitempty"`
@@ -81,10 +87,37 @@ type TCInstanceFixture struct {
 	NetworkInterfaceID string            `json:"networkInterfaceId,omitempty"`
 	PrivateIPAddresses []string          `json:"privateIpAddresses,omitempty"`
 	Tags               map[string]string `json:"tags,omitempty"`
+	NetworkInterfaces  []TCENIFixture    `json:"networkInterfaces,omitempty"`
 }
 
-// TCAddressFixture is a pre-existing address, UNBIND or (with InstanceID)
-// BIND to the instance's primary IP.
+// TCENIFixture is a secondary ENI: attached to InstanceID (an existing or
+// earlier fixture instance; ignored inside TCInstanceFixture, which attaches
+// it to that instance) after the instance's other ENIs, or dangling when
+// InstanceID is empty. VPC, subnet and zone default to the instance's. The
+// first private IP is the ENI's primary IP.
+type TCENIFixture struct {
+	NetworkInterfaceID string            `json:"networkInterfaceId,omitempty"`
+	Name               string            `json:"networkInterfaceName,omitempty"`
+	Description        string            `json:"networkInterfaceDescription,omitempty"`
+	VpcID              string            `json:"vpcId,omitempty"`
+	SubnetID           string            `json:"subnetId,omitempty"`
+	Zone               string            `json:"zone,omitempty"`
+	InstanceID         string            `json:"instanceId,omitempty"`
+	PrivateIPAddresses []string          `json:"privateIpAddresses,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+}
+
+// TCPrivateIPFixture assigns further (secondary) private IPs to an existing
+// ENI, as a CNI does for new pods.
+type TCPrivateIPFixture struct {
+	NetworkInterfaceID string   `json:"networkInterfaceId"`
+	PrivateIPAddresses []string `json:"privateIpAddresses"`
+}
+
+// TCAddressFixture is a pre-existing address: UNBIND; with InstanceID
+// bound to the instance's primary IP (BIND); with NetworkInterfaceID bound
+// to PrivateIPAddress of that ENI (default its primary IP): BIND when the
+// ENI is attached to an instance, BIND_ENI when it is not.
 type TCAddressFixture struct {
 	AddressID          string            `json:"addressId,omitempty"`
 	AddressIP          string            `json:"addressIp,omitempty"`
@@ -95,6 +128,8 @@ type TCAddressFixture struct {
 	Bandwidth          int64             `json:"bandwidth,omitempty"`
 	Tags               map[string]string `json:"tags,omitempty"`
 	InstanceID         string            `json:"instanceId,omitempty"`
+	NetworkInterfaceID string            `json:"networkInterfaceId,omitempty"`
+	PrivateIPAddress   string            `json:"privateIpAddress,omitempty"`
 }
 
 // FixtureResult lists the IDs of what was created, in fixture order.
@@ -103,7 +138,10 @@ type FixtureResult struct {
 	EC2NetworkInterfaces []string `json:"ec2NetworkInterfaces,omitempty"`
 	EC2Addresses         []string `json:"ec2Addresses,omitempty"`
 	TencentInstances     []string `json:"tencentInstances,omitempty"`
-	TencentAddresses     []string `json:"tencentAddresses,omitempty"`
+	// TencentNetworkInterfaces lists every ENI created, primary ENIs
+	// included, in creation order.
+	TencentNetworkInterfaces []string `json:"tencentNetworkInterfaces,omitempty"`
+	TencentAddresses         []string `json:"tencentAddresses,omitempty"`
 }
 
 var (
@@ -222,23 +260,68 @@ func (w *World) applyFixturesLocked(f *Fixtures) (*FixtureResult, error) {
 		res.EC2Addresses = append(res.EC2Addresses, a.AllocationID)
 	}
 
+	addTCENI := func(fe TCENIFixture, inst *tcInstance, primary bool) *tcENI {
+		w.tc.seq++
+		e := &tcENI{
+			ID:          cmp.Or(fe.NetworkInterfaceID, w.tcID("eni")),
+			Name:        fe.Name,
+			Description: fe.Description,
+			VpcID:       fe.VpcID,
+			SubnetID:    fe.SubnetID,
+			Zone:        fe.Zone,
+			Primary:     primary,
+			PrivateIPs:  slices.Clone(fe.PrivateIPAddresses),
+			Tags:        cloneTags(fe.Tags),
+			CreatedAt:   now,
+			seq:         w.tc.seq,
+		}
+		if inst != nil {
+			e.VpcID = cmp.Or(e.VpcID, inst.VpcID)
+			e.SubnetID = cmp.Or(e.SubnetID, inst.SubnetID)
+			e.Zone = cmp.Or(e.Zone, inst.Zone)
+			e.InstanceID = inst.ID
+			if !primary {
+				e.DeviceIndex = 1
+				for _, o := range w.tc.enis {
+					if o.InstanceID == inst.ID {
+						e.DeviceIndex = max(e.DeviceIndex, o.DeviceIndex+1)
+					}
+				}
+			}
+		}
+		w.tc.enis[e.ID] = e
+		res.TencentNetworkInterfaces = append(res.TencentNetworkInterfaces, e.ID)
+		return e
+	}
 	for _, fi := range f.Tencent.Instances {
 		w.tc.seq++
+		// Both IDs are drawn whether given or not, as before ENIs were
+		// modelled, so seeded worlds keep their generated IDs.
 		inst := &tcInstance{
-			ID:         cmp.Or(fi.InstanceID, w.tcID("ins")),
-			Name:       fi.InstanceName,
-			Zone:       fi.Zone,
-			VpcID:      fi.VpcID,
-			SubnetID:   fi.SubnetID,
-			ENIID:      cmp.Or(fi.NetworkInterfaceID, w.tcID("eni")),
-			PrivateIPs: slices.Clone(fi.PrivateIPAddresses),
-			Tags:       cloneTags(fi.Tags),
-			CreatedAt:  now,
-			seq:        w.tc.seq,
+			ID:        cmp.Or(fi.InstanceID, w.tcID("ins")),
+			Name:      fi.InstanceName,
+			Zone:      fi.Zone,
+			VpcID:     fi.VpcID,
+			SubnetID:  fi.SubnetID,
+			ENIID:     cmp.Or(fi.NetworkInterfaceID, w.tcID("eni")),
+			Tags:      cloneTags(fi.Tags),
+			CreatedAt: now,
+			seq:       w.tc.seq,
 		}
 		inst.Name = cmp.Or(inst.Name, inst.ID)
 		w.tc.instances[inst.ID] = inst
 		res.TencentInstances = append(res.TencentInstances, inst.ID)
+		inst.eni = addTCENI(TCENIFixture{NetworkInterfaceID: inst.ENIID, PrivateIPAddresses: fi.PrivateIPAddresses}, inst, true)
+		for _, fe := range fi.NetworkInterfaces {
+			addTCENI(fe, inst, false)
+		}
+	}
+	for _, fe := range f.Tencent.NetworkInterfaces {
+		addTCENI(fe, w.tc.instances[fe.InstanceID], false)
+	}
+	for _, fp := range f.Tencent.PrivateIPs {
+		e := w.tc.enis[fp.NetworkInterfaceID]
+		e.PrivateIPs = append(e.PrivateIPs, fp.PrivateIPAddresses...)
 	}
 	for _, fa := range f.Tencent.Addresses {
 		var ip netip.Addr
@@ -270,12 +353,17 @@ func (w *World) applyFixturesLocked(f *Fixtures) (*FixtureResult, error) {
 		if typ == "AnycastEIP" {
 			a.AnycastZone = cmp.Or(fa.AnycastZone, AnycastZoneOverseas)
 		}
-		if fa.InstanceID != "" {
+		switch {
+		case fa.InstanceID != "":
 			inst := w.tc.instances[fa.InstanceID]
-			a.Status, a.InstanceID, a.ENIID = TCStatusBind, inst.ID, inst.ENIID
-			if len(inst.PrivateIPs) > 0 {
-				a.PrivateIP = inst.PrivateIPs[0]
+			ip := ""
+			if ips := inst.privateIPs(); len(ips) > 0 {
+				ip = ips[0]
 			}
+			a.bind(inst.eni, ip, "")
+		case fa.NetworkInterfaceID != "":
+			e := w.tc.enis[fa.NetworkInterfaceID]
+			a.bind(e, cmp.Or(fa.PrivateIPAddress, e.PrivateIPs[0]), "")
 		}
 		w.tc.addresses[a.ID] = a
 		res.TencentAddresses = append(res.TencentAddresses, a.ID)
@@ -403,36 +491,113 @@ func (w *World) checkFixtures(f *Fixtures) error {
 		}
 	}
 
-	tcInstances := map[string]bool{}
-	for id := range w.tc.instances {
-		tcInstances[id] = true
+	return w.checkTencentFixtures(&f.Tencent, unique)
+}
+
+// checkTencentFixtures validates the Tencent fixtures against the current
+// state and each other: IDs well-formed and new, references resolvable,
+// private IPs IPv4 and unique within their VPC, and a private IP bound to
+// at most one address.
+func (w *World) checkTencentFixtures(f *TencentFixtures, unique func(string) error) error {
+	instVPC := map[string]string{} // instance ID -> VPC
+	for id, in := range w.tc.instances {
+		instVPC[id] = in.VpcID
 	}
-	for _, fi := range f.Tencent.Instances {
+	type eniState struct {
+		vpc string
+		ips []string
+	}
+	enis := map[string]*eniState{}
+	owner := map[string]string{} // VPC + "/" + private IP -> ENI ID
+	for id, e := range w.tc.enis {
+		enis[id] = &eniState{vpc: e.VpcID, ips: slices.Clone(e.PrivateIPs)}
+		for _, ip := range e.PrivateIPs {
+			owner[e.VpcID+"/"+ip] = id
+		}
+	}
+	// addIPs checks private IPs joining an ENI (id "" for one whose ID is
+	// generated).
+	addIPs := func(id, vpc string, ips []string) error {
+		for _, ip := range ips {
+			if a, err := netip.ParseAddr(ip); err != nil || !a.Is4() {
+				return fmt.Errorf("private IP %q is not an IPv4 address", ip)
+			}
+			if o, taken := owner[vpc+"/"+ip]; taken {
+				return fmt.Errorf("private IP %s is already on ENI %s in VPC %q", ip, o, vpc)
+			}
+			owner[vpc+"/"+ip] = cmp.Or(id, "(new ENI)")
+		}
+		if id != "" {
+			enis[id].ips = append(enis[id].ips, ips...)
+		}
+		return nil
+	}
+	newENI := func(id, vpc string, ips []string) error {
+		if id != "" {
+			if !tcENIIDPattern.MatchString(id) {
+				return fmt.Errorf("ENI ID %q: want eni- and 8 lower-case letters or digits", id)
+			}
+			if _, ok := enis[id]; ok {
+				return fmt.Errorf("ENI %s already exists", id)
+			}
+			if err := unique(id); err != nil {
+				return err
+			}
+			enis[id] = &eniState{vpc: vpc}
+		}
+		return addIPs(id, vpc, ips)
+	}
+	for _, fi := range f.Instances {
 		if fi.InstanceID != "" {
 			if !tcInstanceIDPattern.MatchString(fi.InstanceID) {
 				return fmt.Errorf("instance ID %q: want ins- and 8 lower-case letters or digits", fi.InstanceID)
 			}
-			if tcInstances[fi.InstanceID] {
+			if _, ok := instVPC[fi.InstanceID]; ok {
 				return fmt.Errorf("instance %s already exists", fi.InstanceID)
 			}
-			tcInstances[fi.InstanceID] = true
-		}
-		if fi.NetworkInterfaceID != "" && !tcENIIDPattern.MatchString(fi.NetworkInterfaceID) {
-			return fmt.Errorf("ENI ID %q: want eni- and 8 lower-case letters or digits", fi.NetworkInterfaceID)
-		}
-		for _, ip := range fi.PrivateIPAddresses {
-			if a, err := netip.ParseAddr(ip); err != nil || !a.Is4() {
-				return fmt.Errorf("instance private IP %q is not an IPv4 address", ip)
-			}
+			instVPC[fi.InstanceID] = fi.VpcID
 		}
 		if err := unique(fi.InstanceID); err != nil {
 			return err
 		}
-		if err := unique(fi.NetworkInterfaceID); err != nil {
-			return err
+		if err := newENI(fi.NetworkInterfaceID, fi.VpcID, fi.PrivateIPAddresses); err != nil {
+			return fmt.Errorf("instance fixture %s: %w", fi.InstanceID, err)
+		}
+		for _, fe := range fi.NetworkInterfaces {
+			if err := newENI(fe.NetworkInterfaceID, cmp.Or(fe.VpcID, fi.VpcID), fe.PrivateIPAddresses); err != nil {
+				return fmt.Errorf("instance fixture %s: %w", fi.InstanceID, err)
+			}
 		}
 	}
-	for _, fa := range f.Tencent.Addresses {
+	for _, fe := range f.NetworkInterfaces {
+		vpc := fe.VpcID
+		if fe.InstanceID != "" {
+			iv, ok := instVPC[fe.InstanceID]
+			if !ok {
+				return fmt.Errorf("ENI fixture refers to unknown instance %s", fe.InstanceID)
+			}
+			vpc = cmp.Or(vpc, iv)
+		}
+		if err := newENI(fe.NetworkInterfaceID, vpc, fe.PrivateIPAddresses); err != nil {
+			return fmt.Errorf("ENI fixture: %w", err)
+		}
+	}
+	for _, fp := range f.PrivateIPs {
+		e, ok := enis[fp.NetworkInterfaceID]
+		if !ok {
+			return fmt.Errorf("private IP fixture refers to unknown ENI %q", fp.NetworkInterfaceID)
+		}
+		if err := addIPs(fp.NetworkInterfaceID, e.vpc, fp.PrivateIPAddresses); err != nil {
+			return fmt.Errorf("private IP fixture: %w", err)
+		}
+	}
+	bound := map[string]bool{} // ENI ID + "/" + private IP (instance: "ins-…")
+	for _, a := range w.tc.addresses {
+		if a.ENIID != "" {
+			bound[a.ENIID+"/"+a.PrivateIP] = true
+		}
+	}
+	for _, fa := range f.Addresses {
 		if fa.AddressID != "" {
 			if !tcAddressIDPattern.MatchString(fa.AddressID) {
 				return fmt.Errorf("address ID %q: want eip- and 8 lower-case letters or digits", fa.AddressID)
@@ -456,8 +621,31 @@ func (w *World) checkFixtures(f *Fixtures) error {
 				return fmt.Errorf("address fixture: IP %s is in use", ip)
 			}
 		}
-		if fa.InstanceID != "" && !tcInstances[fa.InstanceID] {
-			return fmt.Errorf("address fixture refers to unknown instance %s", fa.InstanceID)
+		switch {
+		case fa.InstanceID != "" && fa.NetworkInterfaceID != "":
+			return fmt.Errorf("address fixture: give instanceId or networkInterfaceId, not both")
+		case fa.InstanceID != "":
+			if _, ok := instVPC[fa.InstanceID]; !ok {
+				return fmt.Errorf("address fixture refers to unknown instance %s", fa.InstanceID)
+			}
+		case fa.NetworkInterfaceID != "":
+			e, ok := enis[fa.NetworkInterfaceID]
+			if !ok {
+				return fmt.Errorf("address fixture refers to unknown ENI %q", fa.NetworkInterfaceID)
+			}
+			ip := fa.PrivateIPAddress
+			if ip == "" && len(e.ips) > 0 {
+				ip = e.ips[0]
+			}
+			if !slices.Contains(e.ips, ip) {
+				return fmt.Errorf("address fixture: private IP %q is not on ENI %s", fa.PrivateIPAddress, fa.NetworkInterfaceID)
+			}
+			if bound[fa.NetworkInterfaceID+"/"+ip] {
+				return fmt.Errorf("address fixture: private IP %s of ENI %s already has an address", ip, fa.NetworkInterfaceID)
+			}
+			bound[fa.NetworkInterfaceID+"/"+ip] = true
+		case fa.PrivateIPAddress != "":
+			return fmt.Errorf("address fixture: privateIpAddress needs networkInterfaceId")
 		}
 		if _, err := tcTags(tagList(fa.Tags)); err != nil {
 			return fmt.Errorf("address fixture: %s", err.Message)

@@ -29,10 +29,11 @@ type EC2Snapshot struct {
 
 // TencentSnapshot is the Tencent part of a Snapshot.
 type TencentSnapshot struct {
-	Addresses    []TCAddress  `json:"addresses"`
-	Instances    []TCInstance `json:"instances"`
-	Tasks        []TCTask     `json:"tasks"`
-	ClientTokens int          `json:"clientTokens"`
+	Addresses         []TCAddress          `json:"addresses"`
+	Instances         []TCInstance         `json:"instances"`
+	NetworkInterfaces []TCNetworkInterface `json:"networkInterfaces"`
+	Tasks             []TCTask             `json:"tasks"`
+	ClientTokens      int                  `json:"clientTokens"`
 }
 
 // SettingsView is Settings with the secret keys left out: the snapshot
@@ -71,10 +72,11 @@ func (w *World) Snapshot() Snapshot {
 			Instances:         []EC2Instance{},
 		},
 		Tencent: TencentSnapshot{
-			Addresses:    []TCAddress{},
-			Instances:    []TCInstance{},
-			Tasks:        []TCTask{},
-			ClientTokens: len(w.tc.tokens),
+			Addresses:         []TCAddress{},
+			Instances:         []TCInstance{},
+			NetworkInterfaces: []TCNetworkInterface{},
+			Tasks:             []TCTask{},
+			ClientTokens:      len(w.tc.tokens),
 		},
 	}
 	if !w.settings.RateLimitsDisabled {
@@ -102,6 +104,9 @@ func (w *World) Snapshot() Snapshot {
 	}
 	for _, in := range sortedBy(w.tc.instances, func(in *tcInstance) int64 { return in.seq }) {
 		s.Tencent.Instances = append(s.Tencent.Instances, w.tcInstanceView(in))
+	}
+	for _, e := range sortedBy(w.tc.enis, func(e *tcENI) int64 { return e.seq }) {
+		s.Tencent.NetworkInterfaces = append(s.Tencent.NetworkInterfaces, w.tcENIView(e))
 	}
 	for _, id := range slices.Sorted(maps.Keys(w.tc.tasks)) {
 		t := w.tc.tasks[id]

@@ -38,6 +38,7 @@ var (
 type tcState struct {
 	addresses  map[string]*tcAddress
 	instances  map[string]*tcInstance
+	enis       map[string]*tcENI
 	tasks      map[uint64]*tcTask
 	running    taskHeap // tasks still RUNNING
 	tokens     map[string]tcTokenResult
@@ -63,24 +64,30 @@ type tcAddress struct {
 	CreatedAt   time.Time
 	VisibleAt   time.Time
 	Task        uint64
-	// viaENI records that the binding was requested with NetworkInterfaceId,
-	// which ends in BIND_ENI rather than BIND.
-	viaENI bool
-	seq    int64
+	// boundStatus is the status a binding ends in (and a failed unbinding
+	// returns to): BIND, or BIND_ENI for an ENI attached to no instance.
+	boundStatus string
+	seq         int64
 }
 
 type tcInstance struct {
-	ID         string
-	Name       string
-	Zone       string
-	VpcID      string
-	SubnetID   string
-	ENIID      string
-	PrivateIPs []string
-	Tags       map[string]string
-	CreatedAt  time.Time
-	seq        int64
+	ID       string
+	Name     string
+	Zone     string
+	VpcID    string
+	SubnetID string
+	// ENIID is the primary ENI's ID and eni the ENI itself; the instance's
+	// private IPs are the primary ENI's.
+	ENIID     string
+	eni       *tcENI
+	Tags      map[string]string
+	CreatedAt time.Time
+	seq       int64
 }
+
+// privateIPs are the instance's private IPs: its primary ENI's, the first
+// being the primary IP (CVM DescribeInstances' PrivateIpAddresses).
+func (in *tcInstance) privateIPs() []string { return in.eni.PrivateIPs }
 
 type tcTask struct {
 	ID         uint64
@@ -107,6 +114,7 @@ func newTCState(s *Settings) (*tcState, error) {
 	return &tcState{
 		addresses: map[string]*tcAddress{},
 		instances: map[string]*tcInstance{},
+		enis:      map[string]*tcENI{},
 		tasks:     map[uint64]*tcTask{},
 		tokens:    map[string]tcTokenResult{},
 		pool:      pool,
@@ -131,6 +139,9 @@ type TCAddress struct {
 	CreatedTime        time.Time  `json:"createdTime"`
 	PendingTaskID      uint64     `json:"pendingTaskId,omitempty"`
 	VisibleAt          *time.Time `json:"visibleAt,omitempty"`
+	// InstanceType is what the address is bound to: CVM (an instance, or an
+	// ENI attached to one), ENI (an ENI attached to no instance), or empty.
+	InstanceType string `json:"instanceType,omitempty"`
 }
 
 // TCInstance is the public view of a CVM instance.
@@ -176,6 +187,12 @@ func (w *World) tcAddressView(a *tcAddress, now time.Time) TCAddress {
 		CreatedTime:        a.CreatedAt,
 		PendingTaskID:      a.Task,
 	}
+	switch {
+	case a.InstanceID != "":
+		v.InstanceType = "CVM"
+	case a.ENIID != "":
+		v.InstanceType = "ENI"
+	}
 	if a.VisibleAt.After(now) {
 		t := a.VisibleAt
 		v.VisibleAt = &t
@@ -192,12 +209,15 @@ func (w *World) tcInstanceView(in *tcInstance) TCInstance {
 		VpcID:              in.VpcID,
 		SubnetID:           in.SubnetID,
 		NetworkInterfaceID: in.ENIID,
-		PrivateIPAddresses: slices.Clone(in.PrivateIPs),
+		PrivateIPAddresses: slices.Clone(in.privateIPs()),
 		Tags:               sortedTags(in.Tags),
 		CreatedTime:        in.CreatedAt,
 	}
+	// PrivateIpAddresses and PublicIpAddresses are "the instance's primary
+	// ENI's" private and public IPs (cvm v20170312 Instance, DescribeInstances:
+	// https://www.tencentcloud.com/document/api/213/15728).
 	for _, a := range w.tc.addresses {
-		if a.InstanceID == in.ID && a.Status == TCStatusBind {
+		if a.ENIID == in.ENIID && a.Status == TCStatusBind {
 			v.PublicIPAddresses = append(v.PublicIPAddresses, a.IP.String())
 		}
 	}
@@ -253,18 +273,15 @@ func (w *World) tcComplete(t *tcTask) {
 			}
 		case "AssociateAddress":
 			if t.fail {
-				a.Status, a.InstanceID, a.ENIID, a.PrivateIP, a.viaENI = TCStatusUnbind, "", "", "", false
+				a.unbind()
 			} else if a.Status == TCStatusBinding {
-				a.Status = TCStatusBind
-				if a.viaENI {
-					a.Status = TCStatusBindENI
-				}
+				a.Status = a.boundStatus
 			}
 		case "DisassociateAddress":
 			if t.fail {
-				a.Status = TCStatusBind
+				a.Status = a.boundStatus
 			} else {
-				a.Status, a.InstanceID, a.ENIID, a.PrivateIP, a.viaENI = TCStatusUnbind, "", "", "", false
+				a.unbind()
 			}
 		case "ReleaseAddresses":
 			if t.fail {
@@ -274,6 +291,27 @@ func (w *World) tcComplete(t *tcTask) {
 			}
 		}
 	}
+}
+
+// unbind clears an address's binding.
+func (a *tcAddress) unbind() {
+	a.Status, a.InstanceID, a.ENIID, a.PrivateIP, a.boundStatus = TCStatusUnbind, "", "", "", ""
+}
+
+// bind binds an address to privateIP of eni: BIND when the ENI is attached
+// to an instance (the address then names the instance), BIND_ENI when it
+// is not ("BIND_ENI: bound to a dangling ENI", vpc v20170312
+// Address.AddressStatus). status is the state it is in meanwhile
+// (BINDING while the task runs; the bound state for fixtures).
+func (a *tcAddress) bind(eni *tcENI, privateIP, status string) {
+	a.boundStatus = TCStatusBind
+	if eni.InstanceID == "" {
+		a.boundStatus = TCStatusBindENI
+	}
+	if status == "" {
+		status = a.boundStatus
+	}
+	a.Status, a.InstanceID, a.ENIID, a.PrivateIP = status, eni.InstanceID, eni.ID, privateIP
 }
 
 func (w *World) tcDelete(a *tcAddress) {
@@ -308,15 +346,6 @@ func (w *World) tcNewTask(action string, addressIDs []string, fail bool) *tcTask
 	// machinery so both paths behave the same.
 	w.tcAdvance()
 	return t
-}
-
-func (w *World) tcInstanceByENI(eniID string) *tcInstance {
-	for _, in := range w.tc.instances {
-		if in.ENIID == eniID {
-			return in
-		}
-	}
-	return nil
 }
 
 // TCAllocateInput is AllocateAddresses' parameters.
@@ -488,7 +517,23 @@ type TCAssociateInput struct {
 }
 
 // TCAssociateAddress binds an UNBIND address to a CVM (its primary ENI's
-// primary IP) or to an ENI private IP, asynchronously.
+// primary IP) or to a private IP of an ENI, asynchronously. The rules and
+// codes are AssociateAddress's (https://www.tencentcloud.com/document/api/215/16700,
+// codes as described in tencentcloud-sdk-go vpc/v20170312/errors.go):
+//   - InstanceId and NetworkInterfaceId together: InvalidParameterConflict
+//     ("an EIP binds either to an instance or to a private IP of an ENI");
+//     neither: InvalidParameterValue.MissingAssociateEntity;
+//   - NetworkInterfaceId needs PrivateIpAddress (MissingParameter); an
+//     unknown ENI, or a private IP that is not on it, is
+//     InvalidNetworkInterfaceId.NotFound ("NetworkInterfaceId does not exist
+//     or PrivateIpAddress is not on it");
+//   - only UNBIND addresses bind; an address already bound to an ENI answers
+//     InvalidParameterValue.NetworkInterfaceIdNotMatch (asked for another
+//     ENI) or .PrivateIpAddressNotMatch (another private IP of that ENI),
+//     any other state UnsupportedOperation.AddressStatusNotPermit;
+//   - a private IP carries one EIP: InvalidInstanceId.AlreadyBindEip or
+//     InvalidPrivateIpAddress.AlreadyBindEip ("to bind another EIP to the
+//     private IP of the specified ENI, you must first unbind the EIP").
 func (w *World) TCAssociateAddress(in TCAssociateInput) (uint64, *APIError) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -497,21 +542,27 @@ func (w *World) TCAssociateAddress(in TCAssociateInput) (uint64, *APIError) {
 	if err != nil {
 		return 0, err
 	}
-	if (in.InstanceID == "") == (in.NetworkInterfaceID == "") {
-		return 0, badRequest("InvalidParameterConflict", "exactly one of InstanceId and NetworkInterfaceId must be given")
+	switch {
+	case in.InstanceID != "" && in.NetworkInterfaceID != "":
+		return 0, badRequest("InvalidParameterConflict", "InstanceId and NetworkInterfaceId cannot be specified together: an EIP binds either to an instance or to a private IP of an ENI")
+	case in.InstanceID == "" && in.NetworkInterfaceID == "":
+		return 0, badRequest(TCMissingAssociateEntity, "either InstanceId or NetworkInterfaceId and PrivateIpAddress must be given")
 	}
-	var inst *tcInstance
-	eniID, privateIP := "", ""
+	var eni *tcENI
+	privateIP := ""
 	if in.InstanceID != "" {
 		if !tcInstanceIDPattern.MatchString(in.InstanceID) {
 			return 0, badRequest(TCInstanceIDMalformed, "InstanceId %q is malformed", in.InstanceID)
 		}
-		if inst = w.tc.instances[in.InstanceID]; inst == nil {
+		inst := w.tc.instances[in.InstanceID]
+		if inst == nil {
 			return 0, badRequest(TCInvalidInstanceIDNotFound, "the instance %s does not exist", in.InstanceID)
 		}
-		eniID = inst.ENIID
-		if len(inst.PrivateIPs) > 0 {
-			privateIP = inst.PrivateIPs[0]
+		// "Binding an EIP to a CVM instance is actually binding the EIP to
+		// the primary private IP of the primary ENI on the CVM instance."
+		eni = inst.eni
+		if ips := inst.privateIPs(); len(ips) > 0 {
+			privateIP = ips[0]
 		}
 	} else {
 		if !tcENIIDPattern.MatchString(in.NetworkInterfaceID) {
@@ -520,33 +571,50 @@ func (w *World) TCAssociateAddress(in TCAssociateInput) (uint64, *APIError) {
 		if in.PrivateIPAddress == "" {
 			return 0, badRequest(TCMissingParameter, "PrivateIpAddress is required with NetworkInterfaceId")
 		}
-		if inst = w.tcInstanceByENI(in.NetworkInterfaceID); inst == nil {
-			return 0, badRequest("InvalidNetworkInterfaceId.NotFound", "the network interface %s does not exist", in.NetworkInterfaceID)
+		eni = w.tc.enis[in.NetworkInterfaceID]
+		if eni == nil {
+			return 0, badRequest(TCInvalidNetworkInterfaceIDNotFound, "the network interface %s does not exist", in.NetworkInterfaceID)
 		}
-		if !slices.Contains(inst.PrivateIPs, in.PrivateIPAddress) {
-			return 0, badRequest("InvalidParameterValue.PrivateIpAddressNotMatch", "private IP %s is not on %s", in.PrivateIPAddress, in.NetworkInterfaceID)
+		if !slices.Contains(eni.PrivateIPs, in.PrivateIPAddress) {
+			return 0, badRequest(TCInvalidNetworkInterfaceIDNotFound, "the private IP %s is not on the network interface %s", in.PrivateIPAddress, in.NetworkInterfaceID)
 		}
-		eniID, privateIP = in.NetworkInterfaceID, in.PrivateIPAddress
+		privateIP = in.PrivateIPAddress
 	}
 	if a.Task != 0 {
 		return 0, badRequest(TCMutexTaskRunning, "a task on %s is still running", a.ID)
 	}
 	if a.Status != TCStatusUnbind {
+		if in.NetworkInterfaceID != "" && a.ENIID != "" && (a.Status == TCStatusBind || a.Status == TCStatusBindENI) {
+			if a.ENIID != eni.ID {
+				return 0, badRequest(TCNetworkInterfaceIDNotMatch, "the address %s is bound to the network interface %s and cannot be bound to another one", a.ID, a.ENIID)
+			}
+			if a.PrivateIP != privateIP {
+				return 0, badRequest(TCPrivateIPAddressNotMatch, "the address %s is bound to the private IP %s and cannot be bound to another one", a.ID, a.PrivateIP)
+			}
+		}
 		return 0, badRequest(TCAddressStatusNotPermit, "the status %s of address %s does not permit binding", a.Status, a.ID)
 	}
-	for _, o := range w.tc.addresses {
-		if o != a && o.InstanceID == inst.ID && o.PrivateIP == privateIP &&
-			(o.Status == TCStatusBind || o.Status == TCStatusBinding || o.Status == TCStatusBindENI) {
-			if in.InstanceID != "" {
-				return 0, badRequest(TCInvalidInstanceAlreadyBindEip, "the instance %s is already bound to %s", inst.ID, o.ID)
-			}
-			return 0, badRequest("InvalidPrivateIpAddress.AlreadyBindEip", "the private IP %s is already bound to %s", privateIP, o.ID)
+	if o := w.tcAddressOn(eni.ID, privateIP); o != nil && o != a {
+		if in.InstanceID != "" {
+			return 0, badRequest(TCInvalidInstanceAlreadyBindEip, "the instance %s is already bound to %s", in.InstanceID, o.ID)
 		}
+		return 0, badRequest(TCInvalidPrivateIPAlreadyBindEip, "the private IP %s is already bound to %s", privateIP, o.ID)
 	}
-	a.Status, a.InstanceID, a.ENIID, a.PrivateIP = TCStatusBinding, inst.ID, eniID, privateIP
-	a.viaENI = in.NetworkInterfaceID != ""
+	a.bind(eni, privateIP, TCStatusBinding)
 	t := w.tcNewTask("AssociateAddress", []string{a.ID}, in.TaskFail)
 	return t.ID, nil
+}
+
+// tcAddressOn returns the address bound (or being bound) to privateIP of
+// an ENI.
+func (w *World) tcAddressOn(eniID, privateIP string) *tcAddress {
+	for _, o := range w.tc.addresses {
+		if o.ENIID == eniID && o.PrivateIP == privateIP &&
+			(o.Status == TCStatusBind || o.Status == TCStatusBinding || o.Status == TCStatusBindENI) {
+			return o
+		}
+	}
+	return nil
 }
 
 // TCDisassociateAddress unbinds a BIND address asynchronously.
@@ -613,16 +681,24 @@ var tcAddressFilters = map[string]func(a *tcAddress, v []string) bool{
 	"address-name": func(a *tcAddress, v []string) bool {
 		return slices.ContainsFunc(v, func(s string) bool { return strings.Contains(a.Name, s) })
 	},
-	"address-ip":           func(a *tcAddress, v []string) bool { return anyEqual(v, a.IP.String()) },
-	"address-status":       func(a *tcAddress, v []string) bool { return anyEqual(v, a.Status) },
-	"instance-id":          func(a *tcAddress, v []string) bool { return a.InstanceID != "" && anyEqual(v, a.InstanceID) },
-	"private-ip-address":   func(a *tcAddress, v []string) bool { return a.PrivateIP != "" && anyEqual(v, a.PrivateIP) },
+	"address-ip":     func(a *tcAddress, v []string) bool { return anyEqual(v, a.IP.String()) },
+	"address-status": func(a *tcAddress, v []string) bool { return anyEqual(v, a.Status) },
+	"instance-id":    func(a *tcAddress, v []string) bool { return a.InstanceID != "" && anyEqual(v, a.InstanceID) },
+	// "When private-ip-address is given, only the first value is used"
+	// (DescribeAddresses, Filters: https://www.tencentcloud.com/document/api/215/16702).
+	"private-ip-address":   func(a *tcAddress, v []string) bool { return a.PrivateIP != "" && len(v) > 0 && v[0] == a.PrivateIP },
 	"network-interface-id": func(a *tcAddress, v []string) bool { return a.ENIID != "" && anyEqual(v, a.ENIID) },
 	"is-arrears":           func(a *tcAddress, v []string) bool { return anyEqual(v, "FALSE") },
 	"address-type":         func(a *tcAddress, v []string) bool { return anyEqual(v, a.Type) },
 	"address-isp":          func(a *tcAddress, v []string) bool { return anyEqual(v, a.ISP) },
 	"instance-type": func(a *tcAddress, v []string) bool {
-		return a.InstanceID != "" && anyEqual(v, "CVM")
+		switch {
+		case a.InstanceID != "":
+			return anyEqual(v, "CVM")
+		case a.ENIID != "":
+			return anyEqual(v, "ENI")
+		}
+		return false
 	},
 	"tag-key": func(a *tcAddress, v []string) bool {
 		return slices.ContainsFunc(v, func(k string) bool { _, ok := a.Tags[k]; return ok })
@@ -777,7 +853,7 @@ var tcInstanceFilters = map[string]func(in *tcInstance, v []string) bool{
 	"instance-id":   func(in *tcInstance, v []string) bool { return anyEqual(v, in.ID) },
 	"instance-name": func(in *tcInstance, v []string) bool { return anyEqual(v, in.Name) },
 	"private-ip-address": func(in *tcInstance, v []string) bool {
-		return slices.ContainsFunc(in.PrivateIPs, func(ip string) bool { return anyEqual(v, ip) })
+		return slices.ContainsFunc(in.privateIPs(), func(ip string) bool { return anyEqual(v, ip) })
 	},
 	"zone":           func(in *tcInstance, v []string) bool { return anyEqual(v, in.Zone) },
 	"vpc-id":         func(in *tcInstance, v []string) bool { return anyEqual(v, in.VpcID) },

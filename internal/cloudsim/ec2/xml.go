@@ -125,6 +125,7 @@ type eniAttachment struct {
 	InstanceID          string `xml:"instanceId"`
 	InstanceOwnerID     string `xml:"instanceOwnerId"`
 	DeviceIndex         int    `xml:"deviceIndex"`
+	NetworkCardIndex    int    `xml:"networkCardIndex"`
 	Status              string `xml:"status"`
 	DeleteOnTermination bool   `xml:"deleteOnTermination"`
 }
@@ -181,6 +182,7 @@ func eniXML(e core.EC2NetworkInterface, owner string) eniItem {
 			InstanceID:          e.Attachment.InstanceID,
 			InstanceOwnerID:     owner,
 			DeviceIndex:         e.Attachment.DeviceIndex,
+			NetworkCardIndex:    e.Attachment.NetworkCardIndex,
 			Status:              e.Attachment.Status,
 			DeleteOnTermination: e.Attachment.DeviceIndex == 0,
 		}

@@ -49,14 +49,15 @@ type action struct {
 }
 
 var actions = map[string]action{
-	"AllocateAddresses":       {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).allocateAddresses},
-	"AssociateAddress":        {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).associateAddress},
-	"DisassociateAddress":     {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).disassociateAddress},
-	"ReleaseAddresses":        {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).releaseAddresses},
-	"DescribeAddresses":       {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeAddresses},
-	"DescribeTaskResult":      {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeTaskResult},
-	"DescribeInstances":       {service: "cvm", version: VersionCVM, needsRgn: true, run: (*Handler).describeInstances},
-	"DescribeResourcesByTags": {service: "tag", version: VersionTag, run: (*Handler).describeResourcesByTags},
+	"AllocateAddresses":         {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).allocateAddresses},
+	"AssociateAddress":          {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).associateAddress},
+	"DisassociateAddress":       {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).disassociateAddress},
+	"ReleaseAddresses":          {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).releaseAddresses},
+	"DescribeAddresses":         {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeAddresses},
+	"DescribeTaskResult":        {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeTaskResult},
+	"DescribeNetworkInterfaces": {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeNetworkInterfaces},
+	"DescribeInstances":         {service: "cvm", version: VersionCVM, needsRgn: true, run: (*Handler).describeInstances},
+	"DescribeResourcesByTags":   {service: "tag", version: VersionTag, run: (*Handler).describeResourcesByTags},
 }
 
 var knownServices = map[string]bool{"vpc": true, "cvm": true, "tag": true}
@@ -276,6 +277,34 @@ func (h *Handler) describeAddresses(c *call) (any, *core.APIError) {
 	}{TotalCount: total, AddressSet: []respAddress{}}
 	for _, a := range addrs {
 		out.AddressSet = append(out.AddressSet, addressJSON(a))
+	}
+	return out, nil
+}
+
+func (h *Handler) describeNetworkInterfaces(c *call) (any, *core.APIError) {
+	var p describeNetworkInterfacesParams
+	if err := decodeParams(c.req.Body, &p); err != nil {
+		return nil, err
+	}
+	fs := make([]core.Filter, 0, len(p.Filters))
+	for _, f := range p.Filters {
+		if f.Name == nil || *f.Name == "" {
+			return nil, tcErr(core.TCFilterInvalidKey, "Filters.Name must not be empty")
+		}
+		fs = append(fs, core.Filter{Name: *f.Name, Values: f.Values})
+	}
+	enis, total, err := h.world.TCDescribeNetworkInterfaces(core.TCDescribeNetworkInterfacesInput{
+		NetworkInterfaceIDs: p.NetworkInterfaceIDs, Filters: fs, Offset: p.Offset, Limit: p.Limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		NetworkInterfaceSet []respNetworkInterface `json:"NetworkInterfaceSet"`
+		TotalCount          int                    `json:"TotalCount"`
+	}{NetworkInterfaceSet: []respNetworkInterface{}, TotalCount: total}
+	for _, e := range enis {
+		out.NetworkInterfaceSet = append(out.NetworkInterfaceSet, networkInterfaceJSON(e))
 	}
 	return out, nil
 }

@@ -67,6 +67,13 @@ type describeAddressesParams struct {
 	Limit      *int64     `json:"Limit"`
 }
 
+type describeNetworkInterfacesParams struct {
+	NetworkInterfaceIDs []string   `json:"NetworkInterfaceIds"`
+	Filters             []tcFilter `json:"Filters"`
+	Offset              *uint64    `json:"Offset"`
+	Limit               *uint64    `json:"Limit"`
+}
+
 type describeTaskResultParams struct {
 	// TaskId is an integer here although async actions return it as a
 	// string; a string is rejected as an invalid parameter.
@@ -185,9 +192,7 @@ func addressJSON(a core.TCAddress) respAddress {
 		InternetChargeType: a.InternetChargeType,
 		TagSet:             []respTag{},
 	}
-	if a.InstanceID != "" {
-		r.InstanceType = nullable("CVM")
-	}
+	r.InstanceType = nullable(a.InstanceType)
 	for _, t := range a.Tags {
 		r.TagSet = append(r.TagSet, respTag{Key: t.Key, Value: t.Value})
 	}
@@ -254,4 +259,92 @@ type respResourceTag struct {
 	ResourcePrefix string        `json:"ResourcePrefix"`
 	ResourceID     string        `json:"ResourceId"`
 	Tags           []respTagPair `json:"Tags"`
+}
+
+// tcDateTime is the "YYYY-MM-DD hh:mm:ss" format of ENI timestamps (unlike
+// the ISO 8601 of addresses).
+func tcDateTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+type respPrivateIP struct {
+	PrivateIPAddress string `json:"PrivateIpAddress"`
+	Primary          bool   `json:"Primary"`
+	PublicIPAddress  string `json:"PublicIpAddress"`
+	AddressID        string `json:"AddressId"`
+	Description      string `json:"Description"`
+	IsWanIPBlocked   bool   `json:"IsWanIpBlocked"`
+	State            string `json:"State"`
+	QosLevel         string `json:"QosLevel"`
+}
+
+type respENIAttachment struct {
+	InstanceID        string `json:"InstanceId"`
+	DeviceIndex       uint64 `json:"DeviceIndex"`
+	InstanceAccountID string `json:"InstanceAccountId"`
+	AttachTime        string `json:"AttachTime"`
+}
+
+// respNetworkInterface is vpc.NetworkInterface: State is AVAILABLE once
+// the ENI is usable, NetworkInterfaceState INUSE when attached.
+type respNetworkInterface struct {
+	NetworkInterfaceID          string             `json:"NetworkInterfaceId"`
+	NetworkInterfaceName        string             `json:"NetworkInterfaceName"`
+	NetworkInterfaceDescription string             `json:"NetworkInterfaceDescription"`
+	SubnetID                    string             `json:"SubnetId"`
+	VpcID                       string             `json:"VpcId"`
+	GroupSet                    []string           `json:"GroupSet"`
+	Primary                     bool               `json:"Primary"`
+	MacAddress                  string             `json:"MacAddress"`
+	State                       string             `json:"State"`
+	NetworkInterfaceState       string             `json:"NetworkInterfaceState"`
+	PrivateIPAddressSet         []respPrivateIP    `json:"PrivateIpAddressSet"`
+	Attachment                  *respENIAttachment `json:"Attachment"`
+	Zone                        string             `json:"Zone"`
+	CreatedTime                 string             `json:"CreatedTime"`
+	Ipv6AddressSet              []any              `json:"Ipv6AddressSet"`
+	TagSet                      []respTag          `json:"TagSet"`
+	EniType                     uint64             `json:"EniType"`
+	Business                    string             `json:"Business"`
+	CdcID                       string             `json:"CdcId"`
+	AttachType                  uint64             `json:"AttachType"`
+	ResourceID                  string             `json:"ResourceId"`
+	QosLevel                    string             `json:"QosLevel"`
+}
+
+func networkInterfaceJSON(e core.TCNetworkInterface) respNetworkInterface {
+	r := respNetworkInterface{
+		NetworkInterfaceID:          e.NetworkInterfaceID,
+		NetworkInterfaceName:        e.Name,
+		NetworkInterfaceDescription: e.Description,
+		SubnetID:                    e.SubnetID,
+		VpcID:                       e.VpcID,
+		GroupSet:                    []string{},
+		Primary:                     e.Primary,
+		MacAddress:                  e.MacAddress,
+		State:                       "AVAILABLE",
+		NetworkInterfaceState:       "AVAILABLE",
+		PrivateIPAddressSet:         []respPrivateIP{},
+		Zone:                        e.Zone,
+		CreatedTime:                 tcDateTime(e.CreatedTime),
+		Ipv6AddressSet:              []any{},
+		TagSet:                      []respTag{},
+		Business:                    "cvm",
+		QosLevel:                    "DEFAULT",
+	}
+	if e.Primary {
+		r.EniType = 1
+	}
+	if e.InstanceID != "" {
+		r.NetworkInterfaceState = "INUSE"
+		r.Attachment = &respENIAttachment{InstanceID: e.InstanceID, DeviceIndex: uint64(max(e.DeviceIndex, 0)), AttachTime: tcDateTime(e.CreatedTime)}
+	}
+	for _, p := range e.PrivateIPAddresses {
+		r.PrivateIPAddressSet = append(r.PrivateIPAddressSet, respPrivateIP{
+			PrivateIPAddress: p.PrivateIPAddress, Primary: p.Primary, PublicIPAddress: p.PublicIPAddress,
+			AddressID: p.AddressID, State: "AVAILABLE", QosLevel: "DEFAULT",
+		})
+	}
+	for _, t := range e.Tags {
+		r.TagSet = append(r.TagSet, respTag{Key: t.Key, Value: t.Value})
+	}
+	return r
 }

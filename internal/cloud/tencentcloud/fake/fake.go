@@ -20,14 +20,15 @@ import (
 // is unset. Calls lists the actions called, in order. Use APIs() to plug it
 // into tencentcloud.NewWithAPIs.
 type API struct {
-	MockAllocateAddresses       func(ctx context.Context, r *vpc.AllocateAddressesRequest) (*vpc.AllocateAddressesResponse, error)
-	MockAssociateAddress        func(ctx context.Context, r *vpc.AssociateAddressRequest) (*vpc.AssociateAddressResponse, error)
-	MockDisassociateAddress     func(ctx context.Context, r *vpc.DisassociateAddressRequest) (*vpc.DisassociateAddressResponse, error)
-	MockReleaseAddresses        func(ctx context.Context, r *vpc.ReleaseAddressesRequest) (*vpc.ReleaseAddressesResponse, error)
-	MockDescribeAddresses       func(ctx context.Context, r *vpc.DescribeAddressesRequest) (*vpc.DescribeAddressesResponse, error)
-	MockDescribeTaskResult      func(ctx context.Context, r *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error)
-	MockDescribeResourcesByTags func(r *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error)
-	MockDescribeInstances       func(ctx context.Context, r *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
+	MockAllocateAddresses         func(ctx context.Context, r *vpc.AllocateAddressesRequest) (*vpc.AllocateAddressesResponse, error)
+	MockAssociateAddress          func(ctx context.Context, r *vpc.AssociateAddressRequest) (*vpc.AssociateAddressResponse, error)
+	MockDisassociateAddress       func(ctx context.Context, r *vpc.DisassociateAddressRequest) (*vpc.DisassociateAddressResponse, error)
+	MockReleaseAddresses          func(ctx context.Context, r *vpc.ReleaseAddressesRequest) (*vpc.ReleaseAddressesResponse, error)
+	MockDescribeAddresses         func(ctx context.Context, r *vpc.DescribeAddressesRequest) (*vpc.DescribeAddressesResponse, error)
+	MockDescribeTaskResult        func(ctx context.Context, r *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error)
+	MockDescribeNetworkInterfaces func(ctx context.Context, r *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error)
+	MockDescribeResourcesByTags   func(r *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error)
+	MockDescribeInstances         func(ctx context.Context, r *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
 
 	mu    sync.Mutex
 	Calls []string
@@ -120,4 +121,13 @@ func (f *API) DescribeInstancesWithContext(ctx context.Context, r *cvm.DescribeI
 		return nil, notMocked("DescribeInstances")
 	}
 	return f.MockDescribeInstances(ctx, r)
+}
+
+// DescribeNetworkInterfacesWithContext calls MockDescribeNetworkInterfaces.
+func (f *API) DescribeNetworkInterfacesWithContext(ctx context.Context, r *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error) {
+	f.record("DescribeNetworkInterfaces")
+	if f.MockDescribeNetworkInterfaces == nil {
+		return nil, notMocked("DescribeNetworkInterfaces")
+	}
+	return f.MockDescribeNetworkInterfaces(ctx, r)
 }
