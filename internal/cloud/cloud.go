@@ -9,6 +9,7 @@
 package cloud
 
 import (
+	"math"
 	"context"
 	"errors"
 	"io"
@@ -53,6 +54,30 @@ func (r RateLimit) Or(def RateLimit) RateLimit {
 	if r.IsZero() {
 		return def
 	}
+	return r
+}
+
+// JitterAllowance is how much closer together than they left requests may
+// reach the cloud (scheduling, connection reuse and network delays vary
+// from one request to the next) without finding its bucket empty; see
+// ClientSide.
+const JitterAllowance = 100 * time.Millisecond
+
+// ClientSide is the bucket a client keeps to stay inside the cloud's bucket
+// r: the same refill, and a burst smaller by what the cloud refills in
+// JitterAllowance (at least one token, while the burst stays at least one).
+// A client that drained a bucket as large as the cloud's would have the
+// cloud's bucket empty too, and any request that arrived a little early
+// would be throttled; with the margin, the cloud's bucket holds that many
+// tokens in steady state. The price is the margin's tokens once, at the
+// start of a burst (for EC2's 50/5 s⁻¹ mutating bucket, one of 50; for
+// Tencent's 10/s, one of 10).
+func (r RateLimit) ClientSide() RateLimit {
+	if r.QPS <= 0 || r.Burst <= 1 {
+		return r
+	}
+	margin := max(1, int(math.Ceil(r.QPS*JitterAllowance.Seconds())))
+	r.Burst = max(1, r.Burst-margin)
 	return r
 }
 

@@ -95,6 +95,28 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestClientSide: a client's bucket keeps a margin of what the cloud
+// refills in JitterAllowance (at least one token) below the cloud's burst,
+// and leaves unlimited and one-token buckets alone.
+func TestClientSide(t *testing.T) {
+	cases := []struct {
+		in, want RateLimit
+	}{
+		{RateLimit{QPS: 5, Burst: 50}, RateLimit{QPS: 5, Burst: 49}},      // EC2 mutating
+		{RateLimit{QPS: 50, Burst: 50}, RateLimit{QPS: 50, Burst: 45}},    // the same ×10
+		{RateLimit{QPS: 10, Burst: 10}, RateLimit{QPS: 10, Burst: 9}},     // Tencent writes
+		{RateLimit{QPS: 100, Burst: 100}, RateLimit{QPS: 100, Burst: 90}}, // ×10
+		{RateLimit{QPS: 1, Burst: 1}, RateLimit{QPS: 1, Burst: 1}},
+		{RateLimit{QPS: 200, Burst: 5}, RateLimit{QPS: 200, Burst: 1}},
+		{Unlimited, Unlimited},
+	}
+	for _, c := range cases {
+		if got := c.in.ClientSide(); got != c.want {
+			t.Errorf("%+v.ClientSide() = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
+
 func TestMetricsAreInTheControllerRuntimeRegistry(t *testing.T) {
 	ObserveCall(ProviderAWS, "DescribeAddresses", "", time.Millisecond)
 	ObserveCall(ProviderAWS, "DescribeAddresses", "RequestLimitExceeded", time.Millisecond)

@@ -75,7 +75,7 @@ func (t *throttler) limiter(op, category string) *rate.Limiter {
 	if o, ok := t.limits.PerAction[op]; ok {
 		rl = o
 	}
-	l := rl.NewLimiter()
+	l := rl.ClientSide().NewLimiter()
 	t.limiters[key] = l
 	return l
 }

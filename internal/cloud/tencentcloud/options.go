@@ -352,7 +352,7 @@ func (t *rateLimitedTransport) limiter(action string) *rate.Limiter {
 			// Unknown actions get the most conservative published limit.
 			rl = cloud.RateLimit{QPS: 10, Burst: 10}
 		}
-		l = rl.NewLimiter()
+		l = rl.ClientSide().NewLimiter()
 		t.limiters[action] = l
 	}
 	return l

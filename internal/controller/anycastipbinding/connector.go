@@ -189,9 +189,26 @@ func (c *Connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReferenc
 			if err != nil {
 				return nil, fmt.Errorf("creating the Tencent Cloud client: %w", err)
 			}
-			return &account{ref: ref, cloud: newBatchingCloud(cl, c.opts.BatchWindow), identity: cfg.ClusterIdentity, legacy: legacy, client: cl}, nil
+			return &account{ref: ref, cloud: newBatchingCloud(cl, batchWindow(c.opts.BatchWindow, topts.RateLimits)), identity: cfg.ClusterIdentity, legacy: legacy, client: cl}, nil
 		},
 	}, nil
+}
+
+// batchWindow is how long DescribeAddresses look-ups wait to be coalesced:
+// the configured window, but at least one token interval of the client's
+// DescribeAddresses bucket, so that each batch of look-ups (most are by
+// address ID, of bindings waiting for a task) costs at most one call per
+// token and polls never queue behind the bucket (Tencent's 20/s: 50 ms). 0
+// keeps batching off.
+func batchWindow(configured time.Duration, limits tencentcloud.RateLimits) time.Duration {
+	if configured <= 0 || limits.Disabled {
+		return configured
+	}
+	rl := limits.PerAction["DescribeAddresses"].Or(tencentcloud.DefaultRateLimits().PerAction["DescribeAddresses"])
+	if rl.QPS <= 0 {
+		return configured
+	}
+	return max(configured, time.Duration(float64(time.Second)/rl.QPS))
 }
 
 // cacheTTL is how long a resolved account or a recorded usage is reused.

@@ -21,7 +21,7 @@ import (
 
 // replayWrites measures the Kubernetes API floor of a benchmark run: the
 // same writes the manager made (counts by verb and resource, from
-// apiCounter), made as plain writes of the same kinds of objects by
+// apicount.Counter), made as plain writes of the same kinds of objects by
 // `workers` goroutines, one node's share after the other as the
 // controller does, with no controller, cache or cloud involved. It
 // returns how long they took and how many writes were replayed.

@@ -307,6 +307,9 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	return nil
 }
 
+// progressPriority is above the default priority (0) of watch events.
+const progressPriority = 10
+
 // NewReconciler builds the reconciler of AnycastIPBindings (tests drive
 // it by hand).
 func NewReconciler(mgr ctrl.Manager, conn *Connector) *reconciler.Reconciler[*networkingv1alpha1.AnycastIPBinding] {
@@ -329,6 +332,11 @@ func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *r
 		// three more API writes per binding.
 		Recorder:     mgr.GetEventRecorder(ControllerName),
 		PollInterval: conn.opts.PollInterval,
+		// A binding whose allocation or association is under way (polled
+		// every task poll interval) goes before bindings still waiting for
+		// their allocation, so associations keep their bucket busy while
+		// allocations drain theirs.
+		ProgressPriority: progressPriority,
 		// The allocation is idempotent (a ClientToken derived from the
 		// UID returns the first call's address) and Observe finds the
 		// address by its ownership tags, so the check before allocating is

@@ -125,8 +125,8 @@ func (t *Translator) mutate(b *networkingv1alpha1.AnycastIPBinding, nodeName str
 	spec := *t.Spec.DeepCopy()
 	spec.NodeName = nodeName
 	if !stored {
-		// The binding controller's finalizer from the start: the managed
-		// reconciler then need not write the new object once more to add it.
+		// The binding controller's finalizer from the start: the reconciler
+		// then need not write the new object once more to add it.
 		controllerutil.AddFinalizer(b, networkingv1alpha1.AnycastIPBindingFinalizer)
 	}
 	if stored {

@@ -11,11 +11,14 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
+	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 )
 
 // BenchmarkConvergence500Auto: 500 Auto PodElasticIPs for 500 running pods
@@ -32,7 +35,9 @@ func BenchmarkConvergence500Auto(b *testing.B) {
 	describe := core.Bucket{Burst: 100, RefillPerSecond: 20 * 10}
 	tags := core.Bucket{Burst: 100, RefillPerSecond: 10 * 10}
 	for range b.N {
+		counter := apicount.New()
 		w := newWorld(b, worldOpts{
+			wrap: counter.Wrap,
 			settings: core.Settings{EC2AddressQuota: 1000, RateLimitScale: 1, RateLimitOverrides: map[string]core.Bucket{
 				"ec2/AllocateAddress": mutating, "ec2/AssociateAddress": mutating, "ec2/DisassociateAddress": mutating,
 				"ec2/ReleaseAddress": mutating, "ec2/DescribeAddresses": describe, "ec2/DescribeNetworkInterfaces": describe,
@@ -63,28 +68,20 @@ func BenchmarkConvergence500Auto(b *testing.B) {
 		}
 		parallel(pods, 32, func(i int) { w.pod(fmt.Sprintf("b%03d", i), ip(i), hostIP1, nil) })
 
+		// Convergence is seen by an informer beside the manager: a list
+		// poll of 500 objects would load the API server under measurement.
+		watch := watchAvailable(b, cfg, w.ns)
+		counter.Reset()
+		writesBefore, readsBefore := counter.Writes(), counter.Reads()
 		start := time.Now()
 		b.ResetTimer()
+		stopTimeline := timeline(b, w, start)
 		parallel(pods, 32, func(i int) { w.peip(fmt.Sprintf("b%03d", i), fmt.Sprintf("b%03d", i), nil) })
-		ready := 0
-		deadline := start.Add(10 * time.Minute)
-		for ready < pods && time.Now().Before(deadline) {
-			var list networkingv1alpha1.PodElasticIPList
-			if err := c.List(context.Background(), &list, client.InNamespace(w.ns)); err != nil {
-				b.Fatal(err)
-			}
-			ready = 0
-			for _, p := range list.Items {
-				if p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable {
-					ready++
-				}
-			}
-			if ready < pods {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+		ready := watch.wait(pods, start.Add(10*time.Minute))
 		elapsed := time.Since(start)
 		b.StopTimer()
+		stopTimeline()
+		watch.stop()
 		if ready < pods {
 			b.Fatalf("only %d of %d Ready after %s", ready, pods, elapsed)
 		}
@@ -112,12 +109,114 @@ func BenchmarkConvergence500Auto(b *testing.B) {
 		b.ReportMetric(float64(mutOK)/pods, "mutating-ok/pod")
 		b.ReportMetric(float64(mutAll)/pods, "mutating-sent/pod")
 		b.ReportMetric(float64(descAll)/pods, "describe/pod")
+		b.ReportMetric(float64(counter.Writes()-writesBefore)/pods, "kube-writes/pod")
+		b.ReportMetric(float64(counter.Reads()-readsBefore)/pods, "kube-reads/pod")
+		if os.Getenv("PEIP_BENCH_DEBUG") != "" {
+			b.Logf("the manager's API requests:\n%s", counter)
+		}
 		fmt.Printf("PodElasticIP convergence: %d pods Ready in %.2fs; issue bound (2*%d-50)/(5*10) = %.1fs -> ratio %.3f; "+
 			"per-action bound (%d-50)/50 = %.1fs -> ratio %.3f; mutating calls OK %d (%.3f/pod), sent %d (%.3f/pod, incl. throttled); "+
 			"describe calls OK %d, sent %d (%.3f/pod); stats %v\n",
 			pods, elapsed.Seconds(), pods, issueBound, elapsed.Seconds()/issueBound, pods, perActionBound, elapsed.Seconds()/perActionBound,
 			mutOK, float64(mutOK)/pods, mutAll, float64(mutAll)/pods, descOK, descAll, float64(descAll)/pods, stats)
 		w.stop()
+	}
+}
+
+// timeline, with PEIP_BENCH_DEBUG set, prints every 500 ms how many
+// addresses the emulator holds and how many are associated, so a slow run
+// shows whether the cloud side or the Kubernetes side is behind. It returns
+// the function that stops it.
+func timeline(b *testing.B, w *world, start time.Time) func() {
+	if os.Getenv("PEIP_BENCH_DEBUG") == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var alloc, assoc int
+			for _, a := range w.sim.World().Snapshot().EC2.Addresses {
+				alloc++
+				if a.AssociationID != "" {
+					assoc++
+				}
+			}
+			b.Logf("%6.1fs: %d addresses, %d associated", time.Since(start).Seconds(), alloc, assoc)
+		}
+	}()
+	return func() { close(done) }
+}
+
+// availableWatch counts the PodElasticIPs of a namespace whose Ready is
+// Available, from an informer.
+type availableWatch struct {
+	mu     sync.Mutex
+	ready  map[string]bool
+	stop   func()
+	change chan struct{}
+}
+
+func watchAvailable(b *testing.B, cfg *rest.Config, ns string) *availableWatch {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ca, err := cache.New(cfg, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	inf, err := ca.GetInformer(ctx, &networkingv1alpha1.PodElasticIP{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	aw := &availableWatch{ready: map[string]bool{}, change: make(chan struct{}, 1)}
+	note := func(obj any) {
+		p, ok := obj.(*networkingv1alpha1.PodElasticIP)
+		if !ok {
+			return
+		}
+		aw.mu.Lock()
+		aw.ready[p.Name] = p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable
+		aw.mu.Unlock()
+		select {
+		case aw.change <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, o any) { note(o) }}); err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		b.Fatal("the benchmark's informer did not sync")
+	}
+	aw.stop = cancel
+	return aw
+}
+
+// wait returns how many are Available once n are, or at deadline.
+func (aw *availableWatch) wait(n int, deadline time.Time) int {
+	for {
+		aw.mu.Lock()
+		ready := 0
+		for _, r := range aw.ready {
+			if r {
+				ready++
+			}
+		}
+		aw.mu.Unlock()
+		if ready >= n || !time.Now().Before(deadline) {
+			return ready
+		}
+		select {
+		case <-aw.change:
+		case <-time.After(time.Until(deadline)):
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -42,6 +44,11 @@ type connector struct {
 
 	// accounts maps namespace/kind/name of a provider config to its account.
 	accounts *clientcache.Cache[*account]
+	// marked remembers, by pod UID, the marks this process last wrote on a
+	// pod and the pod's version after the write, so that a pass served a
+	// cached pod from before that write neither writes the marks again nor
+	// repeats the pod's Event (read-your-writes).
+	marked *expect.Writes[types.UID, podMarks]
 }
 
 // account is one cloud account as a set of shared clients.
@@ -53,11 +60,19 @@ type account struct {
 
 const configTTL = 10 * time.Second
 
+// markedTTL and maxMarked bound connector.marked: well past the informer's
+// lag, and far above the pods one manager serves.
+const (
+	markedTTL = 5 * time.Minute
+	maxMarked = 1 << 16
+)
+
 func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, opts Options, sc setup.Config) *connector {
 	return &connector{
 		kube: kube, reader: reader, rec: rec, opts: opts, cluster: sc.ClusterName, tenancy: sc.Tenancy, started: opts.clock().Now(),
 		creds:    sc.Credentials,
 		accounts: clientcache.New[*account](clientcache.Config{ConfigTTL: configTTL}),
+		marked:   expect.New[types.UID, podMarks](markedTTL, maxMarked, opts.clock()),
 	}
 }
 

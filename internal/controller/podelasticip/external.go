@@ -235,10 +235,20 @@ func (e *external) Create(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		// it by its creation tags before anything is allocated again.
 		return managed.ExternalCreation{}, fail(cr, classify(err), err)
 	}
-	e.acct.look.Remember(a)
 	meta.SetExternalName(cr, a.AllocationID)
+	// Associate in the same pass: while this pod's association waits for
+	// AssociateAddress's bucket, the next pod's allocation can use
+	// AllocateAddress's (EC2 throttles each action separately), so both
+	// buckets stay busy. A failed association is reported (Ready, the
+	// pod's Warning) and retried by the next pass's Update; the address is
+	// recorded either way. One Event tells both steps.
+	if err := e.associate(ctx, cr, &a, ip, true); err == nil {
+		e.podAddr = &a
+	} else {
+		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAllocated, "Allocate", "Allocated %s (%s)", a.PublicIP, a.AllocationID)
+	}
+	e.acct.look.Remember(a)
 	setStatus(cr, &a, e.ps)
-	e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAllocated, "Allocate", "Allocated %s (%s)", a.PublicIP, a.AllocationID)
 	return managed.ExternalCreation{}, nil
 }
 
@@ -448,42 +458,57 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = "", "", ""
 	}
 	if p.AssociateIP != "" {
-		eni, err := e.acct.look.ENI(ctx, p.AssociateIP, e.ps.HostIP)
-		if err != nil {
-			e.acct.look.Remember(a)
-			reason := classify(err)
-			if aws.IsNotFound(err) {
-				reason = networkingv1alpha1.PodElasticIPReasonNetworkInterfaceNotFound
-			}
-			setReady(cr, decide.Unavailable(reason, err.Error()))
-			e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
+		if err := e.associate(ctx, cr, &a, p.AssociateIP, false); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
-		id, err := e.acct.aws.AssociateAddress(ctx, a.AllocationID, eni.ID, p.AssociateIP)
-		if aws.IsAlreadyAssociated(err) {
-			if inUse := e.targetInUse(ctx, a, eni.ID, p.AssociateIP); inUse != nil {
-				e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Associate", "%v", inUse)
-				err = inUse
-			}
-		}
-		if err != nil {
-			e.acct.look.Forget(a.AllocationID)
-			if aws.IsInvalidParameter(err) || aws.IsNotFound(err) {
-				e.acct.look.ForgetENI(p.AssociateIP)
-			}
-			setReady(cr, decide.Unavailable(classify(err), err.Error()))
-			e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
-			return managed.ExternalUpdate{}, err
-		}
-		a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = id, eni.ID, p.AssociateIP
-		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAssociated, "Associate",
-			"Associated %s (%s) with pod IP %s on %s", a.PublicIP, a.AllocationID, p.AssociateIP, eni.ID)
-		setReady(cr, xpv2.Available())
 	}
 	e.acct.look.Remember(a)
 	setStatus(cr, &a, e.ps)
 	e.podAddr = &a
 	return managed.ExternalUpdate{}, nil
+}
+
+// associate associates a (allocated in this pass: the Event says so) with
+// the pod IP ip on the pod's ENI, and records it in a and the Ready
+// condition; a failure is Ready=False with its reason and the legacy
+// controller's Warning on the pod.
+func (e *external) associate(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a *aws.Address, ip string, allocated bool) error {
+	eni, err := e.acct.look.ENI(ctx, ip, e.ps.HostIP)
+	if err != nil {
+		e.acct.look.Remember(*a)
+		reason := classify(err)
+		if aws.IsNotFound(err) {
+			reason = networkingv1alpha1.PodElasticIPReasonNetworkInterfaceNotFound
+		}
+		setReady(cr, decide.Unavailable(reason, err.Error()))
+		e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
+		return err
+	}
+	id, err := e.acct.aws.AssociateAddress(ctx, a.AllocationID, eni.ID, ip)
+	if aws.IsAlreadyAssociated(err) {
+		if inUse := e.targetInUse(ctx, *a, eni.ID, ip); inUse != nil {
+			e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Associate", "%v", inUse)
+			err = inUse
+		}
+	}
+	if err != nil {
+		e.acct.look.Forget(a.AllocationID)
+		if aws.IsInvalidParameter(err) || aws.IsNotFound(err) {
+			e.acct.look.ForgetENI(ip)
+		}
+		setReady(cr, decide.Unavailable(classify(err), err.Error()))
+		e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
+		return err
+	}
+	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = id, eni.ID, ip
+	verb := "Associated"
+	if allocated {
+		verb = "Allocated and associated"
+	}
+	e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAssociated, "Associate",
+		"%s %s (%s) with pod IP %s on %s", verb, a.PublicIP, a.AllocationID, ip, eni.ID)
+	setReady(cr, xpv2.Available())
+	return nil
 }
 
 // SyncCluster marks the pod for the address this pass found associated or

@@ -3,6 +3,7 @@ package podelasticip_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -114,6 +115,8 @@ type world struct {
 	creds *credstatus.Board
 	// tenancy is the manager's tenant policy.
 	tenancy tenancy.Policy
+	// wrap wraps the manager's API transport (worldOpts.wrap).
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 type worldOpts struct {
@@ -133,6 +136,9 @@ type worldOpts struct {
 	// tenantEndpoint lets tenants' ProviderConfigs use the emulator (the
 	// manager's --tenant-endpoints); otherwise they may use no endpoint.
 	tenantEndpoint bool
+	// wrap wraps the manager's API transport (a benchmark's request
+	// counter).
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -192,6 +198,7 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 		_ = env.Client.Delete(ctx, cpc)
 	})
 	t.Cleanup(w.cleanup)
+	w.wrap = wo.wrap
 	if !wo.noManager {
 		w.startManager(wo.opts)
 	}
@@ -237,6 +244,9 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 	}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 1000, 2000
+	if w.wrap != nil {
+		cfg.Wrap(w.wrap)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

@@ -15,6 +15,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // podMarks are what the pod carries while its address is associated: the
@@ -24,6 +25,11 @@ type podMarks struct {
 	labels     map[string]string
 	annotation string
 	ready      bool
+}
+
+// equal reports whether m and o put the same marks on a pod.
+func (m podMarks) equal(o podMarks) bool {
+	return maps.Equal(m.labels, o.labels) && m.annotation == o.annotation && m.ready == o.ready
 }
 
 // wantMarks computes the marks for an address (associated with the pod's
@@ -55,6 +61,18 @@ func (e *external) unlabelPod(ctx context.Context, cr *networkingv1alpha1.PodEla
 // differ) and the readiness condition (status patch, only for pods that
 // list the gate). It emits the legacy controller's pod events on change.
 func (c *connector) markPod(ctx context.Context, pod *corev1.Pod, cr *networkingv1alpha1.PodElasticIP, want podMarks) error {
+	if done, verdict := c.marked.Check(pod.UID, pod.ResourceVersion); verdict == expect.Behind && done.equal(want) {
+		// The cached pod predates this process's own write of these marks.
+		return nil
+	}
+	// Every version this pass saw or wrote before the last: a cached copy
+	// at any of them predates the marks.
+	versions := []string{pod.ResourceVersion}
+	defer func() {
+		if pod.ResourceVersion != versions[0] {
+			c.marked.Record(pod.UID, want, pod.ResourceVersion, versions...)
+		}
+	}()
 	before := pod.DeepCopy()
 	labels := maps.Clone(pod.Labels)
 	if labels == nil {
@@ -85,6 +103,7 @@ func (c *connector) markPod(ctx context.Context, pod *corev1.Pod, cr *networking
 			}
 			return fmt.Errorf("labelling pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		versions = append(versions, pod.ResourceVersion)
 		switch {
 		case want.annotation != "" && hadIP != want.annotation:
 			c.podEvent(pod, cr, corev1.EventTypeNormal, reasonLegacyAssoc, fmt.Sprintf("Associated Elastic IP %s", want.annotation))

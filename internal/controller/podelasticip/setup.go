@@ -184,10 +184,11 @@ func (o Options) Setup() setup.Func {
 			Connector: conn,
 			Finalizer: networkingv1alpha1.PodElasticIPFinalizer,
 			Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), newUsage()),
-			Recorder:  rec,
-			// The reconcile steps' Normal Events (CreatedExternalResource,
-			// ...) are part of a PodElasticIP's history.
-			NormalEvents:        true,
+			// The kind's own Events (Allocated, Associated, Released, ...)
+			// say what each step did; the reconciler's generic Normal ones
+			// (CreatedExternalResource, ...) would be two more API writes
+			// per PodElasticIP. Its Warnings are recorded.
+			Recorder:            rec,
 			PollInterval:        o.PollInterval,
 			CreationGracePeriod: o.CreationGracePeriod,
 			Timeout:             2 * time.Minute,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -115,6 +116,11 @@ func (t *Translator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	res, err := translator.Ensure(ctx, t.Client, t.Recorder, pod, target, func(p *networkingv1alpha1.PodElasticIP) error {
+		if p.ResourceVersion == "" {
+			// The reconciler's finalizer from the start: it then need not
+			// write the new object once more to add it.
+			controllerutil.AddFinalizer(p, networkingv1alpha1.PodElasticIPFinalizer)
+		}
 		p.Spec.PodName = pod.Name
 		p.Spec.Allocation = d.Allocation
 		anns := p.GetAnnotations()

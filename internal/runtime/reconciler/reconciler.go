@@ -128,9 +128,9 @@ type Options[T Object] struct {
 	// minute).
 	Timeout time.Duration
 	// ProgressPriority is the work-queue priority of the pass that follows
-	// a create or delete step, so that an object's next step is not queued
-	// behind every object still waiting for its first (0: the default
-	// priority).
+	// a create or delete step, or a poll sooner than PollInterval (a step
+	// in flight), so that an object's next step is not queued behind every
+	// object still waiting for its first (0: the default priority).
 	ProgressPriority int
 	// PrefetchCreate, when set and true for an object, starts the read that
 	// guards a create as the pass starts, so it runs while the pass
@@ -380,7 +380,14 @@ func (p *pass[T]) run(ctx context.Context) reconcile.Result {
 		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", err)
 	}
 	if polled {
-		res = reconcile.Result{RequeueAfter: p.poll(ext)}
+		d := p.poll(ext)
+		res = reconcile.Result{RequeueAfter: d}
+		if d < r.o.PollInterval && r.o.ProgressPriority != 0 {
+			// A poll sooner than the default follows a step in flight (a
+			// cloud task): its next step goes before objects still
+			// waiting for their first.
+			res.Priority = ptr.To(r.o.ProgressPriority)
+		}
 	}
 	return res
 }

@@ -810,7 +810,19 @@ func TestPoll(t *testing.T) {
 		t.Errorf("default poll: %+v", res)
 	}
 	w.ext.poll = time.Second
-	if res := w.pass(); res.RequeueAfter != time.Second {
+	if res := w.pass(); res.RequeueAfter != time.Second || res.Priority != nil {
 		t.Errorf("chosen poll: %+v", res)
+	}
+
+	// With a progress priority, a poll sooner than the default (a step in
+	// flight) carries it; the default poll does not.
+	p := newWorld(t, func(o *Options[*binding]) { o.PollInterval, o.ProgressPriority = 5*time.Minute, 10 })
+	p.ext.poll = time.Second
+	if res := p.pass(); res.Priority == nil || *res.Priority != 10 {
+		t.Errorf("a short poll without the progress priority: %+v", res)
+	}
+	p.ext.poll = 0
+	if res := p.pass(); res.Priority != nil {
+		t.Errorf("the default poll with a priority: %+v", res)
 	}
 }

@@ -1,4 +1,7 @@
-package anycastipbinding
+// Package apicount counts a process's Kubernetes API requests by verb and
+// resource, for benchmarks that report where their API work goes (a
+// rest.Config's WrapTransport).
+package apicount
 
 import (
 	"fmt"
@@ -9,9 +12,10 @@ import (
 	"time"
 )
 
-// apiCounter counts the manager's API requests by verb and resource (and
-// their total latency), to show where a benchmark's Kubernetes writes go.
-type apiCounter struct {
+// Counter counts API requests by verb and resource (and their total
+// latency), to show where a benchmark's Kubernetes writes go. Watches are
+// not counted. Use New.
+type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
 	lat    map[string]time.Duration
@@ -21,18 +25,19 @@ type apiCounter struct {
 	first, last map[string]time.Duration
 }
 
-func newAPICounter() *apiCounter {
-	return &apiCounter{counts: map[string]int{}, lat: map[string]time.Duration{}, start: time.Now(),
+// New returns a Counter whose clock starts now.
+func New() *Counter {
+	return &Counter{counts: map[string]int{}, lat: map[string]time.Duration{}, start: time.Now(),
 		first: map[string]time.Duration{}, last: map[string]time.Duration{}}
 }
 
-// wrap is a rest.Config WrapTransport.
-func (c *apiCounter) wrap(next http.RoundTripper) http.RoundTripper {
+// Wrap is a rest.Config WrapTransport: cfg.Wrap(counter.Wrap).
+func (c *Counter) Wrap(next http.RoundTripper) http.RoundTripper {
 	return countingTransport{c: c, next: next}
 }
 
 type countingTransport struct {
-	c    *apiCounter
+	c    *Counter
 	next http.RoundTripper
 }
 
@@ -88,8 +93,8 @@ func apiKey(r *http.Request) string {
 	return verb + " " + res
 }
 
-// reset restarts the clock of first and last.
-func (c *apiCounter) reset() {
+// Reset restarts the clock of first and last.
+func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.start = time.Now()
@@ -97,8 +102,8 @@ func (c *apiCounter) reset() {
 	clear(c.last)
 }
 
-// writeCounts are the successful writes by "VERB resource".
-func (c *apiCounter) writeCounts() map[string]int {
+// WriteCounts are the successful writes by "VERB resource".
+func (c *Counter) WriteCounts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[string]int{}
@@ -110,8 +115,8 @@ func (c *apiCounter) writeCounts() map[string]int {
 	return out
 }
 
-// writes is the number of non-GET requests.
-func (c *apiCounter) writes() int {
+// Writes is the number of requests that are neither GET nor LIST.
+func (c *Counter) Writes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -123,7 +128,9 @@ func (c *apiCounter) writes() int {
 	return n
 }
 
-func (c *apiCounter) String() string {
+// String lists every kind of request with its count, average latency and
+// when it was first and last answered.
+func (c *Counter) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	keys := make([]string, 0, len(c.counts))
@@ -137,4 +144,17 @@ func (c *apiCounter) String() string {
 			c.first[k].Seconds(), c.last[k].Seconds())
 	}
 	return b.String()
+}
+
+// Reads is the number of GET and LIST requests.
+func (c *Counter) Reads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for k, v := range c.counts {
+		if strings.HasPrefix(k, "GET ") || strings.HasPrefix(k, "LIST ") {
+			n += v
+		}
+	}
+	return n
 }
