@@ -9,10 +9,10 @@
 package cloud
 
 import (
-	"math"
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"time"
