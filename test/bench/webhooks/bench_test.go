@@ -12,7 +12,6 @@ package webhooks_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,7 +22,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -164,12 +162,8 @@ func newFixture() (_ *fixture, err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{env: env, spans: spans, paths: webhookPaths(env)}
-	var srv *http.Server
 	f.stop = func() {
 		cancel()
-		if srv != nil {
-			_ = srv.Close()
-		}
 		_ = env.Stop()
 		spans.stop()
 		_ = os.RemoveAll(dir)
@@ -181,7 +175,8 @@ func newFixture() (_ *fixture, err error) {
 	}()
 
 	// Every controller that serves webhooks registers them on mux, exactly as
-	// in the manager; the recorder serves mux where the API server calls.
+	// in the manager; the recorder serves mux where the API server calls
+	// (the manager's own webhook server listens elsewhere, unused).
 	mux := http.NewServeMux()
 	port, err := freePort()
 	if err != nil {
@@ -220,18 +215,15 @@ func newFixture() (_ *fixture, err error) {
 		return nil, errors.New("the cache did not sync")
 	}
 
+	// The API server calls controller-runtime's own webhook server, as in
+	// the manager (the same TLS settings, HTTP/2, timeouts), whose one
+	// handler is the recorder in front of the manager's mux.
 	f.rec = &recorder{next: mux, d: map[string][]time.Duration{}}
-	cert, err := tls.LoadX509KeyPair(filepath.Join(env.Webhooks.LocalServingCertDir, "tls.crt"), filepath.Join(env.Webhooks.LocalServingCertDir, "tls.key"))
-	if err != nil {
-		return nil, err
-	}
-	addr := net.JoinHostPort(env.Webhooks.LocalServingHost, strconv.Itoa(env.Webhooks.LocalServingPort))
-	srv = &http.Server{Addr: addr, Handler: f.rec, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := tls.Listen("tcp", addr, srv.TLSConfig)
-	if err != nil {
-		return nil, err
-	}
-	go func() { _ = srv.Serve(ln) }()
+	front := http.NewServeMux()
+	front.Handle("/", f.rec)
+	srv := webhook.NewServer(webhook.Options{Host: env.Webhooks.LocalServingHost, Port: env.Webhooks.LocalServingPort,
+		CertDir: env.Webhooks.LocalServingCertDir, WebhookMux: front})
+	go func() { _ = srv.Start(ctx) }()
 
 	// A namespace whose pods a Pending-trigger BurstPolicy governs, so the pod
 	// webhook does its whole job (list policies, decide, patch the gate).
