@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,16 +136,21 @@ func loadPools(ctx context.Context, c client.Reader) ([]*poolView, error) {
 }
 
 // readLedger returns the ledger's claims and the object (nil when it does
-// not exist yet: no pool is admitted).
+// not exist yet: no pool is admitted). The object is the reader's own (a
+// cache's is shared): copy it before changing it.
 func readLedger(ctx context.Context, c client.Reader) (*ledger.Book, *networkingv1alpha1.FloatIPPoolLedger, error) {
-	var l networkingv1alpha1.FloatIPPoolLedger
-	if err := c.Get(ctx, client.ObjectKey{Name: networkingv1alpha1.FloatIPPoolLedgerName}, &l); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ledger.NewBook(nil), nil, nil
-		}
+	// A list, not a get: a cache hands it out without copying it (read on
+	// every filter and bind).
+	var list networkingv1alpha1.FloatIPPoolLedgerList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, fmt.Errorf("reading the FloatIPPoolLedger: %w", err)
 	}
-	return ledger.NewBook(l.Spec.Claims), &l, nil
+	for i := range list.Items {
+		if l := &list.Items[i]; l.Name == networkingv1alpha1.FloatIPPoolLedgerName {
+			return ledger.NewBook(l.Spec.Claims), l, nil
+		}
+	}
+	return ledger.NewBook(nil), nil, nil
 }
 
 // nodeInternalIP returns the node's first InternalIP.
