@@ -230,8 +230,9 @@ type Reconciler struct {
 	// fresh remembers pods written until the cache has them (see
 	// freshPods).
 	fresh expect.Lazy[types.UID, *corev1.Pod]
-	// evicted remembers the evictions of rebalancing in flight.
-	evicted evictions
+	// evicted remembers the evictions of rebalancing in flight (see
+	// evictions).
+	evicted expect.Lazy[types.NamespacedName, types.UID]
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
