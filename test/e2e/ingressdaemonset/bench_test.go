@@ -2,10 +2,18 @@ package ingressdaemonset_test
 
 // BenchmarkRollout50Nodes (run by `make bench`, never a test) measures a
 // rollout over 50 kwok nodes with maxDegradedNodes 5 and a 2 s detach grace
-// period against the ideal: batches × (grace + time for a batch of nodes'
-// pods to be replaced and ready). That time is calibrated on the same
-// cluster with 5 plain Deployments of the per-node shape updated together,
-// without edgeplane (the time for one such Deployment alone is reported too).
+// period against its floor, ⌈N / k⌉ × T(lone): T(lone) is one node's whole
+// cycle (detached, grace, updated, pods ready, reattached) measured on the
+// same cluster, by the same manager, with the same settings, as a separate
+// one-node IngressDaemonSet rolled alone just before. The budget lets at most
+// k nodes be in the rollout at any moment, so the nodes' cycles can be laid
+// on k lanes without overlap (an interval graph of depth k is k-colourable);
+// one lane carries at least ⌈N / k⌉ cycles one after another, and no node's
+// cycle is shorter than a node's alone on a quiet cluster: no rollout of N
+// nodes can end sooner, however promptly each node starts once another
+// finishes. The time a batch of plain Deployments of the per-node shape
+// takes to roll, without edgeplane, is reported too (the control plane's
+// share).
 
 import (
 	"cmp"
@@ -13,23 +21,30 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
@@ -38,6 +53,7 @@ import (
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/test/bench/scale"
 )
 
 const (
@@ -46,6 +62,12 @@ const (
 	benchGrace       = 2 * time.Second
 	benchPerNode     = 2
 	benchNS          = "bench"
+	// benchIDS rolls the 50 nodes; loneIDS, with the same settings, the
+	// one node loneNode, to measure T(lone).
+	benchIDS   = "bench"
+	loneIDS    = "lone"
+	loneNode   = "lone"
+	loneRounds = 3
 )
 
 // kcmQPS is kube-controller-manager's client rate limit: its default (20)
@@ -54,6 +76,7 @@ const (
 var kcmQPS = cmp.Or(os.Getenv("EDGEPLANE_BENCH_KCM_QPS"), "20")
 
 func BenchmarkRollout50Nodes(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
 	scheme, err := edgescheme.New()
@@ -62,10 +85,24 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	}
 	var specs []localcluster.NodeSpec
 	for i := range benchNodes {
-		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Labels: map[string]string{"bench": "true"}})
+		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Labels: map[string]string{"bench": benchIDS}})
+	}
+	specs = append(specs, localcluster.NodeSpec{Name: loneNode, Labels: map[string]string{"bench": loneIDS}})
+	// EDGEPLANE_BENCH_AUDIT=<dir> writes the API server's audit log there
+	// (every request's user, verb, object and timing), to see which
+	// component makes how many requests per node; it costs the API server
+	// CPU, so the figures of such a run are not comparable.
+	auditDir := os.Getenv("EDGEPLANE_BENCH_AUDIT")
+	var apiFlags []string
+	if auditDir != "" {
+		policy := filepath.Join(auditDir, "policy.yaml")
+		if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived, ResponseStarted]\nrules:\n- level: Metadata\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		apiFlags = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(auditDir, "audit.log"), "--audit-log-format=json"}
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: b.TempDir(), Scheme: scheme, Nodes: specs, StartTimeout: 5 * time.Minute,
-		ControllerManagerFlags: []string{"--kube-api-qps=" + kcmQPS, "--kube-api-burst=" + kcmQPS},
+		ControllerManagerFlags: []string{"--kube-api-qps=" + kcmQPS, "--kube-api-burst=" + kcmQPS}, APIServerFlags: apiFlags,
 	})
 	if err != nil {
 		b.Fatalf("starting the local cluster: %v", err)
@@ -82,11 +119,13 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	if err := cluster.CreateNamespace(ctx, benchNS); err != nil {
 		b.Fatal(err)
 	}
-	c := cluster.Client()
+	c, err := client.NewWithWatch(cluster.RESTConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	podTime, singleTime := calibrate(ctx, b, c)
 
-	ctrl.SetLogger(logr.Discard())
 	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		b.Fatal(err)
@@ -96,88 +135,236 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	}
 	go func() { _ = mgr.Start(ctx) }()
 
-	ids := &appsv1alpha1.IngressDaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: benchNS},
+	for _, name := range []string{benchIDS, loneIDS} {
+		if err := c.Create(ctx, benchIngressDaemonSet(name)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitIDS(ctx, b, c, benchIDS, benchNodes)
+	waitIDS(ctx, b, c, loneIDS, 1)
+
+	// T(lone): the lone node's cycle, rolled alone on the quiet cluster.
+	var loneCycles, loneWalls []time.Duration
+	for i := range loneRounds {
+		start := time.Now()
+		roll(ctx, b, c, loneIDS, fmt.Sprintf("l%d", i+1), 1)
+		loneWalls = append(loneWalls, time.Since(start))
+		loneCycles = append(loneCycles, nodeCycles(ctx, b, c, loneIDS, start, 1)[loneNode].total())
+	}
+	lone := median(loneCycles)
+	batches := (benchNodes + benchMaxDegraded - 1) / benchMaxDegraded
+	floor := time.Duration(batches) * lone
+
+	var total time.Duration
+	var cycles map[string]cycle
+	var start, end time.Time
+	cpu0 := cpuTimes(b, cluster)
+	passes0, pass0, queued0 := controllerMetrics(b)
+	b.ResetTimer()
+	for i := range b.N {
+		start = time.Now()
+		roll(ctx, b, c, benchIDS, fmt.Sprintf("v%d", i+1), benchNodes)
+		end = time.Now()
+		total += end.Sub(start)
+		b.StopTimer()
+		cycles = nodeCycles(ctx, b, c, benchIDS, start, benchNodes)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	if auditDir != "" {
+		b.Logf("audit log %s: the rollout ran from %s to %s", auditDir, start.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))
+	}
+	cpu1 := cpuTimes(b, cluster)
+	passes1, pass1, queued1 := controllerMetrics(b)
+	wall := total / time.Duration(b.N)
+	b.ReportMetric(wall.Seconds(), "wall-s/rollout")
+	b.ReportMetric(lone.Seconds(), "lone-node-s")
+	b.ReportMetric(median(loneWalls).Seconds(), "lone-rollout-s")
+	b.ReportMetric(floor.Seconds(), "floor-s/rollout")
+	b.ReportMetric(float64(wall)/float64(floor), "wall/floor")
+	reportCycles(b, cycles, lone, start, end)
+	passes := passes1 - passes0
+	b.ReportMetric(passes/float64(b.N), "passes/rollout")
+	b.ReportMetric((pass1-pass0).Seconds()*1000/passes, "pass-ms")
+	b.ReportMetric((queued1-queued0).Seconds()*1000/passes, "queued-ms")
+	b.ReportMetric(podTime.Seconds(), "pod-ready-s/batch")
+	b.ReportMetric(singleTime.Seconds(), "pod-ready-s/lone-node")
+	for name, t0 := range cpu0 {
+		b.ReportMetric((cpu1[name]-t0).Seconds()/float64(b.N), "cpu-s/"+name)
+	}
+}
+
+func benchIngressDaemonSet(name string) *appsv1alpha1.IngressDaemonSet {
+	return &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: benchNS},
 		Spec: appsv1alpha1.IngressDaemonSetSpec{
-			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench"}},
-			Template:        appsv1alpha1.PodTemplate{Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "bench"}}, Spec: podSpec("v0")},
+			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template:        appsv1alpha1.PodTemplate{Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": name}}, Spec: podSpec("v0")},
 			ReplicasPerNode: benchPerNode,
-			NodeSelector:    map[string]string{"bench": "true"},
+			NodeSelector:    map[string]string{"bench": name},
 			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
 				MaxDegradedNodes:           ptr.To[int32](benchMaxDegraded),
 				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: "apps.edgeplane.io/to-be-updated", GracePeriodSeconds: int32(benchGrace / time.Second)},
 			}},
 		},
 	}
-	if err := c.Create(ctx, ids); err != nil {
-		b.Fatal(err)
-	}
-	waitIDS(ctx, b, c)
-
-	batches := (benchNodes + benchMaxDegraded - 1) / benchMaxDegraded
-	ideal := time.Duration(batches) * (benchGrace + podTime)
-	var total time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
-		if err := retryUpdate(ctx, c, func(o *appsv1alpha1.IngressDaemonSet) { o.Spec.Template.Spec = podSpec(fmt.Sprintf("v%d", i+1)) }); err != nil {
-			b.Fatal(err)
-		}
-		waitIDS(ctx, b, c)
-		total += time.Since(start)
-	}
-	b.StopTimer()
-	wall := total / time.Duration(b.N)
-	b.ReportMetric(wall.Seconds(), "wall-s/rollout")
-	b.ReportMetric(ideal.Seconds(), "ideal-s/rollout")
-	b.ReportMetric(podTime.Seconds(), "pod-ready-s/batch")
-	b.ReportMetric(singleTime.Seconds(), "pod-ready-s/lone-node")
-	b.ReportMetric(float64(wall)/float64(ideal), "wall/ideal")
-	// The stricter reading: pod time of one node's Deployment alone, as if
-	// the control plane replaced 5 nodes' pods as fast as one node's.
-	b.ReportMetric(float64(wall)/float64(time.Duration(batches)*(benchGrace+singleTime)), "wall/ideal-lone")
-	phaseTimes(ctx, b, c)
 }
 
-// phaseTimes reports where a node's time goes, from the controller's Events.
-func phaseTimes(ctx context.Context, b *testing.B, c client.Client) {
-	var list eventsv1.EventList
-	if err := c.List(ctx, &list, client.InNamespace(benchNS)); err != nil {
+// roll changes the template of the IngressDaemonSet name and waits until
+// its nodes all run it, ready and attached.
+func roll(ctx context.Context, b *testing.B, c client.WithWatch, name, version string, nodes int) {
+	if err := retryUpdate(ctx, c, name, func(o *appsv1alpha1.IngressDaemonSet) { o.Spec.Template.Spec = podSpec(version) }); err != nil {
 		b.Fatal(err)
 	}
-	at := map[string]map[string]time.Time{} // reason -> node -> last time
-	for _, ev := range list.Items {
-		if ev.Regarding.Kind != "IngressDaemonSet" || ev.Related == nil {
-			continue
+	waitIDS(ctx, b, c, name, nodes)
+}
+
+// cycle is one node's pass through a rollout, by the controller's Events:
+// detached, updated, reattached.
+type cycle struct{ detach, update, reattach time.Time }
+
+func (c cycle) total() time.Duration { return c.reattach.Sub(c.detach) }
+
+// nodeCycles reads the cycles of the nodes of the IngressDaemonSet name
+// that started after since, waiting until want nodes have one (Events are
+// written asynchronously).
+func nodeCycles(ctx context.Context, b *testing.B, c client.Client, name string, since time.Time, want int) map[string]cycle {
+	var out map[string]cycle
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var list eventsv1.EventList
+		if err := c.List(ctx, &list, client.InNamespace(benchNS)); err != nil {
+			return false, err
 		}
-		node := strings.TrimPrefix(ev.Related.Name, "bench-")
-		if at[ev.Reason] == nil {
-			at[ev.Reason] = map[string]time.Time{}
+		out = map[string]cycle{}
+		for _, ev := range list.Items {
+			if ev.Regarding.Kind != "IngressDaemonSet" || ev.Regarding.Name != name || ev.Related == nil {
+				continue
+			}
+			t := ev.EventTime.Time
+			if ev.Series != nil {
+				t = ev.Series.LastObservedTime.Time
+			}
+			if t.Before(since) {
+				continue
+			}
+			node := strings.TrimPrefix(ev.Related.Name, name+"-")
+			cy := out[node]
+			switch ev.Reason {
+			case appsv1alpha1.EventNodeDetaching:
+				cy.detach = t
+			case appsv1alpha1.EventNodeUpdating:
+				cy.update = t
+			case appsv1alpha1.EventNodeReattached:
+				cy.reattach = t
+			default:
+				continue
+			}
+			out[node] = cy
 		}
-		t := ev.EventTime.Time
-		if ev.Series != nil {
-			t = ev.Series.LastObservedTime.Time
-		}
-		if t.After(at[ev.Reason][node]) {
-			at[ev.Reason][node] = t
-		}
-	}
-	avg := func(from, to string) time.Duration {
-		var sum time.Duration
-		n := 0
-		for node, t0 := range at[from] {
-			if t1, ok := at[to][node]; ok && t1.After(t0) {
-				sum += t1.Sub(t0)
-				n++
+		complete := 0
+		for _, cy := range out {
+			if !cy.detach.IsZero() && !cy.update.IsZero() && cy.reattach.After(cy.detach) {
+				complete++
 			}
 		}
-		if n == 0 {
-			return 0
-		}
-		return sum / time.Duration(n)
+		return complete >= want, nil
+	})
+	if err != nil {
+		b.Fatalf("reading the node cycles of %s: %v", name, err)
 	}
-	b.ReportMetric(avg(appsv1alpha1.EventNodeDetaching, appsv1alpha1.EventNodeUpdating).Seconds(), "detach-to-update-s")
-	b.ReportMetric(avg(appsv1alpha1.EventNodeUpdating, appsv1alpha1.EventNodeReattached).Seconds(), "update-to-reattach-s")
+	return out
+}
+
+// reportCycles reports where the rollout's time went: the mean node cycle
+// and its two halves, the cycle against the lone node's; the budget's slide
+// (from a node's reattachment to the detachment of the node that takes its
+// place, the k-th one after it); how long the budget's lanes stood idle
+// between the first detachment and the last reattachment, in wall seconds;
+// and the time from the template change to the first detachment and from
+// the last reattachment to the end.
+func reportCycles(b *testing.B, cycles map[string]cycle, lone time.Duration, start, end time.Time) {
+	var sum, toUpdate, toReattach time.Duration
+	var detaches, reattaches []time.Time
+	for _, cy := range cycles {
+		sum += cy.total()
+		toUpdate += cy.update.Sub(cy.detach)
+		toReattach += cy.reattach.Sub(cy.update)
+		detaches = append(detaches, cy.detach)
+		reattaches = append(reattaches, cy.reattach)
+	}
+	slices.SortFunc(detaches, time.Time.Compare)
+	slices.SortFunc(reattaches, time.Time.Compare)
+	n := time.Duration(len(cycles))
+	b.ReportMetric((sum / n).Seconds(), "cycle-s")
+	b.ReportMetric(float64(sum/n)/float64(lone), "cycle/lone")
+	b.ReportMetric((toUpdate / n).Seconds(), "detach-to-update-s")
+	b.ReportMetric((toReattach / n).Seconds(), "update-to-reattach-s")
+	var slide time.Duration
+	for i := range len(detaches) - benchMaxDegraded {
+		slide += detaches[i+benchMaxDegraded].Sub(reattaches[i])
+	}
+	b.ReportMetric(slide.Seconds()/float64(len(detaches)-benchMaxDegraded), "slide-s")
+	first, last := detaches[0], reattaches[len(reattaches)-1]
+	idle := (benchMaxDegraded*last.Sub(first) - sum) / benchMaxDegraded
+	b.ReportMetric(idle.Seconds(), "budget-idle-s")
+	b.ReportMetric(first.Sub(start).Seconds(), "start-s")
+	b.ReportMetric(end.Sub(last).Seconds(), "end-s")
+}
+
+// controllerMetrics reads, from the manager's metrics registry, how many
+// passes the controller made and how long they and their queue waits took
+// in all.
+func controllerMetrics(b *testing.B) (passes float64, pass, queued time.Duration) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ours := func(m *dto.Metric, label string) bool {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label && l.GetValue() == ingressdaemonset.Name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetName() {
+			case "controller_runtime_reconcile_time_seconds":
+				if ours(m, "controller") {
+					passes += float64(m.GetHistogram().GetSampleCount())
+					pass += time.Duration(m.GetHistogram().GetSampleSum() * float64(time.Second))
+				}
+			case "workqueue_queue_duration_seconds":
+				if ours(m, "name") {
+					queued += time.Duration(m.GetHistogram().GetSampleSum() * float64(time.Second))
+				}
+			}
+		}
+	}
+	return passes, pass, queued
+}
+
+// cpuTimes reads the CPU time used so far by each control-plane process and
+// by this one (the manager and the benchmark's client).
+func cpuTimes(b *testing.B, cluster *localcluster.Cluster) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	pids := cluster.PIDs()
+	pids["manager"] = os.Getpid()
+	for name, pid := range pids {
+		t, err := scale.ReadCPU(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[name] = t
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func podSpec(version string) corev1.PodSpec {
@@ -258,25 +445,44 @@ func waitDeployments(ctx context.Context, b *testing.B, c client.Client, names [
 	}
 }
 
-func waitIDS(ctx context.Context, b *testing.B, c client.Client) {
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
-		o := &appsv1alpha1.IngressDaemonSet{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: benchNS, Name: "bench"}, o); err != nil {
-			return false, err
+// waitIDS waits until every one of nodes runs the IngressDaemonSet name's
+// template, ready and attached. It watches rather than polls: a poller would
+// add load of its own to the API server it measures, and up to a poll
+// interval to every figure.
+func waitIDS(ctx context.Context, b *testing.B, c client.WithWatch, name string, nodes int) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	only := func(opts metav1.ListOptions) *client.ListOptions {
+		opts.FieldSelector = "metadata.name=" + name
+		return &client.ListOptions{Namespace: benchNS, Raw: &opts}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &appsv1alpha1.IngressDaemonSetList{}
+			return list, c.List(ctx, list, only(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return c.Watch(ctx, &appsv1alpha1.IngressDaemonSetList{}, only(opts))
+		},
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &appsv1alpha1.IngressDaemonSet{}, nil, func(ev watch.Event) (bool, error) {
+		o, ok := ev.Object.(*appsv1alpha1.IngressDaemonSet)
+		if !ok {
+			return false, nil
 		}
 		r := meta.FindStatusCondition(o.Status.Conditions, appsv1alpha1.TypeReady)
 		return o.Status.ObservedGeneration == o.Generation && r != nil && r.Status == metav1.ConditionTrue &&
-			o.Status.UpdatedNodes == benchNodes && o.Status.AvailableNodes == benchNodes, nil
+			o.Status.UpdatedNodes == int32(nodes) && o.Status.AvailableNodes == int32(nodes), nil
 	})
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("waiting for IngressDaemonSet %s to roll out: %v", name, err)
 	}
 }
 
-func retryUpdate(ctx context.Context, c client.Client, f func(*appsv1alpha1.IngressDaemonSet)) error {
+func retryUpdate(ctx context.Context, c client.Client, name string, f func(*appsv1alpha1.IngressDaemonSet)) error {
 	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		o := &appsv1alpha1.IngressDaemonSet{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: benchNS, Name: "bench"}, o); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: benchNS, Name: name}, o); err != nil {
 			return false, err
 		}
 		f(o)
