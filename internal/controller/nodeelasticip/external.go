@@ -268,15 +268,16 @@ func (e *external) claim(ctx context.Context, n *networkingv1alpha1.NodeElasticI
 				continue
 			}
 			tried++
+			// Won or lost, the in-process reservation ends here: an
+			// associated address is no candidate any more.
 			won, err := e.tryClaim(ctx, n, a)
+			e.acct.look.Unclaim(a.AllocationID)
 			if err != nil {
-				e.acct.look.Unclaim(a.AllocationID)
 				return e.fail(n, err)
 			}
 			if won {
 				return nil
 			}
-			e.acct.look.Unclaim(a.AllocationID)
 			e.event(n, corev1.EventTypeNormal, reasonLostClaim, actionClaim,
 				"Another claimer associated %s (%s) first; trying the next address", a.PublicIP, a.AllocationID)
 		}

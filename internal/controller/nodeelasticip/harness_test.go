@@ -103,6 +103,9 @@ type worldOpts struct {
 	noManager bool
 	// configController also runs the ProviderConfig controllers.
 	configController bool
+	// sharedSim is another world's emulator (another cluster on one
+	// account).
+	sharedSim *cloudsimtest.Emulator
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -126,7 +129,10 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	if wo.addresses != nil {
 		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(w.cluster)...)
 	}
-	w.sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
+	w.sim = wo.sharedSim
+	if w.sim == nil {
+		w.sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
+	}
 	if wo.configController {
 		w.creds = credstatus.New()
 	}
@@ -237,17 +243,22 @@ func (w *world) startManager() {
 	w.t.Cleanup(w.stop)
 }
 
+func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
+
 // nodeName is the name of the test's node i.
 func (w *world) nodeName(i int) string { return fmt.Sprintf("%s-n%d", w.prefix, i) }
 
 // node creates the test's node i on instance i; labelled, it matches the
 // translator's selector.
-func (w *world) node(i int, labelled bool) *corev1.Node {
+func (w *world) node(i int, labelled bool, mutate ...func(*corev1.Node)) *corev1.Node {
 	w.t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.nodeName(i), Labels: map[string]string{}},
 		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/" + instanceID(i)}}
 	if labelled {
 		n.Labels["edgeplane-test/want-eip"] = w.prefix
+	}
+	for _, m := range mutate {
+		m(n)
 	}
 	if err := w.c.Create(w.ctx, n); err != nil {
 		w.t.Fatalf("creating node %s: %v", n.Name, err)
