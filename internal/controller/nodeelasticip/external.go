@@ -226,8 +226,11 @@ func (e *external) addresses(ctx context.Context, n *networkingv1alpha1.NodeElas
 	return append(found, onIns...), nil
 }
 
-// Create allocates (Auto) or claims (Pool, Static) an address. Observe only
-// asks for it once the node's primary interface is known.
+// Create allocates (Auto) or claims (Pool, Static) an address and
+// associates it with the node's primary IP in the same step, as claiming
+// does: the association is what the NodeElasticIP is for, and doing it at
+// once spares a pass and a status write per node. Observe only asks for it
+// once the node's primary interface is known.
 func (e *external) Create(ctx context.Context, n *networkingv1alpha1.NodeElasticIP) (managed.ExternalCreation, error) {
 	if e.owner.Mode != networkingv1alpha1.NodeElasticIPModeAuto {
 		return managed.ExternalCreation{}, e.claim(ctx, n)
@@ -242,7 +245,19 @@ func (e *external) Create(ctx context.Context, n *networkingv1alpha1.NodeElastic
 	e.acct.look.Remember(n.UID, a)
 	meta.SetExternalName(n, a.AllocationID)
 	setStatus(n, &a)
-	e.event(n, corev1.EventTypeNormal, reasonAllocated, actionAllocate, "Allocated %s (%s)", a.PublicIP, a.AllocationID)
+	assoc, err := e.acct.aws.AssociateAddress(ctx, a.AllocationID, e.nf.ENI, e.nf.PrimaryIP)
+	if err != nil {
+		// The address exists and is recorded: the next pass (Update)
+		// associates it, and says why it cannot.
+		log.FromContext(ctx).Info("Allocated an address but could not associate it yet", "address", a.AllocationID, "error", err.Error())
+		setReady(n, decide.Unavailable(networkingv1alpha1.NodeElasticIPReasonAssociating,
+			fmt.Sprintf("allocated %s (%s); associating it with %s on %s", a.PublicIP, a.AllocationID, e.nf.PrimaryIP, e.nf.ENI)))
+		e.event(n, corev1.EventTypeNormal, reasonAllocated, actionAllocate, "Allocated %s (%s)", a.PublicIP, a.AllocationID)
+		return managed.ExternalCreation{}, nil
+	}
+	// The node's ElasticIPAssociated Event (SyncCluster) says it, with
+	// the NodeElasticIP as its related object.
+	e.associated(n, &a, assoc)
 	return managed.ExternalCreation{}, nil
 }
 
@@ -442,8 +457,6 @@ func (e *external) Update(ctx context.Context, n *networkingv1alpha1.NodeElastic
 		return managed.ExternalUpdate{}, e.fail(n, err)
 	}
 	e.associated(n, &a, assoc)
-	e.event(n, corev1.EventTypeNormal, networkingv1alpha1.NodeElasticIPEventAssociated, actionAssociate,
-		"Associated %s (%s) with %s on %s", a.PublicIP, a.AllocationID, e.nf.PrimaryIP, e.nf.ENI)
 	return managed.ExternalUpdate{}, nil
 }
 

@@ -3,6 +3,7 @@ package nodeelasticip_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -44,6 +45,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childManagerEnv) != "" {
+		// The fault test runs the manager as this binary in a child process
+		// it can SIGKILL.
+		os.Exit(runChildManager())
+	}
 	if os.Getenv("NEIP_DEBUG") != "" {
 		log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
 	} else {
@@ -92,6 +98,8 @@ type world struct {
 	stop    func()
 	creds   *credstatus.Board
 	opts    func(*nodeelasticip.Options)
+	// wrap, when set, wraps the manager's transport to the API server.
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 type worldOpts struct {
@@ -187,9 +195,19 @@ func (w *world) cleanup() {
 // testOptions are fast options for tests: short polls, no sweep, no
 // webhook (envtest calls none; webhook_test.go drives it).
 func (w *world) testOptions() nodeelasticip.Options {
+	o := testOptions(w.prefix, w.cpc)
+	if w.opts != nil {
+		w.opts(&o)
+	}
+	return o
+}
+
+// testOptions are the options of a test's manager (also the fault test's
+// child process): its own selector label value and provider config.
+func testOptions(prefix, cpc string) nodeelasticip.Options {
 	o := nodeelasticip.DefaultOptions()
-	o.NodeSelector = "edgeplane-test/want-eip=" + w.prefix
-	o.ProviderConfig = w.cpc
+	o.NodeSelector = "edgeplane-test/want-eip=" + prefix
+	o.ProviderConfig = cpc
 	o.Webhook = false
 	o.PollInterval = 2 * time.Second
 	o.BlockedPollInterval = time.Second
@@ -197,9 +215,6 @@ func (w *world) testOptions() nodeelasticip.Options {
 	o.MaxBackoff = time.Second
 	o.OrphanMode = orphan.ModeOff
 	o.OrphanInterval = time.Hour
-	if w.opts != nil {
-		w.opts(&o)
-	}
 	return o
 }
 
@@ -209,6 +224,9 @@ func (w *world) startManager() {
 	w.t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 1000, 2000
+	if w.wrap != nil {
+		cfg.WrapTransport = w.wrap
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -308,7 +309,13 @@ func newReconciler(mgr ctrl.Manager, conn *connector) *reconciler.Reconciler[*ne
 		PollInterval:     o.PollInterval,
 		Timeout:          2 * time.Minute,
 		ProgressPriority: progressPriority,
-		Clock:            o.Clock,
+		// The allocation is found again by its owner UID after a crash, so
+		// the check before it is a read, started with a pass that will
+		// likely allocate (no address recorded yet).
+		PrefetchCreate: func(n *networkingv1alpha1.NodeElasticIP) bool {
+			return meta.GetExternalName(n) == "" && !meta.WasDeleted(n)
+		},
+		Clock: o.Clock,
 	})
 }
 
