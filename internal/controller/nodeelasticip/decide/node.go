@@ -28,7 +28,7 @@ type Marks struct {
 // replaced by underscores.
 func KubeIPValue(ip string) string { return strings.ReplaceAll(ip, ".", "_") }
 
-// markKeys are the label keys of m.
+// labelKeys are the label keys of m.
 func (m Marks) labelKeys() []string {
 	keys := []string{networkingv1alpha1.LabelNodeElasticIP}
 	if m.KubeIPLabel {
