@@ -27,6 +27,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -332,4 +333,28 @@ func List(ctx context.Context, r client.Reader, provider cloudv1alpha1.Provider,
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Ref.Name, b.Ref.Name))
 	})
 	return out, nil
+}
+
+// ResolveAWS resolves ref (as Resolve does) for an EC2 client: the config,
+// the client's options — tune sets what the kind decides (rate limits,
+// credential backoff, clock) — and the fingerprint that names the client in
+// a runtime/clientcache: configs that resolve to the same endpoint, keys and
+// cluster identity share one client (its rate-limit buckets and credential
+// gate), and changed keys get a new one.
+func ResolveAWS(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string,
+	tune func(*aws.Options), opts ...Option) (Config, aws.Options, string, error) {
+	cfg, err := Resolve(ctx, r, ref, namespace, clusterName, opts...)
+	if err != nil {
+		return Config{}, aws.Options{}, "", err
+	}
+	o, err := cfg.AWS()
+	if err != nil {
+		return Config{}, aws.Options{}, "", fmt.Errorf("configuring the EC2 client: %w", err)
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	cr := o.Credentials
+	return cfg, o, clientcache.Fingerprint(o.Region, o.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken,
+		cfg.ClusterIdentity), nil
 }

@@ -384,3 +384,48 @@ func TestListByProvider(t *testing.T) {
 		t.Errorf("with tenants: %v, want %v", got, want)
 	}
 }
+
+// TestResolveAWSFingerprint: one fingerprint for configs that build the
+// same client, another once the keys change; tune sees the options.
+func TestResolveAWSFingerprint(t *testing.T) {
+	ctx := testenv.Context(t)
+	creds := func(secret string) cloudv1alpha1.ClusterProviderConfigCredentials {
+		return cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+			SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: secret}}
+	}
+	keys := map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIAFINGERPRINT01", cloudv1alpha1.SecretKeyAWSSecretAccessKey: "s1"}
+	create(t, secret("default", "fp-keys", keys),
+		clusterConfig("fp-a", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", creds("fp-keys")),
+		clusterConfig("fp-b", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", creds("fp-keys")))
+	tuned := 0
+	fp := func(name string) string {
+		t.Helper()
+		_, o, f, err := ResolveAWS(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}, "", "c",
+			func(o *aws.Options) { tuned++; o.RateLimits = aws.Scaled(10) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.RateLimits.Mutating.QPS != 50 || o.Credentials.AccessKeyID != "AKIAFINGERPRINT01" {
+			t.Errorf("options %v: tune not applied or keys not read", o)
+		}
+		return f
+	}
+	a, b := fp("fp-a"), fp("fp-b")
+	if a != b || a == "" || tuned != 2 {
+		t.Fatalf("fingerprints %q, %q (tuned %d): want one for the same client", a, b, tuned)
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "fp-keys"}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data[cloudv1alpha1.SecretKeyAWSSecretAccessKey] = []byte("s2")
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if c := fp("fp-a"); c == a {
+		t.Error("rotated keys kept the fingerprint")
+	}
+	if _, _, _, err := ResolveAWS(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "fp-missing"}, "", "c", nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a missing config: %v, want ErrNotFound", err)
+	}
+}

@@ -82,27 +82,22 @@ func (c *connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 // and credential gate), changed keys get a new one.
 func (c *connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReference) (clientcache.Account[*account], error) {
 	var none clientcache.Account[*account]
-	cfg, err := providerconfig.Resolve(ctx, c.reader, &ref, "", c.cluster)
+	cfg, opts, fingerprint, err := providerconfig.ResolveAWS(ctx, c.reader, &ref, "", c.cluster, func(o *aws.Options) {
+		o.RateLimits = aws.Scaled(c.opts.AWSRateLimitScale)
+		o.CredentialBackoff = c.opts.CredentialBackoff
+		o.Clock = c.opts.Clock
+		if c.opts.ClientOptions != nil {
+			c.opts.ClientOptions(o)
+		}
+	})
 	if err != nil {
 		return none, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
-	}
-	opts, err := cfg.AWS()
-	if err != nil {
-		return none, fmt.Errorf("configuring the EC2 client: %w", err)
 	}
 	if cfg.ClusterIdentity == "" {
 		return none, fmt.Errorf("%s %s: no cluster identity (set --cluster-name or the config's clusterIdentity)", ref.Kind, ref.Name)
 	}
-	opts.RateLimits = aws.Scaled(c.opts.AWSRateLimitScale)
-	opts.CredentialBackoff = c.opts.CredentialBackoff
-	opts.Clock = c.opts.Clock
-	if c.opts.ClientOptions != nil {
-		c.opts.ClientOptions(&opts)
-	}
-	cr := opts.Credentials
 	return clientcache.Account[*account]{
-		Fingerprint: clientcache.Fingerprint(ref.Kind, ref.Name, opts.Region, opts.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey,
-			cr.SessionToken, cfg.ClusterIdentity),
+		Fingerprint: fingerprint,
 		New: func(ctx context.Context) (*account, error) {
 			cl, err := aws.New(ctx, opts)
 			if err != nil {

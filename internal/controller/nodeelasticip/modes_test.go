@@ -6,7 +6,6 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
@@ -233,7 +232,7 @@ func TestCrashRecovery(t *testing.T) {
 	w.node(0, false)
 	n := w.neip(0, nil)
 	if _, err := w.sim.World().ApplyFixtures(&core.Fixtures{EC2: core.EC2Fixtures{Addresses: []core.EC2AddressFixture{{
-		AllocationID: poolID(0), Tags: decide.Tags(decide.Owner{Cluster: w.cluster, UID: types.UID(n.UID), Node: w.nodeName(0),
+		AllocationID: poolID(0), Tags: decide.Tags(decide.Owner{Cluster: w.cluster, UID: n.UID, Node: w.nodeName(0),
 			Mode: networkingv1alpha1.NodeElasticIPModeAuto})}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,6 @@
 package nodeelasticip
 
 import (
-	"context"
-	"net/http"
-
-	"gomodules.xyz/jsonpatch/v2"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,44 +26,18 @@ const NodeWebhookPath = "/mutate-v1-node-nodeelasticip"
 // that does not answer.
 // +kubebuilder:webhook:path=/mutate-v1-node-nodeelasticip,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=nodes,verbs=create;update,versions=v1,name=neip.nodes.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,patch=`{"objectSelector":{"matchLabels":{"networking.edgeplane.io/want-elastic-ip":"true"}}}`
 
-// NodeTainter is a mutating admission webhook on Node create and update: a
-// node the selector picks as it is created, or as it is labelled, that has
-// no address yet gets the taint in the same request, so the scheduler never
-// sees it untainted before its Elastic IP is on it (decide.NeedsTaintAtAdmission).
-type NodeTainter struct {
-	Selector labels.Selector
-	TaintKey string
-	Decoder  admission.Decoder
+// NewNodeTainter is the mutating admission webhook on Node create and
+// update: a node the selector picks as it is created, or as it is labelled,
+// that has no address yet gets the taint in the same request, so the
+// scheduler never sees it untainted before its Elastic IP is on it
+// (decide.NeedsTaintAtAdmission).
+func NewNodeTainter(selector labels.Selector, taintKey string, decoder admission.Decoder) *nodepatch.TaintWebhook {
+	return &nodepatch.TaintWebhook{Decoder: decoder, Message: "tainted until its Elastic IP is associated",
+		Taint: func(old, node *corev1.Node) (corev1.Taint, bool) {
+			return decide.Taint(taintKey), decide.NeedsTaintAtAdmission(old, node, selector, taintKey)
+		}}
 }
 
 func registerWebhook(mgr ctrl.Manager, selector labels.Selector, taintKey string) {
-	mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: &NodeTainter{Selector: selector, TaintKey: taintKey,
-		Decoder: admission.NewDecoder(mgr.GetScheme())}})
-}
-
-// Handle adds the taint when decide.NeedsTaintAtAdmission says so.
-func (w *NodeTainter) Handle(_ context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("")
-	}
-	node := &corev1.Node{}
-	if err := w.Decoder.Decode(req, node); err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	var old *corev1.Node
-	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
-		old = &corev1.Node{}
-		if err := w.Decoder.DecodeRaw(req.OldObject, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-	}
-	if !decide.NeedsTaintAtAdmission(old, node, w.Selector, w.TaintKey) {
-		return admission.Allowed("no taint needed")
-	}
-	// The controller's own node patch, here only the taint.
-	var ops []jsonpatch.JsonPatchOperation
-	for _, op := range nodepatch.Ops(node, nodepatch.Want{Taint: decide.Taint(w.TaintKey), Tainted: true}) {
-		ops = append(ops, jsonpatch.JsonPatchOperation{Operation: op.Op, Path: op.Path, Value: op.Value})
-	}
-	return admission.Patched("tainted until its Elastic IP is associated", ops...)
+	mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NewNodeTainter(selector, taintKey, admission.NewDecoder(mgr.GetScheme()))})
 }
