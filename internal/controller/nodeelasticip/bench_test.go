@@ -53,7 +53,11 @@ func BenchmarkConverge200Nodes(b *testing.B) {
 				o.PollInterval = time.Minute
 				o.ListingMaxAge = 10 * time.Second
 				o.MaxBackoff = 5 * time.Second
-				o.MaxConcurrentReconciles = 64
+				// A pass mostly waits on the API server (the usage, the
+				// external name, the status, the node): a worker per node
+				// keeps every pass in flight while EC2's buckets pace the
+				// cloud calls.
+				o.MaxConcurrentReconciles = nodes
 				o.BlockedPollInterval = 30 * time.Second
 			}})
 		cfg := rest.CopyConfig(env.Config)
@@ -161,12 +165,18 @@ func (c *writeCounter) wrap(next http.RoundTripper) http.RoundTripper {
 			if parts[len(parts)-1] == "status" {
 				res += "/status"
 			}
+			resp, err := next.RoundTrip(r)
+			key := r.Method + " " + res
+			if err == nil && resp.StatusCode >= 400 {
+				key += fmt.Sprintf(" %d", resp.StatusCode)
+			}
 			c.mu.Lock()
 			if c.counts == nil {
 				c.counts = map[string]int{}
 			}
-			c.counts[r.Method+" "+res]++
+			c.counts[key]++
 			c.mu.Unlock()
+			return resp, err
 		}
 		return next.RoundTrip(r)
 	})

@@ -150,7 +150,7 @@ func DefaultOptions() Options {
 		BlockedPollInterval:     30 * time.Second,
 		ListingMaxAge:           10 * time.Second,
 		BatchWindow:             20 * time.Millisecond,
-		MaxConcurrentReconciles: 32,
+		MaxConcurrentReconciles: 64,
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
 		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
