@@ -120,6 +120,8 @@ type Reconciler struct {
 	// adopted holds the UIDs of the objects whose earlier writes this
 	// process has handed to FieldManager.
 	adopted sync.Map
+	// synced holds the Deployments found in sync (see inSync).
+	synced inSync
 }
 
 // Why each grant (cluster-wide, because IngressDaemonSets live in any namespace):

@@ -178,9 +178,14 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 				errs = append(errs, fmt.Errorf("node %s: %w", name, err))
 			}
 		}
+		if r.synced.known(s.ids, d) {
+			continue
+		}
 		nd := d.DeepCopy()
 		if syncDeployment(s.ids, nd, name, s.revision, false) {
 			errs = append(errs, r.updateDeployment(ctx, s, name, nd))
+		} else {
+			r.synced.remember(s.ids, d)
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.plan.RequeueAfter}, errors.Join(errs...)
