@@ -174,7 +174,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
 			}},
 		))).
-		Owns(&appsv1.Deployment{}).
+		// Owned Deployments, at once or within statusOnlyDelay (see
+		// classifyDeploymentUpdate).
+		Watches(&appsv1.Deployment{}, deploymentEvents{}).
 		Owns(&appsv1.DaemonSet{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)
