@@ -14,20 +14,32 @@ package ingressdaemonset_test
 // finishes. The time a batch of plain Deployments of the per-node shape
 // takes to roll, without edgeplane, is reported too (the control plane's
 // share).
+//
+// It runs twice, on two control planes that differ only in
+// kube-controller-manager's client rate limit: its defaults (20 requests
+// per second and a burst of 30 per controller; the Deployment and
+// ReplicaSet controllers then set the pace of any multi-node rollout, and
+// their request rates are reported to show it), and 500 per second, where
+// the pace is edgeplane's and the pods'. The manager is edgeplane's own as
+// a user runs it: its cache settings and client limits.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -38,11 +50,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -50,6 +64,7 @@ import (
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
@@ -70,12 +85,21 @@ const (
 	loneRounds = 3
 )
 
-// kcmQPS is kube-controller-manager's client rate limit: its default (20)
-// makes the Deployment and ReplicaSet controllers the bottleneck of any
-// multi-node rollout; EDGEPLANE_BENCH_KCM_QPS overrides it.
-var kcmQPS = cmp.Or(os.Getenv("EDGEPLANE_BENCH_KCM_QPS"), "20")
-
 func BenchmarkRollout50Nodes(b *testing.B) {
+	for _, kcm := range []struct {
+		name  string
+		flags []string
+	}{
+		{"kcm-defaults", nil},
+		{"kcm-qps-500", []string{"--kube-api-qps=500", "--kube-api-burst=500"}},
+	} {
+		b.Run(kcm.name, func(b *testing.B) { benchmarkRollout(b, kcm.flags) })
+	}
+}
+
+// benchmarkRollout runs the benchmark on a cluster whose
+// kube-controller-manager runs with kcmFlags.
+func benchmarkRollout(b *testing.B, kcmFlags []string) {
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
@@ -101,8 +125,15 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 		}
 		apiFlags = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(auditDir, "audit.log"), "--audit-log-format=json"}
 	}
+	// EDGEPLANE_BENCH_APISERVER_PROFILE=<file> writes there a CPU profile
+	// of the API server over the (first) rollout, to see which requests its
+	// CPU goes to.
+	apiProfile := os.Getenv("EDGEPLANE_BENCH_APISERVER_PROFILE")
+	if apiProfile != "" {
+		apiFlags = append(apiFlags, "--profiling=true")
+	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: b.TempDir(), Scheme: scheme, Nodes: specs, StartTimeout: 5 * time.Minute,
-		ControllerManagerFlags: []string{"--kube-api-qps=" + kcmQPS, "--kube-api-burst=" + kcmQPS}, APIServerFlags: apiFlags,
+		ControllerManagerFlags: kcmFlags, APIServerFlags: apiFlags,
 	})
 	if err != nil {
 		b.Fatalf("starting the local cluster: %v", err)
@@ -126,7 +157,18 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 
 	podTime, singleTime := calibrate(ctx, b, c)
 
-	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	// The manager as a user runs it: its client limits and its cache (the
+	// transforms drop managedFields, which every pass would copy).
+	mcfg := cluster.RESTConfig()
+	defaults := manager.DefaultOptions()
+	mcfg.QPS, mcfg.Burst = float32(defaults.KubeAPIQPS), defaults.KubeAPIBurst
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{Scheme: scheme, Cache: manager.CacheOptions(""),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		// Each run (-count, and each control plane) has a manager of its own
+		// in this one process; the figures read from the shared metrics
+		// registry are differences over a rollout.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,11 +187,15 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 
 	// T(lone): the lone node's cycle, rolled alone on the quiet cluster.
 	var loneCycles, loneWalls []time.Duration
+	var loneLags []lags
 	for i := range loneRounds {
 		start := time.Now()
+		w := watchDeployments(ctx, b, c, loneIDS)
 		roll(ctx, b, c, loneIDS, fmt.Sprintf("l%d", i+1), 1)
 		loneWalls = append(loneWalls, time.Since(start))
-		loneCycles = append(loneCycles, nodeCycles(ctx, b, c, loneIDS, start, 1)[loneNode].total())
+		cycles := nodeCycles(ctx, b, c, loneIDS, start, 1)
+		loneCycles = append(loneCycles, cycles[loneNode].total())
+		loneLags = append(loneLags, lagsOf(cycles, w.stop()))
 	}
 	lone := median(loneCycles)
 	batches := (benchNodes + benchMaxDegraded - 1) / benchMaxDegraded
@@ -160,14 +206,21 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	var start, end time.Time
 	cpu0 := cpuTimes(b, cluster)
 	passes0, pass0, queued0 := controllerMetrics(b)
+	kcm0 := kcmRequests(ctx, b, cluster)
 	b.ResetTimer()
+	var seen map[string]seenDeployment
 	for i := range b.N {
+		w := watchDeployments(ctx, b, c, benchIDS)
+		if apiProfile != "" && i == 0 {
+			profileAPIServer(ctx, b, cluster, apiProfile, floor)
+		}
 		start = time.Now()
 		roll(ctx, b, c, benchIDS, fmt.Sprintf("v%d", i+1), benchNodes)
 		end = time.Now()
 		total += end.Sub(start)
 		b.StopTimer()
 		cycles = nodeCycles(ctx, b, c, benchIDS, start, benchNodes)
+		seen = w.stop()
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -176,6 +229,7 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	}
 	cpu1 := cpuTimes(b, cluster)
 	passes1, pass1, queued1 := controllerMetrics(b)
+	kcm1 := kcmRequests(ctx, b, cluster)
 	wall := total / time.Duration(b.N)
 	b.ReportMetric(wall.Seconds(), "wall-s/rollout")
 	b.ReportMetric(lone.Seconds(), "lone-node-s")
@@ -183,6 +237,15 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	b.ReportMetric(floor.Seconds(), "floor-s/rollout")
 	b.ReportMetric(float64(wall)/float64(floor), "wall/floor")
 	reportCycles(b, cycles, lone, start, end)
+	l := lagsOf(cycles, seen)
+	b.ReportMetric(l.update.Seconds(), "update-lag-s")
+	b.ReportMetric(l.pods.Seconds(), "pods-s")
+	b.ReportMetric(l.reattach.Seconds(), "reattach-lag-s")
+	slices.SortFunc(loneLags, func(a, b lags) int { return cmp.Compare(a.pods, b.pods) })
+	lonel := loneLags[len(loneLags)/2]
+	b.ReportMetric(lonel.update.Seconds(), "lone-update-lag-s")
+	b.ReportMetric(lonel.pods.Seconds(), "lone-pods-s")
+	b.ReportMetric(lonel.reattach.Seconds(), "lone-reattach-lag-s")
 	passes := passes1 - passes0
 	b.ReportMetric(passes/float64(b.N), "passes/rollout")
 	b.ReportMetric((pass1-pass0).Seconds()*1000/passes, "pass-ms")
@@ -191,6 +254,13 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	b.ReportMetric(singleTime.Seconds(), "pod-ready-s/lone-node")
 	for name, t0 := range cpu0 {
 		b.ReportMetric((cpu1[name]-t0).Seconds()/float64(b.N), "cpu-s/"+name)
+	}
+	// The last rollout's Events of the Deployment and ReplicaSet
+	// controllers; their other requests over all rollouts.
+	events := kcmEvents(ctx, b, c, start, end)
+	for _, name := range []string{deploymentController, replicaSetController} {
+		perRollout := (kcm1[name]-kcm0[name])/float64(b.N) + events[name]
+		b.ReportMetric(perRollout/wall.Seconds(), name+"-req/s")
 	}
 }
 
@@ -275,6 +345,87 @@ func nodeCycles(ctx context.Context, b *testing.B, c client.Client, name string,
 	return out
 }
 
+// seenDeployment is what a watch saw of one node's Deployment in a
+// rollout: when its detachment started (its label) and when it first showed
+// every replica updated and ready while Updating.
+type seenDeployment struct{ detachStarted, rolledOut time.Time }
+
+type deploymentWatch struct {
+	stop func() map[string]seenDeployment
+}
+
+// watchDeployments watches the Deployments of the IngressDaemonSet name
+// until stop, noting per node what seenDeployment says.
+func watchDeployments(ctx context.Context, b *testing.B, c client.WithWatch, name string) deploymentWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	sel := client.MatchingLabels{appsv1alpha1.LabelIngressDaemonSet: name}
+	var list appsv1.DeploymentList
+	if err := c.List(ctx, &list, client.InNamespace(benchNS), sel); err != nil {
+		b.Fatal(err)
+	}
+	seen := map[string]seenDeployment{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rv := list.ResourceVersion
+		for ctx.Err() == nil {
+			w, err := c.Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(benchNS), sel, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+			if err != nil {
+				return
+			}
+			for ev := range w.ResultChan() {
+				d, ok := ev.Object.(*appsv1.Deployment)
+				if !ok {
+					continue
+				}
+				now := time.Now()
+				rv = d.ResourceVersion
+				node := d.Annotations[appsv1alpha1.AnnotationNode]
+				sd := seen[node]
+				if t, err := strconv.ParseInt(d.Labels[appsv1alpha1.LabelDetachStartedAt], 10, 64); err == nil && sd.detachStarted.IsZero() {
+					sd.detachStarted = time.UnixMilli(t)
+				}
+				if d.Labels[appsv1alpha1.LabelPhase] == string(appsv1alpha1.NodePhaseUpdating) && ingressdaemonset.DeploymentRolledOut(d) && sd.rolledOut.IsZero() {
+					sd.rolledOut = now
+				}
+				seen[node] = sd
+			}
+			w.Stop()
+		}
+	}()
+	return deploymentWatch{stop: func() map[string]seenDeployment {
+		cancel()
+		<-done
+		return seen
+	}}
+}
+
+// lags are the mean times the controller took to react to a node's phase
+// ending, and the control plane's share in between: from the end of the
+// grace period (detachment label + grace) to the update, from the update
+// to the node's pods all updated and ready, and from then to the
+// reattachment.
+type lags struct{ update, pods, reattach time.Duration }
+
+func lagsOf(cycles map[string]cycle, seen map[string]seenDeployment) lags {
+	var l lags
+	n := 0
+	for node, cy := range cycles {
+		sd := seen[node]
+		if sd.detachStarted.IsZero() || sd.rolledOut.IsZero() {
+			continue
+		}
+		l.update += cy.update.Sub(sd.detachStarted.Add(benchGrace))
+		l.pods += sd.rolledOut.Sub(cy.update)
+		l.reattach += cy.reattach.Sub(sd.rolledOut)
+		n++
+	}
+	if n > 0 {
+		l.update, l.pods, l.reattach = l.update/time.Duration(n), l.pods/time.Duration(n), l.reattach/time.Duration(n)
+	}
+	return l
+}
+
 // reportCycles reports where the rollout's time went: the mean node cycle
 // and its two halves, the cycle against the lone node's; the budget's slide
 // (from a node's reattachment to the detachment of the node that takes its
@@ -343,6 +494,91 @@ func controllerMetrics(b *testing.B) (passes float64, pass, queued time.Duration
 		}
 	}
 	return passes, pass, queued
+}
+
+// profileAPIServer starts a CPU profile of the API server, for about as
+// long as a rollout takes, written to path when it ends.
+func profileAPIServer(ctx context.Context, b *testing.B, cluster *localcluster.Cluster, path string, d time.Duration) {
+	cs, err := kubernetes.NewForConfig(cluster.RESTConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(path, raw, 0o644)
+		}
+		if err != nil {
+			b.Errorf("profiling the API server: %v", err)
+		}
+	}()
+}
+
+// The kube-controller-manager controllers whose requests are counted.
+const (
+	deploymentController = "deployment-controller"
+	replicaSetController = "replicaset-controller"
+)
+
+// kcmRequests reads from the API server's request counters how many
+// requests, but their Events, the Deployment and ReplicaSet controllers
+// have made so far. The Deployment controller alone creates and updates
+// ReplicaSets and updates Deployment status; the ReplicaSet controller
+// alone updates ReplicaSet status and creates pods, and deletes as many
+// pods as it creates when a rollout replaces them (its deletions cannot be
+// told from kwok's in the counters, so they are counted as its creations).
+func kcmRequests(ctx context.Context, b *testing.B, cluster *localcluster.Cluster) map[string]float64 {
+	cs, err := kubernetes.NewForConfig(cluster.RESTConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		b.Fatalf("reading the API server's metrics: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		b.Fatalf("parsing the API server's metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		n := m.GetCounter().GetValue()
+		switch [3]string{l["verb"], l["resource"], l["subresource"]} {
+		case [3]string{"POST", "replicasets", ""}, [3]string{"PUT", "replicasets", ""}, [3]string{"PUT", "deployments", "status"}:
+			out[deploymentController] += n
+		case [3]string{"PUT", "replicasets", "status"}:
+			out[replicaSetController] += n
+		case [3]string{"POST", "pods", ""}:
+			out[replicaSetController] += 2 * n
+		}
+	}
+	return out
+}
+
+// kcmEvents counts the Events the Deployment and ReplicaSet controllers
+// recorded between start and end, each as often as it occurred (a
+// repeated Event is one request per occurrence).
+func kcmEvents(ctx context.Context, b *testing.B, c client.Client, start, end time.Time) map[string]float64 {
+	var list corev1.EventList
+	if err := c.List(ctx, &list, client.InNamespace(benchNS)); err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, ev := range list.Items {
+		if t := ev.FirstTimestamp.Time; t.Before(start.Truncate(time.Second)) || t.After(end) {
+			continue
+		}
+		if name := ev.Source.Component; name == deploymentController || name == replicaSetController {
+			out[name] += float64(max(ev.Count, 1))
+		}
+	}
+	return out
 }
 
 // cpuTimes reads the CPU time used so far by each control-plane process and
