@@ -3,6 +3,7 @@ package ingressdaemonset
 import (
 	"context"
 	"maps"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -48,7 +49,8 @@ const (
 //
 //   - its metadata: the rollout's own state (phase, revision, detach
 //     labels and annotations, which this process's expectations wait for),
-//     its owners, its generation (every spec change) or its deletion;
+//     its owners, its spec or its deletion (not the Deployment
+//     controller's own annotations);
 //   - a node being updated: its Deployment rolled out, or no longer (it is
 //     reattached when it is), and nothing else (it counts against the
 //     budget either way);
@@ -57,16 +59,17 @@ const (
 //     current (the budget counts the unavailable ones, and starts no node
 //     whose status is stale).
 func classifyDeploymentUpdate(o, n *appsv1.Deployment) deploymentUpdate {
-	if o.Generation != n.Generation || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-		!maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
-		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences) {
+	if !o.DeletionTimestamp.Equal(n.DeletionTimestamp) || !maps.Equal(o.Labels, n.Labels) ||
+		!maps.Equal(ownAnnotations(o), ownAnnotations(n)) ||
+		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences) ||
+		(o.Generation != n.Generation && !equality.Semantic.DeepEqual(o.Spec, n.Spec)) {
 		return planNow
 	}
 	read := func(s appsv1.DeploymentStatus) appsv1.DeploymentStatus {
 		return appsv1.DeploymentStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas,
 			UpdatedReplicas: s.UpdatedReplicas, ReadyReplicas: s.ReadyReplicas, TerminatingReplicas: s.TerminatingReplicas}
 	}
-	if equality.Semantic.DeepEqual(read(o.Status), read(n.Status)) {
+	if o.Generation == n.Generation && equality.Semantic.DeepEqual(read(o.Status), read(n.Status)) {
 		return ignoreUpdate
 	}
 	switch phaseOf(n) {
@@ -82,6 +85,25 @@ func classifyDeploymentUpdate(o, n *appsv1.Deployment) deploymentUpdate {
 		}
 	}
 	return statusOnly
+}
+
+// deploymentControllerAnnotations prefixes the annotations the Deployment
+// controller keeps on a Deployment for itself (the revision it rolled
+// last); no pass reads them. It writes one as it starts replacing a node's
+// pods, which moves the generation too: what that changes for the node
+// (its status no longer current) is judged by the rules for its phase.
+const deploymentControllerAnnotations = "deployment.kubernetes.io/"
+
+// ownAnnotations are a Deployment's annotations but the Deployment
+// controller's own.
+func ownAnnotations(d *appsv1.Deployment) map[string]string {
+	out := make(map[string]string, len(d.Annotations))
+	for k, v := range d.Annotations {
+		if !strings.HasPrefix(k, deploymentControllerAnnotations) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // deploymentEvents enqueues the IngressDaemonSet controlling a Deployment

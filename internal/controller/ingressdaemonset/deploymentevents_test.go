@@ -58,9 +58,17 @@ func TestClassifyDeploymentUpdate(t *testing.T) {
 		// The rollout's own state and the spec, in any phase.
 		"phase label":   {phase: updating, ready: 2, change: func(d *appsv1.Deployment) { delete(d.Labels, appsv1alpha1.LabelPhase) }, want: planNow},
 		"an annotation": {phase: detaching, ready: 2, change: func(d *appsv1.Deployment) { d.Annotations["x"] = "y" }, want: planNow},
-		"generation":    {phase: updating, ready: 1, change: func(d *appsv1.Deployment) { d.Generation = 4 }, want: planNow},
-		"owners":        {phase: ready, ready: 2, change: func(d *appsv1.Deployment) { d.OwnerReferences = nil }, want: planNow},
-		"deletion":      {phase: ready, ready: 2, change: func(d *appsv1.Deployment) { d.DeletionTimestamp = ptr.To(metav1.Now()) }, want: planNow},
+		"the spec": {phase: updating, ready: 1, change: func(d *appsv1.Deployment) {
+			d.Generation, d.Spec.Replicas = 4, ptr.To[int32](3)
+		}, want: planNow},
+		"a Deployment controller's annotation, updating": {phase: updating, ready: 1, change: func(d *appsv1.Deployment) {
+			d.Generation, d.Annotations["deployment.kubernetes.io/revision"] = 4, "2"
+		}, want: statusOnly},
+		"a Deployment controller's annotation, ready": {phase: ready, ready: 2, change: func(d *appsv1.Deployment) {
+			d.Generation, d.Annotations["deployment.kubernetes.io/revision"] = 4, "2"
+		}, want: planNow}, // its status is no longer current
+		"owners":   {phase: ready, ready: 2, change: func(d *appsv1.Deployment) { d.OwnerReferences = nil }, want: planNow},
+		"deletion": {phase: ready, ready: 2, change: func(d *appsv1.Deployment) { d.DeletionTimestamp = ptr.To(metav1.Now()) }, want: planNow},
 
 		// A node being updated moves on only once rolled out.
 		"updating: a replica replaced":   {phase: updating, ready: 1, change: func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 2 }, want: statusOnly},
