@@ -212,7 +212,7 @@ func benchmarkRollout(b *testing.B, kcmFlags []string) {
 	for i := range b.N {
 		w := watchDeployments(ctx, b, c, benchIDS)
 		if apiProfile != "" && i == 0 {
-			profileAPIServer(ctx, b, cluster, apiProfile, floor)
+			defer profileAPIServer(ctx, b, cluster, apiProfile, floor)()
 		}
 		start = time.Now()
 		roll(ctx, b, c, benchIDS, fmt.Sprintf("v%d", i+1), benchNodes)
@@ -496,16 +496,18 @@ func controllerMetrics(b *testing.B) (passes float64, pass, queued time.Duration
 	return passes, pass, queued
 }
 
-// profileAPIServer starts a CPU profile of the API server, for about as
-// long as a rollout takes, written to path when it ends.
-func profileAPIServer(ctx context.Context, b *testing.B, cluster *localcluster.Cluster, path string, d time.Duration) {
+// profileAPIServer starts a CPU profile of the API server for d, written
+// to path when it ends; the function it returns waits for that.
+func profileAPIServer(ctx context.Context, b *testing.B, cluster *localcluster.Cluster, path string, d time.Duration) (wait func()) {
 	cs, err := kubernetes.NewForConfig(cluster.RESTConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
-			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(ctx)
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
 		if err == nil {
 			err = os.WriteFile(path, raw, 0o644)
 		}
@@ -513,6 +515,7 @@ func profileAPIServer(ctx context.Context, b *testing.B, cluster *localcluster.C
 			b.Errorf("profiling the API server: %v", err)
 		}
 	}()
+	return func() { <-done }
 }
 
 // The kube-controller-manager controllers whose requests are counted.
