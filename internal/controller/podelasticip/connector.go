@@ -189,9 +189,10 @@ func (c *connector) resolveTencent(cfg providerconfig.Config, legacy string) (cl
 				return nil, fmt.Errorf("building the Tencent Cloud client: %w", err)
 			}
 			cl := &tencentCloud{c: tc}
-			// Describes by ID wait at least one token of DescribeAddresses'
-			// bucket, so each batch costs at most one token.
-			window := max(minByIDWindow, opts.RateLimits.Interval("DescribeAddresses"))
+			// Describes by ID (the polls of addresses a task runs on) are
+			// collected for two tokens of DescribeAddresses' bucket, so they
+			// take at most half of it and listings keep the rest.
+			window := max(minByIDWindow, 2*opts.RateLimits.Interval("DescribeAddresses"))
 			return &account{cloud: cl, look: newLookup(cl, cfg.ClusterIdentity, legacy, c.opts.clock(), window), cluster: cfg.ClusterIdentity,
 				tasks: cache.NewLRUExpireCacheWithClock(maxRecent, c.opts.clock())}, nil
 		},

@@ -342,6 +342,11 @@ func setStatus(cr *networkingv1alpha1.PodElasticIP, a *decide.Address, p decide.
 		return
 	}
 	s.AllocationID, s.PublicIP = a.AllocationID, a.PublicIP
+	if a.Pending == decide.PendingCreating {
+		// The IP is recorded once the address is allocated, so the passes
+		// that wait for the allocation find nothing new to write.
+		s.PublicIP = ""
+	}
 	s.AssociationID, s.NetworkInterfaceID, s.PrivateIP = a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress
 	if a.Associated() && p.IP != "" && a.PrivateIPAddress == p.IP {
 		s.PodUID, s.NodeName = p.UID, p.NodeName
