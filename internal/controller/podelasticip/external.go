@@ -244,7 +244,10 @@ func (e *external) checkTask(ctx context.Context, cr *networkingv1alpha1.PodElas
 	}
 	t := v.(startedTask)
 	e.acct.tasks.Remove(a.AllocationID)
-	if t.action == actionAssociate && a.Associated() && a.PrivateIPAddress == t.ip {
+	switch {
+	case t.action == actionAssociate && a.Associated() && a.PrivateIPAddress == t.ip,
+		t.action == actionDisassociate && !a.Associated():
+		// Ended as meant: no need to ask.
 		return false
 	}
 	res, err := e.acct.cloud.TaskResult(ctx, t.id)
