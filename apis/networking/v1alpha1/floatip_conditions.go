@@ -12,9 +12,14 @@ const (
 	// FloatIPReasonInvalidRanges: ranges or excludeIPs cannot be parsed, are
 	// unsorted or overlap each other.
 	FloatIPReasonInvalidRanges = "InvalidRanges"
-	// FloatIPReasonOverlap: the pool shares IPs with another pool; the older
-	// pool keeps them and this one hands out nothing.
+	// FloatIPReasonOverlap: the pool shares IPs with another pool that was
+	// admitted first (its claim is in the FloatIPPoolLedger); that pool keeps
+	// them and this one hands out nothing until the other's claim goes.
 	FloatIPReasonOverlap = "OverlapsPool"
+	// FloatIPReasonPendingAdmission (Ready Unknown): the manager has not
+	// admitted the pool's current ranges into the FloatIPPoolLedger yet; it
+	// hands out nothing until then.
+	FloatIPReasonPendingAdmission = "PendingAdmission"
 	// FloatIPReasonOrphanedAllocations: IPs in use left the pool's ranges;
 	// they are kept (never silently dropped) and listed in the message.
 	FloatIPReasonOrphanedAllocations = "AllocationsOutsideRanges"

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cniipam"
@@ -51,6 +52,13 @@ func ensureWorld(t *testing.T) {
 				Ranges: []string{"203.0.113.10~203.0.113.60"}, Subnet: "203.0.113.0/24", Gateway: "203.0.113.1", NodeSubnets: []string{"192.0.2.0/24"}}},
 		} {
 			must(t, c.Create(ctx, p))
+			// Admitted into the FloatIPPoolLedger as the manager's pool
+			// reconciler does (first pass: finalizer; second: admission).
+			pr := &floatippool.PoolReconciler{Client: c}
+			for range 2 {
+				_, err := pr.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
+				must(t, err)
+			}
 		}
 	})
 }

@@ -59,6 +59,7 @@ func newFixture(t *testing.T, name string, ranges []string, policy networkingv1a
 		},
 	}
 	must(t, c.Create(ctx, f.pool))
+	admitPools(t, ctx)
 	alloc := &Allocator{Reader: c, Live: c, Client: c}
 	f.ext = &Extender{Allocator: alloc, Nodes: c}
 	f.gc = &GCReconciler{Client: c, Live: c}
@@ -77,6 +78,17 @@ func newFixture(t *testing.T, name string, ranges []string, policy networkingv1a
 		_ = c.Delete(ctx, p)
 	})
 	return f
+}
+
+// admitPools admits every pool into the FloatIPPoolLedger, as the pool
+// reconciler does in the manager: a pool hands out IPs only once admitted.
+func admitPools(t *testing.T, ctx context.Context) {
+	t.Helper()
+	var pools networkingv1alpha1.FloatIPPoolList
+	must(t, env.Client.List(ctx, &pools))
+	if _, _, err := (&PoolReconciler{Client: env.Client}).admit(ctx, pools.Items); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func must(t *testing.T, err error) {

@@ -95,6 +95,7 @@ func TestMigrationFromGalaxy(t *testing.T) {
 		t.Fatalf("migrated FloatIP = %+v %+v", fip.Spec, fip.Status)
 	}
 	must(t, m.Sync(ctx)) // idempotent
+	admitPools(t, ctx)   // as the pool reconciler does in the manager
 
 	// The StatefulSet pod, recreated under edgeplane, keeps its IP.
 	f := &fixture{t: t, ctx: ctx, ns: "mig", ext: &Extender{Allocator: &Allocator{Reader: c, Live: c, Client: c}, Nodes: c}}

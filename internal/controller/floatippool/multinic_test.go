@@ -25,6 +25,7 @@ func (f *fixture) extraPool(name string, ranges []string, subnet, gateway string
 		},
 	}
 	must(f.t, env.Client.Create(f.ctx, p))
+	admitPools(f.t, f.ctx)
 	f.t.Cleanup(func() {
 		ctx := context.Background()
 		var fips networkingv1alpha1.FloatIPList

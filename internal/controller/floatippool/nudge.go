@@ -3,6 +3,7 @@ package floatippool
 import (
 	"context"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,20 +48,26 @@ func waitingPods(pods []corev1.Pod) []types.NamespacedName {
 // freed IP. Best effort: a failure only delays the pod until the
 // scheduler's own retry.
 func (r *GCReconciler) nudgeWaitingPods(ctx context.Context, namespace string) {
+	nudgeWaitingPods(ctx, r.Client, r.now(), namespace)
+}
+
+// nudgeWaitingPods patches the unscheduled float-IP pods of namespace (all
+// when empty) with AnnotationRetry set to now.
+func nudgeWaitingPods(ctx context.Context, c client.Client, now time.Time, namespace string) {
 	// Only unscheduled pods, in namespace (all when empty); read-only, so
 	// the cache's objects are not copied.
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(namespace),
+	if err := c.List(ctx, &list, client.InNamespace(namespace),
 		client.MatchingFields{fieldPodNodeName: ""}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).V(1).Info("Cannot list pods waiting for float IPs", "error", err.Error())
 		return
 	}
-	stamp := strconv.FormatInt(r.now().UnixNano(), 10)
+	stamp := strconv.FormatInt(now.UnixNano(), 10)
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRetry+`":"`+stamp+`"}}}`))
 	for _, key := range waitingPods(list.Items) {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = key.Namespace, key.Name
-		if err := r.Client.Patch(ctx, pod, patch); err != nil && client.IgnoreNotFound(err) != nil {
+		if err := c.Patch(ctx, pod, patch); err != nil && client.IgnoreNotFound(err) != nil {
 			log.FromContext(ctx).V(1).Info("Cannot nudge a pod waiting for a float IP", "pod", key, "error", err.Error())
 		}
 	}

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -21,43 +24,66 @@ import (
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
-// PoolReconciler keeps a FloatIPPool's status (capacity, usage, conditions),
-// pre-allocates its IPs, and holds its deletion while IPs are in use.
+// PoolReconciler admits pools into the FloatIPPoolLedger, keeps a
+// FloatIPPool's status (capacity, usage, conditions), pre-allocates its IPs,
+// and holds its deletion while IPs are in use.
 type PoolReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	Metrics  *Metrics
 	// Live lists FloatIPs before pre-allocating, so a lagging cache never
-	// pre-allocates twice (default Client).
+	// pre-allocates twice, confirms that a pool is gone before its claim is
+	// dropped, and reads the ledger again after a conflicting write
+	// (default Client).
 	Live client.Reader
+	// Clock stamps the nudges of pods waiting for a newly admitted pool; nil
+	// is the real clock.
+	Clock clock.PassiveClock
 }
 
-// Reconcile reconciles one pool.
+// Reconcile reconciles one pool, and the ledger for every pool: a pool's
+// admission may wait for another pool to go.
 func (r *PoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	var pool networkingv1alpha1.FloatIPPool
-	if err := r.Client.Get(ctx, req.NamespacedName, &pool); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, req.NamespacedName, &pool)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
 	}
-	if pool.DeletionTimestamp == nil && controllerutil.AddFinalizer(&pool, networkingv1alpha1.FloatIPPoolFinalizer) {
+	gone := err != nil
+	if !gone && pool.DeletionTimestamp == nil && controllerutil.AddFinalizer(&pool, networkingv1alpha1.FloatIPPoolFinalizer) {
 		if err := r.Client.Update(ctx, &pool); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer to FloatIPPool %s: %w", pool.Name, err)
 		}
 		return ctrl.Result{}, nil
 	}
-	before := pool.DeepCopy()
 
-	views, err := loadPools(ctx, r.Client)
+	// Read-only: the pools are parsed and admitted, never modified.
+	var pools networkingv1alpha1.FloatIPPoolList
+	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing FloatIPPools: %w", err)
+	}
+	book, admitted, err := r.admit(ctx, pools.Items)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if admitted {
+		// A pod that asked for an IP before its pool was admitted was
+		// refused; the scheduler retries it at once when nudged.
+		nudgeWaitingPods(ctx, r.Client, r.now(), "")
+	}
+	if gone {
+		return ctrl.Result{}, nil
+	}
+	before := pool.DeepCopy()
+	views := parsePools(pools.Items, book)
 	var v *poolView
 	for _, x := range views {
 		if x.name() == pool.Name {
 			v = x
 		}
 	}
-	if v == nil {
-		v = parsePool(&pool)
+	if v == nil { // not in the cache's list yet
+		v = parsePools([]networkingv1alpha1.FloatIPPool{pool}, book)[0]
 	}
 	// The pool's FloatIPs, plus (for a sharing group) the reservations keyed
 	// to it; read-only, so not copied out of the cache.
@@ -101,9 +127,21 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	}
 	status.MarkUnknownIfMissing(&pool, "Reconciling", "The pool has not been reconciled yet", networkingv1alpha1.FloatIPTypeReady)
 	computePoolStatus(&pool, v, fips.Items, deadlocked)
+	if ready := status.Get(&pool, networkingv1alpha1.FloatIPTypeReady); ready.Reason == networkingv1alpha1.FloatIPReasonOverlap && r.Recorder != nil {
+		if was := status.Get(before, networkingv1alpha1.FloatIPTypeReady); was == nil || was.Reason != ready.Reason {
+			r.Recorder.Eventf(&pool, nil, corev1.EventTypeWarning, ready.Reason, "Admit", "%s", ready.Message)
+		}
+	}
 	r.Metrics.setPool(pool.Name, pool.Status.Total, pool.Status.Allocated, pool.Status.Reserved, pool.Status.Available)
 	status.ObserveGeneration(&pool)
 	return status.Patch(ctx, r.Client, before, &pool)
+}
+
+func (r *PoolReconciler) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return time.Now()
 }
 
 // reconcileDelete frees the pool's unused reservations and removes the

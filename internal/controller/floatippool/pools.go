@@ -14,6 +14,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ledger"
 )
 
 // Field names of FloatIP that are selectable on the API server and indexed
@@ -90,8 +91,7 @@ func parsePool(pool *networkingv1alpha1.FloatIPPool) *poolView {
 	return v
 }
 
-// olderFirst orders pools by creation, then name: on overlap the older pool
-// keeps the IPs.
+// olderFirst orders pools by creation, then name.
 func olderFirst(a, b *networkingv1alpha1.FloatIPPool) int {
 	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 		return c
@@ -99,50 +99,58 @@ func olderFirst(a, b *networkingv1alpha1.FloatIPPool) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
-// parsePools parses every pool and marks a pool that overlaps an older one
-// unusable.
-func parsePools(pools []networkingv1alpha1.FloatIPPool) []*poolView {
+// parsePools parses every pool, oldest first, and marks a pool with ranges
+// unusable unless the ledger's claims admit it for exactly its spec (see
+// package ledger): of two overlapping pools, only the one whose claim the
+// ledger holds hands out IPs, whichever replica asks.
+func parsePools(pools []networkingv1alpha1.FloatIPPool, claims *ledger.Book) []*poolView {
 	sorted := make([]*networkingv1alpha1.FloatIPPool, len(pools))
 	for i := range pools {
 		sorted[i] = &pools[i]
 	}
 	slices.SortFunc(sorted, olderFirst)
-	var out []*poolView
+	out := make([]*poolView, 0, len(sorted))
 	for _, p := range sorted {
 		v := parsePool(p)
 		if v.err == nil && v.hasRanges() {
-			for _, o := range out {
-				if o.err != nil || !o.hasRanges() {
-					continue
-				}
-				if r, ok := v.set.Overlap(o.set); ok {
-					v.err = &overlapError{other: o.name(), r: r}
-					break
-				}
-			}
+			v.err = claims.Check(ledger.FromPool(p), v.set)
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-type overlapError struct {
-	other string
-	r     ipam.Range
-}
-
-func (e *overlapError) Error() string {
-	return fmt.Sprintf("IPs %s are also in older pool %s", e.r, e.other)
-}
-
-// loadPools lists and parses every pool.
+// loadPools lists and parses every pool and reads the ledger, from the same
+// reader.
 func loadPools(ctx context.Context, c client.Reader) ([]*poolView, error) {
 	var list networkingv1alpha1.FloatIPPoolList
 	// Read-only: pool views never modify the pools.
 	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing FloatIPPools: %w", err)
 	}
-	return parsePools(list.Items), nil
+	book, _, err := readLedger(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return parsePools(list.Items, book), nil
+}
+
+// readLedger returns the ledger's claims and the object (nil when it does
+// not exist yet: no pool is admitted). The object is the reader's own (a
+// cache's is shared): copy it before changing it.
+func readLedger(ctx context.Context, c client.Reader) (*ledger.Book, *networkingv1alpha1.FloatIPPoolLedger, error) {
+	// A list, not a get: a cache hands it out without copying it (read on
+	// every filter and bind).
+	var list networkingv1alpha1.FloatIPPoolLedgerList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("reading the FloatIPPoolLedger: %w", err)
+	}
+	for i := range list.Items {
+		if l := &list.Items[i]; l.Name == networkingv1alpha1.FloatIPPoolLedgerName {
+			return ledger.NewBook(l.Spec.Claims), l, nil
+		}
+	}
+	return ledger.NewBook(nil), nil, nil
 }
 
 // nodeInternalIP returns the node's first InternalIP.

@@ -28,6 +28,9 @@ import (
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips/status,verbs=get;update;patch
+// The ledger of admitted pools (one object), which the pool reconciler
+// creates and updates.
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippoolledgers,verbs=get;list;watch;create;update
 // Pods in any namespace may ask for a float IP: read, and patched with the
 // allocated address's annotation.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
@@ -138,6 +141,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("floatippool").
 		For(&networkingv1alpha1.FloatIPPool{}).
 		Watches(&networkingv1alpha1.FloatIP{}, allPools).
+		Watches(&networkingv1alpha1.FloatIPPoolLedger{}, allPools).
 		Complete(pools); err != nil {
 		return fmt.Errorf("building the floatippool controller: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ledger"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -68,10 +69,12 @@ func computePoolStatus(pool *networkingv1alpha1.FloatIPPool, v *poolView, fips [
 	}
 
 	switch {
+	case errors.Is(v.err, ledger.ErrNotAdmitted):
+		status.SetReady(pool, metav1.ConditionUnknown, networkingv1alpha1.FloatIPReasonPendingAdmission, v.err.Error())
 	case v.err != nil:
 		reason := networkingv1alpha1.FloatIPReasonInvalidRanges
-		var overlap *overlapError
-		if errors.As(v.err, &overlap) {
+		var conflict *ledger.ConflictError
+		if errors.As(v.err, &conflict) {
 			reason = networkingv1alpha1.FloatIPReasonOverlap
 		}
 		status.SetStalled(pool, reason, v.err.Error())

@@ -50,13 +50,25 @@ type Env struct {
 }
 
 // Start starts an API server and etcd and installs the CRDs from config/crd/bases.
-func Start() (*Env, error) { return start(false) }
+func Start() (*Env, error) { return StartWith(Options{}) }
 
 // StartWithWebhooks is Start plus edgeplane's admission webhook
 // configurations (config/webhook), pointed at a local server; see Env.Webhooks.
-func StartWithWebhooks() (*Env, error) { return start(true) }
+func StartWithWebhooks() (*Env, error) { return StartWith(Options{Webhooks: true}) }
 
-func start(webhooks bool) (*Env, error) {
+// Options say what StartWith starts besides the API server, etcd and the CRDs.
+type Options struct {
+	// Webhooks installs edgeplane's admission webhook configurations
+	// (config/webhook), pointed at a local server; see Env.Webhooks.
+	Webhooks bool
+	// APIServerFlags are extra kube-apiserver flags, by name without the
+	// dashes (e.g. "tracing-config-file").
+	APIServerFlags map[string]string
+}
+
+// StartWith starts an API server and etcd with the CRDs and what o asks for.
+func StartWith(o Options) (*Env, error) {
+	webhooks := o.Webhooks
 	dir, err := k8sbin.Dir()
 	if err != nil {
 		return nil, err
@@ -85,6 +97,9 @@ func start(webhooks bool) (*Env, error) {
 	}
 	if os.Getenv("EDGEPLANE_TESTENV_PROFILING") != "" {
 		env.ControlPlane.GetAPIServer().Configure().Set("profiling", "true")
+	}
+	for name, value := range o.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -32,7 +32,7 @@ func writeSchedulerConfig(t testing.TB, clusterDir, extenderURL string, nodeCach
 	return path
 }
 
-// installFloatIPCRDs installs the FloatIPPool and FloatIP CRDs.
+// installFloatIPCRDs installs the FloatIPPool, FloatIP and FloatIPPoolLedger CRDs.
 func installFloatIPCRDs(t testing.TB, cfg *rest.Config) {
 	t.Helper()
 	root, err := k8sbin.RepoRoot()
@@ -42,6 +42,7 @@ func installFloatIPCRDs(t testing.TB, cfg *rest.Config) {
 	crds := []string{
 		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippools.yaml"),
 		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatips.yaml"),
+		filepath.Join(root, "config", "crd", "bases", "networking.edgeplane.io_floatippoolledgers.yaml"),
 	}
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
@@ -68,6 +69,15 @@ func TestRealSchedulerUsesExtender(t *testing.T) {
 	}
 	if err := c.Create(ctx, pool); err != nil {
 		t.Fatal(err)
+	}
+	// This test serves the extender alone: admit the pool into the
+	// FloatIPPoolLedger as the manager's pool reconciler does (its first
+	// pass adds the finalizer, the second admits).
+	pr := &floatippool.PoolReconciler{Client: c}
+	for range 2 {
+		if _, err := pr.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pool)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	labels := map[string]string{"app": "fip"}
 	sts := &appsv1.StatefulSet{
