@@ -515,14 +515,16 @@ func TestRateLimitsIntervalAndScaled(t *testing.T) {
 	if got := (RateLimits{Disabled: true}).Interval("DescribeAddresses"); got != 0 {
 		t.Errorf("interval with limits off = %s, want 0", got)
 	}
-	x10 := def.Scaled(10)
+	x10 := Scaled(10)
 	if got := x10.PerAction["AllocateAddresses"]; got.QPS != 100 || got.Burst != 100 {
 		t.Errorf("x10 AllocateAddresses = %+v, want 100/s with a bucket of 100 (one second's worth)", got)
 	}
-	if got := def.PerAction["AllocateAddresses"]; got.QPS != 10 || got.Burst != 10 {
-		t.Errorf("Scaled changed the original: %+v", got)
+	if got := DefaultRateLimits().PerAction["AllocateAddresses"]; got.QPS != 10 || got.Burst != 10 {
+		t.Errorf("Scaled changed the defaults: %+v", got)
 	}
-	if got := def.Scaled(1); got.PerAction["DescribeAddresses"] != def.PerAction["DescribeAddresses"] {
-		t.Errorf("x1 changed the limits: %+v", got.PerAction["DescribeAddresses"])
+	for _, s := range []float64{1, 0, -2} {
+		if got := Scaled(s); !cmp.Equal(got, def) {
+			t.Errorf("x%v changed the limits: %+v", s, got.PerAction)
+		}
 	}
 }

@@ -117,19 +117,20 @@ func (l RateLimits) Interval(action string) time.Duration {
 	return time.Duration(float64(time.Second) / rl.QPS)
 }
 
-// Scaled returns the limits with every action's rate and bucket
-// multiplied by s (a bucket holds one second's worth): for an account with
-// raised limits, or an emulator whose clock runs faster. s <= 0 or 1 keeps
-// them.
-func (l RateLimits) Scaled(s float64) RateLimits {
+// Scaled returns Tencent's documented limits (DefaultRateLimits) with
+// every action's rate and bucket multiplied by s (a bucket holds one
+// second's worth): an account with raised limits, or an emulator whose
+// rate limits run on a faster clock. s <= 0 or 1: the defaults. It is
+// aws.Scaled's twin; both scale through cloud.RateLimit.Scale.
+func Scaled(s float64) RateLimits {
+	def := DefaultRateLimits()
 	if s <= 0 || s == 1 {
-		return l
+		return def
 	}
-	out := RateLimits{Disabled: l.Disabled, PerAction: make(map[string]cloud.RateLimit, len(l.PerAction))}
-	for k, v := range l.PerAction {
-		out.PerAction[k] = cloud.RateLimit{QPS: v.QPS * s, Burst: max(1, int(float64(v.Burst)*s))}
+	for k, v := range def.PerAction {
+		def.PerAction[k] = v.Scale(s, s)
 	}
-	return out
+	return def
 }
 
 // RetryOptions configure the SDK's built-in retries.

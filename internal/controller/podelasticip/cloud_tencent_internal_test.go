@@ -35,7 +35,11 @@ func TestFromTencent(t *testing.T) {
 		{unbound(tencentcloud.StatusOffline), decide.Address{AllocationID: "eip-00000001", PublicIP: "198.19.0.7", Tags: tags, Pending: decide.PendingReleasing}},
 		{unbound(tencentcloud.StatusUnbind), decide.Address{AllocationID: "eip-00000001", PublicIP: "198.19.0.7", Tags: tags}},
 		// Bound to an instance whose ENI is not shown.
-		{func() tencentcloud.Address { a := with(tencentcloud.StatusBind); a.NetworkInterfaceID, a.PrivateIP = "", ""; return a }(),
+		{func() tencentcloud.Address {
+			a := with(tencentcloud.StatusBind)
+			a.NetworkInterfaceID, a.PrivateIP = "", ""
+			return a
+		}(),
 			decide.Address{AllocationID: "eip-00000001", PublicIP: "198.19.0.7", Tags: tags, AssociationID: "ins-1"}},
 	}
 	for _, tc := range cases {
@@ -48,7 +52,9 @@ func TestFromTencent(t *testing.T) {
 }
 
 func TestPickENI(t *testing.T) {
-	eni := func(id, vpc string) tencentcloud.NetworkInterface { return tencentcloud.NetworkInterface{ID: id, VpcID: vpc} }
+	eni := func(id, vpc string) tencentcloud.NetworkInterface {
+		return tencentcloud.NetworkInterface{ID: id, VpcID: vpc}
+	}
 	cases := []struct {
 		name      string
 		pod, host []tencentcloud.NetworkInterface

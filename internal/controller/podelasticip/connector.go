@@ -148,16 +148,16 @@ func (c *connector) resolve(ctx context.Context, use xpv2.ProviderConfigReferenc
 	default:
 		return clientcache.Account[*account]{}, fmt.Errorf("provider config %s is for %q, a cloud PodElasticIP does not serve", use.Name, cfg.Provider)
 	}
-	opts, err := cfg.AWS()
+	opts, fingerprint, err := cfg.AWSClient(func(o *aws.Options) {
+		o.RateLimits = aws.Scaled(c.opts.AWSRateLimitScale)
+		o.CredentialBackoff = c.opts.CredentialBackoff
+		o.Clock = c.opts.Clock
+	})
 	if err != nil {
-		return clientcache.Account[*account]{}, fmt.Errorf("configuring the EC2 client: %w", err)
+		return clientcache.Account[*account]{}, err
 	}
-	opts.RateLimits = c.opts.rateLimits()
-	opts.CredentialBackoff = c.opts.CredentialBackoff
-	opts.Clock = c.opts.Clock
-	cr := opts.Credentials
 	return clientcache.Account[*account]{
-		Fingerprint: clientcache.Fingerprint(string(cfg.Provider), opts.Region, opts.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken, cfg.ClusterIdentity),
+		Fingerprint: fingerprint,
 		New: func(ctx context.Context) (*account, error) {
 			ec2c, err := aws.New(ctx, opts)
 			if err != nil {
@@ -171,18 +171,18 @@ func (c *connector) resolve(ctx context.Context, use xpv2.ProviderConfigReferenc
 
 // resolveTencent says how to build a Tencent Cloud account's client.
 func (c *connector) resolveTencent(cfg providerconfig.Config, legacy string) (clientcache.Account[*account], error) {
-	opts, err := cfg.Tencent()
+	opts, fingerprint, err := cfg.TencentClient(func(o *tencentcloud.Options) {
+		o.RateLimits = tencentcloud.Scaled(c.opts.TencentRateLimitScale)
+		o.Retry.BaseDelay = c.opts.TencentRetryBaseDelay
+		o.TaskPollInterval = c.opts.taskPollInterval()
+		o.CredentialBackoff = c.opts.CredentialBackoff
+		o.Clock = c.opts.Clock
+	})
 	if err != nil {
-		return clientcache.Account[*account]{}, fmt.Errorf("configuring the Tencent Cloud client: %w", err)
+		return clientcache.Account[*account]{}, err
 	}
-	opts.RateLimits = tencentcloud.DefaultRateLimits().Scaled(c.opts.TencentRateLimitScale)
-	opts.Retry.BaseDelay = c.opts.TencentRetryBaseDelay
-	opts.TaskPollInterval = c.opts.taskPollInterval()
-	opts.CredentialBackoff = c.opts.CredentialBackoff
-	opts.Clock = c.opts.Clock
-	cr := opts.Credentials
 	return clientcache.Account[*account]{
-		Fingerprint: clientcache.Fingerprint(string(cfg.Provider), opts.Region, opts.Endpoint, string(cr.Source), cr.SecretID, cr.SecretKey, cr.Token, cfg.ClusterIdentity),
+		Fingerprint: fingerprint,
 		New: func(context.Context) (*account, error) {
 			tc, err := tencentcloud.New(opts)
 			if err != nil {

@@ -34,7 +34,6 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
@@ -164,20 +163,6 @@ func (o Options) taskPollInterval() time.Duration {
 		return time.Second
 	}
 	return o.TaskPollInterval
-}
-
-// rateLimits are EC2's default buckets scaled.
-func (o Options) rateLimits() aws.RateLimits {
-	def := aws.DefaultRateLimits()
-	s := o.AWSRateLimitScale
-	if s <= 0 || s == 1 {
-		return def
-	}
-	scale := func(r cloud.RateLimit) cloud.RateLimit {
-		return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst}
-	}
-	return aws.RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
-		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
 }
 
 // Setup registers the reconciler with default options.

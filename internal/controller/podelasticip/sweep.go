@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +17,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
@@ -233,42 +233,23 @@ type sweepScope struct {
 // allowed for a tenant, no credentials) is skipped and logged: its account
 // is not swept this time, which never makes anything look orphaned.
 func sweepScopes(ctx context.Context, reader client.Reader, conn *connector, provider cloudv1alpha1.Provider) ([]sweepScope, error) {
-	type configRef struct {
-		ref xpv2.ProviderConfigReference
-		ns  string
-	}
-	var refs []configRef
-	var cpcs cloudv1alpha1.ClusterProviderConfigList
-	if err := reader.List(ctx, &cpcs); err != nil {
-		return nil, fmt.Errorf("listing ClusterProviderConfigs: %w", err)
-	}
-	for _, c := range cpcs.Items {
-		if c.Spec.Provider == provider {
-			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: c.Name}, ""})
-		}
-	}
-	var pcs cloudv1alpha1.ProviderConfigList
-	if err := reader.List(ctx, &pcs); err != nil {
-		return nil, fmt.Errorf("listing ProviderConfigs: %w", err)
-	}
-	for _, c := range pcs.Items {
-		if c.Spec.Provider == provider {
-			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: c.Name}, c.Namespace})
-		}
+	refs, err := providerconfig.List(ctx, reader, provider, true)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[sweepScope]bool{}
 	var out []sweepScope
 	var errs []error
 	for _, r := range refs {
-		acct, err := conn.account(ctx, &r.ref, r.ns)
+		acct, err := conn.account(ctx, &r.Ref, r.Namespace)
 		if err != nil {
 			// One broken config must not stop the sweep of the others.
-			log.FromContext(ctx).Info("Skipping a provider config in the orphan sweep", "kind", r.ref.Kind,
-				"namespace", r.ns, "name", r.ref.Name, "error", err.Error())
+			log.FromContext(ctx).Info("Skipping a provider config in the orphan sweep", "kind", r.Ref.Kind,
+				"namespace", r.Namespace, "name", r.Ref.Name, "error", err.Error())
 			errs = append(errs, err)
 			continue
 		}
-		if s := (sweepScope{acct: acct, namespace: r.ns}); !seen[s] {
+		if s := (sweepScope{acct: acct, namespace: r.Namespace}); !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
@@ -141,16 +142,7 @@ func IsReservedTagKey(k string) bool {
 // MissingTags returns the tags of want that addr lacks or has with another
 // value; nil when addr carries them all.
 func MissingTags(addr Address, want map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range want {
-		if got, ok := addr.Tags[k]; !ok || got != v {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
+	return cloud.MissingTags(addr.Tags, want)
 }
 
 // Match says how an address was recognised as a PodElasticIP's.
