@@ -1,9 +1,11 @@
-// Package podelasticip reconciles PodElasticIPs: AWS Elastic IPs for pods,
+// Package podelasticip reconciles PodElasticIPs: elastic IPs for pods on AWS
+// or Tencent Cloud (the provider config's cloud; cloud.go is the seam),
 // allocated (Auto), claimed from a pool of pre-tagged addresses (Pool) or
 // taken by tag value or ID (Static), associated with the pod's private IP on
 // its ENI and followed when the pod is recreated. The reconciler is the
 // cloud kinds' shared one (internal/runtime/reconciler); this package adds
-// the external client (external.go), batched cloud look-ups (lookup.go), the pod's labels,
+// the external client (external.go) on either cloud's adapter (cloud_aws.go,
+// cloud_tencent.go), batched cloud look-ups (lookup.go), the pod's labels,
 // annotation and readiness condition (pod.go), the translator of
 // aws-pod-eip-controller's annotations (translator.go) and the orphan sweep
 // (sweep.go). Pure decisions live in ./decide, the annotation parser in
@@ -32,7 +34,6 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
@@ -93,6 +94,17 @@ type Options struct {
 	// EC2 rejects: none until the window has passed, then one probe,
 	// whatever the number of PodElasticIPs using it.
 	CredentialBackoff cloud.CredentialBackoff
+	// TaskPollInterval is how often a running Tencent Cloud task (an
+	// allocation, an association, a release) is checked.
+	TaskPollInterval time.Duration
+	// TencentRateLimitScale multiplies the client-side Tencent Cloud
+	// limits, each a bucket of one second's worth (so its size scales with
+	// its rate): for an account with raised limits, or an emulator whose
+	// clock runs faster.
+	TencentRateLimitScale float64
+	// TencentRetryBaseDelay is the first step of the Tencent SDK's backoff
+	// after a throttled call (0: the client's default, 500ms).
+	TencentRetryBaseDelay time.Duration
 	// Clock is the controller's time: the reconciler's, listing ages,
 	// release delays, the orphan sweep's grace and the credential backoff
 	// (nil: the real clock); tests set it.
@@ -121,6 +133,8 @@ func DefaultOptions() Options {
 		SweepInterval:           5 * time.Minute,
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
+		TaskPollInterval:        time.Second,
+		TencentRateLimitScale:   1,
 		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
 	}
 }
@@ -139,20 +153,16 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
 	o.CredentialBackoff.BindFlags(fs, "podelasticip", "EC2")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
+	fs.DurationVar(&o.TaskPollInterval, "podelasticip-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task (allocation, association, release) is checked.")
+	fs.Float64Var(&o.TencentRateLimitScale, "podelasticip-tencent-rate-limit-scale", o.TencentRateLimitScale, "Multiplier for the client-side Tencent Cloud limits (raised account limits); each bucket holds one second's worth.")
 }
 
-// rateLimits are EC2's default buckets scaled.
-func (o Options) rateLimits() aws.RateLimits {
-	def := aws.DefaultRateLimits()
-	s := o.AWSRateLimitScale
-	if s <= 0 || s == 1 {
-		return def
+// taskPollInterval is TaskPollInterval or its default.
+func (o Options) taskPollInterval() time.Duration {
+	if o.TaskPollInterval <= 0 {
+		return time.Second
 	}
-	scale := func(r cloud.RateLimit) cloud.RateLimit {
-		return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst}
-	}
-	return aws.RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
-		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
+	return o.TaskPollInterval
 }
 
 // Setup registers the reconciler with default options.
