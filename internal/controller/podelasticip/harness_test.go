@@ -274,7 +274,7 @@ func testOptions() podelasticip.Options {
 	o.PollInterval = 2 * time.Second
 	o.ListingMaxAge = time.Second
 	o.OrphanMode = orphan.ModeOff
-	o.SweepInterval = time.Hour
+	o.OrphanInterval = time.Hour
 	o.MaxBackoff = 2 * time.Second
 	o.TaskPollInterval = 100 * time.Millisecond
 	return o

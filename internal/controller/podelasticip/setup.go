@@ -77,13 +77,9 @@ type Options struct {
 	// LegacyClusterName is the legacy controller's --cluster-name (empty:
 	// this cluster's identity).
 	LegacyClusterName string
-	// OrphanMode is what the sweep does with addresses whose PodElasticIP is
-	// gone: off, report or delete.
-	OrphanMode orphan.Mode
-	// OrphanGracePeriod protects recently seen addresses.
-	OrphanGracePeriod time.Duration
-	// SweepInterval is the time between sweeps.
-	SweepInterval time.Duration
+	// Settings (OrphanMode, OrphanGracePeriod, OrphanInterval) configure
+	// the orphan sweep of addresses whose PodElasticIP is gone.
+	orphan.Settings
 	// MaxBackoff caps the per-PodElasticIP retry backoff.
 	MaxBackoff time.Duration
 	// AWSRateLimitScale multiplies the refill rates of the client-side EC2
@@ -128,9 +124,7 @@ func DefaultOptions() Options {
 		ListingMaxAge:           10 * time.Second,
 		TranslateAnnotations:    true,
 		AdoptLegacy:             true,
-		OrphanMode:              orphan.ModeDelete,
-		OrphanGracePeriod:       5 * time.Minute,
-		SweepInterval:           5 * time.Minute,
+		Settings:                orphan.DefaultSettings(5 * time.Minute),
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
 		TaskPollInterval:        time.Second,
@@ -147,9 +141,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.TranslateAnnotations, "podelasticip-translate-annotations", o.TranslateAnnotations, "Translate aws-pod-eip-controller's pod annotations into PodElasticIPs.")
 	fs.BoolVar(&o.AdoptLegacy, "podelasticip-adopt-legacy", o.AdoptLegacy, "Adopt addresses aws-pod-eip-controller tagged for a pod instead of allocating new ones.")
 	fs.StringVar(&o.LegacyClusterName, "podelasticip-legacy-cluster-name", o.LegacyClusterName, "aws-pod-eip-controller's --cluster-name, for adoption; empty: this cluster's identity.")
-	fs.Var(&o.OrphanMode, "podelasticip-orphan-mode", "What the sweep does with this cluster's addresses whose PodElasticIP is gone: off, report or delete.")
-	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
-	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
+	o.Settings.BindFlags(fs, "podelasticip", "this cluster's addresses whose PodElasticIP is gone")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
 	o.CredentialBackoff.BindFlags(fs, "podelasticip", "EC2")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
@@ -174,12 +166,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 // and the orphan sweep.
 func (o Options) Setup() setup.Func {
 	return func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
-		if o.MaxConcurrentReconciles < 1 || o.PollInterval <= 0 || o.SweepInterval <= 0 {
-			return fmt.Errorf("--podelasticip-max-concurrent-reconciles (%d), --podelasticip-poll-interval (%s) and --podelasticip-sweep-interval (%s) must be positive",
-				o.MaxConcurrentReconciles, o.PollInterval, o.SweepInterval)
+		if o.MaxConcurrentReconciles < 1 || o.PollInterval <= 0 {
+			return fmt.Errorf("--podelasticip-max-concurrent-reconciles (%d) and --podelasticip-poll-interval (%s) must be positive",
+				o.MaxConcurrentReconciles, o.PollInterval)
 		}
 		if o.OrphanMode == "" {
 			o.OrphanMode = orphan.ModeDelete
+		}
+		if err := o.Settings.Validate("podelasticip"); err != nil {
+			return err
 		}
 		if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err

@@ -182,7 +182,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 			}
 			return s.remove(ctx)
 		},
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.SweepInterval,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval,
 	})
 }
 
