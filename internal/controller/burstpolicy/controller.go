@@ -48,6 +48,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
@@ -226,10 +227,12 @@ type Reconciler struct {
 	// Clock is the time decisions are made at; nil means the real clock.
 	Clock clock.PassiveClock
 
-	// fresh remembers pods written until the cache has them.
-	fresh freshPods
-	// evicted remembers the evictions of rebalancing in flight.
-	evicted evictions
+	// fresh remembers pods written until the cache has them (see
+	// freshPods).
+	fresh expect.Lazy[types.UID, *corev1.Pod]
+	// evicted remembers the evictions of rebalancing in flight (see
+	// evictions).
+	evicted expect.Lazy[types.NamespacedName, types.UID]
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
@@ -346,7 +349,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.fresh.resolve(pods.Items)
+	r.freshPods().resolve(pods.Items)
 	restr := decide.Restrictions{ExcludedNamespaces: defaults.Spec.ExcludedNamespaces, AllowFixedIP: defaults.Spec.AllowFixedIP}
 	if defaults.Spec.ExcludedNamespaces == nil {
 		restr.ExcludedNamespaces = decide.DefaultExcludedNamespaces
@@ -427,7 +430,7 @@ func (r *Reconciler) clusterDefaults(ctx context.Context) (*schedulingv1alpha1.C
 
 // podToPolicies maps a pod to the policies of its namespace that may govern it.
 func (r *Reconciler) podToPolicies(ctx context.Context, obj client.Object) []reconcile.Request {
-	if r.fresh.isEcho(obj.GetUID(), obj.GetResourceVersion()) {
+	if r.freshPods().isEcho(obj.GetUID(), obj.GetResourceVersion()) {
 		return nil // our own write landing: the pass that wrote it planned with it
 	}
 	policies, err := policiesFor(ctx, r.Client, obj, true)

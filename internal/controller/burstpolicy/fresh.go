@@ -1,101 +1,67 @@
 package burstpolicy
 
 import (
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
-// freshTTL bounds how long a written pod is remembered; the cache catches up
-// long before.
+// freshTTL bounds how long a written pod (or a write in flight) is
+// remembered; the cache catches up long before.
 const freshTTL = 2 * time.Minute
 
+// maxFresh bounds the pods remembered: far above what one manager writes
+// within freshTTL. Beyond it the least recently used go first, which costs
+// at most a patch that conflicts and is retried.
+const maxFresh = 1 << 14
+
 // freshPods remembers the pods this controller is writing or just wrote,
-// until the cache has caught up with the write (the ReplicaSet controller's
-// "expectations"). A pass that still sees the version from before a write
-// uses the written (or, while the write is in flight, the expected) pod
-// instead: it neither writes the same change again (a sure conflict) nor
-// counts a burst pod as held local.
+// by UID, until the cache has caught up with the write (the ReplicaSet
+// controller's "expectations", on runtime/expect). A pass that still sees
+// the version from before a write uses the written (or, while the write is
+// in flight, the expected) pod instead: it neither writes the same change
+// again (a sure conflict) nor counts a burst pod as held local.
 type freshPods struct {
-	mu sync.Mutex
-	m  map[types.UID]*freshPod
+	w *expect.Writes[types.UID, *corev1.Pod]
 }
 
-type freshPod struct {
-	// staleRV is the resourceVersion the write replaces.
-	staleRV string
-	pod     *corev1.Pod
-	at      time.Time
-	// inFlight: the write has not returned yet; pod is what it will write.
-	inFlight bool
+// freshPods returns the pods this process wrote that the cache may not
+// show yet.
+func (r *Reconciler) freshPods() freshPods {
+	return freshPods{r.fresh.Get(freshTTL, maxFresh, r.Clock)}
 }
 
 // expect records that a write replacing before (as cached) by after is in
-// flight, and returns the entry to settle with written or failed.
-func (f *freshPods) expect(before, after *corev1.Pod) *freshPod {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[types.UID]*freshPod{}
-	}
-	e := &freshPod{staleRV: before.ResourceVersion, pod: after.DeepCopy(), at: time.Now(), inFlight: true}
-	f.m[before.UID] = e
-	return e
+// flight, and returns the ticket to settle it with written or failed.
+func (f freshPods) expect(before, after *corev1.Pod) expect.Ticket {
+	return f.w.InFlight(before.UID, after.DeepCopy(), before.ResourceVersion)
 }
 
-// written settles e: the API server returned after.
-func (f *freshPods) written(uid types.UID, e *freshPod, after *corev1.Pod) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m[uid] == e {
-		e.pod, e.inFlight, e.at = after.DeepCopy(), false, time.Now()
-	}
+// written settles t: the API server returned after.
+func (f freshPods) written(uid types.UID, t expect.Ticket, after *corev1.Pod) {
+	f.w.Landed(uid, t, after.DeepCopy(), after.ResourceVersion)
 }
 
-// failed forgets e: the write did not happen.
-func (f *freshPods) failed(uid types.UID, e *freshPod) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m[uid] == e {
-		delete(f.m, uid)
-	}
-}
+// failed forgets t: the write did not happen.
+func (f freshPods) failed(uid types.UID, t expect.Ticket) { f.w.Failed(uid, t) }
 
 // resolve replaces the cached pods that predate a write of ours (or whose
 // write is still in flight) by what the write produced or will produce, in
 // place, and forgets writes the cache has caught up with.
-func (f *freshPods) resolve(pods []corev1.Pod) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.m) == 0 {
-		return
-	}
+func (f freshPods) resolve(pods []corev1.Pod) {
 	for i := range pods {
-		e, ok := f.m[pods[i].UID]
-		if !ok {
-			continue
-		}
-		if e.inFlight || pods[i].ResourceVersion == e.staleRV {
-			pods[i] = *e.pod.DeepCopy()
-			continue
-		}
-		delete(f.m, pods[i].UID)
-	}
-	now := time.Now()
-	for uid, e := range f.m {
-		if !e.inFlight && now.Sub(e.at) > freshTTL {
-			delete(f.m, uid)
+		if p, v := f.w.Observe(pods[i].UID, pods[i].ResourceVersion); v == expect.Behind {
+			pods[i] = *p.DeepCopy()
 		}
 	}
 }
 
 // isEcho reports whether pod is exactly what a write of ours produced: the
 // pass that wrote it already planned with it, so its event needs no pass.
-func (f *freshPods) isEcho(uid types.UID, resourceVersion string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e, ok := f.m[uid]
-	return ok && !e.inFlight && e.pod.ResourceVersion == resourceVersion
+func (f freshPods) isEcho(uid types.UID, resourceVersion string) bool {
+	_, v := f.w.Check(uid, resourceVersion)
+	return v == expect.Current
 }

@@ -307,7 +307,7 @@ func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName,
 		for _, step := range w.steps {
 			step(q)
 		}
-		jobs = append(jobs, writeJob{policy: policy, w: w, want: q, exp: r.fresh.expect(w.pod, q)})
+		jobs = append(jobs, writeJob{policy: policy, w: w, want: q, exp: r.freshPods().expect(w.pod, q)})
 	}
 	r.writer.queued(policy, len(jobs))
 	for i, j := range jobs {
@@ -316,7 +316,7 @@ func (r *Reconciler) writePods(ctx context.Context, policy types.NamespacedName,
 		case <-ctx.Done():
 			r.writer.queued(policy, -len(jobs[i:]))
 			for _, rest := range jobs[i:] {
-				r.fresh.failed(rest.w.pod.UID, rest.exp)
+				r.freshPods().failed(rest.w.pod.UID, rest.exp)
 			}
 			return fmt.Errorf("queueing pod writes: %w", ctx.Err())
 		}

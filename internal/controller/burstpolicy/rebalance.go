@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 const (
@@ -32,44 +32,38 @@ const (
 	evictionTimeout = 10 * time.Second
 )
 
+// maxEvictions bounds the policies whose last eviction is remembered: far
+// above the policies one manager rebalances within evictionTTL.
+const maxEvictions = 1 << 12
+
 // evictions remembers, per policy, the pod last evicted until the cache
-// shows it terminating or gone (one eviction at a time).
+// shows it terminating or gone (one eviction at a time), on runtime/expect.
 type evictions struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]eviction
+	w *expect.Writes[types.NamespacedName, types.UID]
 }
 
-type eviction struct {
-	uid types.UID
-	at  time.Time
+// evictions returns the evictions of rebalancing in flight.
+func (r *Reconciler) evictions() evictions {
+	return evictions{r.evicted.Get(evictionTTL, maxEvictions, r.Clock)}
 }
 
-func (e *evictions) record(policy types.NamespacedName, uid types.UID, at time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.m == nil {
-		e.m = map[types.NamespacedName]eviction{}
-	}
-	e.m[policy] = eviction{uid: uid, at: at}
+func (e evictions) record(policy types.NamespacedName, uid types.UID) {
+	e.w.Record(policy, uid, "")
 }
 
 // inFlight reports whether the last eviction of policy is not visible in
-// pods (the cache) yet, and forgets it once it is.
-func (e *evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod, now time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ev, ok := e.m[policy]
+// pods (the cache) yet, and forgets it once it is (or evictionTTL passed).
+func (e evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod) bool {
+	uid, ok := e.w.Get(policy)
 	if !ok {
 		return false
 	}
-	if now.Sub(ev.at) < evictionTTL {
-		for i := range pods {
-			if pods[i].UID == ev.uid && pods[i].DeletionTimestamp.IsZero() {
-				return true
-			}
+	for i := range pods {
+		if pods[i].UID == uid && pods[i].DeletionTimestamp.IsZero() {
+			return true
 		}
 	}
-	delete(e.m, policy)
+	e.w.Forget(policy)
 	return false
 }
 
@@ -95,7 +89,7 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 		LocalReplicas:    localReplicas,
 		After:            decide.DefaultRebalanceAfter,
 		Pods:             states,
-		EvictionInFlight: r.evicted.inFlight(key, pods, now),
+		EvictionInFlight: r.evictions().inFlight(key, pods),
 	}
 	if rb.After != nil {
 		in.After = rb.After.Duration
@@ -175,7 +169,7 @@ func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolic
 	default:
 		return 0, fmt.Errorf("evicting burst pod %s: %w", pod.Name, err)
 	}
-	r.evicted.record(client.ObjectKeyFromObject(p), pod.UID, now)
+	r.evictions().record(client.ObjectKeyFromObject(p), pod.UID)
 	st.LastEvictedPod = pod.Name
 	st.LastEvictionTime = &metav1.Time{Time: now}
 	st.Message = fmt.Sprintf("evicted burst pod %s; waiting for its replacement to be placed", pod.Name)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // writeWorkers bounds the parallel pod writes.
@@ -31,7 +32,7 @@ type writeJob struct {
 	policy types.NamespacedName
 	w      *podWrite
 	want   *corev1.Pod
-	exp    *freshPod
+	exp    expect.Ticket
 }
 
 // podWriter writes pod patches in the background, writeWorkers at a time,
@@ -158,13 +159,13 @@ func (r *Reconciler) patchPod(ctx context.Context, j writeJob) error {
 	q := j.want
 	err := r.Client.Patch(ctx, q, client.MergeFromWithOptions(j.w.pod, client.MergeFromWithOptimisticLock{}))
 	if err != nil {
-		r.fresh.failed(j.w.pod.UID, j.exp)
+		r.freshPods().failed(j.w.pod.UID, j.exp)
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return err
 		}
 		return fmt.Errorf("patching pod %s: %w", j.w.pod.Name, err)
 	}
-	r.fresh.written(j.w.pod.UID, j.exp, q)
+	r.freshPods().written(j.w.pod.UID, j.exp, q)
 	if r.Recorder != nil {
 		for _, ev := range j.w.events {
 			r.Recorder.Eventf(q, nil, ev.eventType, ev.reason, actionBurst, "%s", ev.note)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +19,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // Filter failure messages; the first words match galaxy's, so scripts that
@@ -51,35 +51,31 @@ type Allocator struct {
 	// cache may not show yet; skipping them saves doomed creates. It is an
 	// optimisation only: the API server's AlreadyExists is what guarantees
 	// exclusivity.
-	recent sync.Map // netip.Addr -> time.Time
+	recent expect.Lazy[netip.Addr, struct{}]
 }
 
 // recentTTL bounds how long a created IP is remembered.
 const recentTTL = 5 * time.Second
 
+// maxRecent bounds the IPs remembered: far above what one allocator
+// creates within recentTTL. Beyond it the least recently used go first,
+// which costs at most a create refused with AlreadyExists.
+const maxRecent = 1 << 14
+
 // tryReserve marks ip as being created by this allocator; it reports false
 // when another bind of this process is creating (or lately created) it, so
 // concurrent binds of one replica never race each other for an IP.
 func (a *Allocator) tryReserve(ip netip.Addr) bool {
-	clk := a.clock()
-	now := clk.Now()
-	for {
-		v, loaded := a.recent.LoadOrStore(ip, now)
-		if !loaded {
-			return true
-		}
-		if clk.Since(v.(time.Time)) <= recentTTL {
-			return false
-		}
-		if a.recent.CompareAndSwap(ip, v, now) {
-			return true
-		}
-	}
+	return a.reservations().Claim(ip, struct{}{})
 }
 
 // unreserve forgets ip after a create that failed for another reason than
 // the IP being taken.
-func (a *Allocator) unreserve(ip netip.Addr) { a.recent.Delete(ip) }
+func (a *Allocator) unreserve(ip netip.Addr) { a.reservations().Forget(ip) }
+
+func (a *Allocator) reservations() *expect.Writes[netip.Addr, struct{}] {
+	return a.recent.Get(recentTTL, maxRecent, a.Clock)
+}
 
 func (a *Allocator) clock() clock.PassiveClock {
 	if a.Clock != nil {

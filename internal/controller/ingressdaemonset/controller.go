@@ -38,6 +38,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -104,8 +105,9 @@ type Reconciler struct {
 	// means Client.
 	APIReader client.Reader
 
-	// expect holds this process's writes the cache may not show yet.
-	expect expectations
+	// expect holds this process's writes the cache may not show yet (see
+	// expectations).
+	expect expect.Lazy[types.NamespacedName, expectation]
 	// adopted holds the UIDs of the objects whose earlier writes this
 	// process has handed to FieldManager.
 	adopted sync.Map

@@ -1,13 +1,13 @@
 package ingressdaemonset
 
 import (
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // expectationTimeout bounds how long a pass waits for the cache to show a
@@ -15,15 +15,26 @@ import (
 // have changed the object meanwhile).
 const expectationTimeout = 10 * time.Second
 
+// maxExpectations bounds the writes remembered: far above the per-node
+// Deployments one manager writes within expectationTimeout, so only a
+// met expectation or the timeout drops one in practice.
+const maxExpectations = 1 << 16
+
 // expectations remember what this process last wrote into each per-node
 // Deployment's rollout state (phase, detach start, revision), so that a pass
 // never plans from a cache that does not show those writes yet: a stale
 // cache could make a node look idle and start one node too many. A
 // restarted manager starts without expectations and with a freshly listed
-// cache, so nothing is lost.
+// cache, so nothing is lost. The cache shows a write when the Deployment's
+// rollout state is the one written, whatever its resourceVersion; a
+// deletion, when the Deployment is not cached.
 type expectations struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]expectation
+	w *expect.Writes[types.NamespacedName, expectation]
+}
+
+// expectations returns this process's writes the cache may not show yet.
+func (r *Reconciler) expectations() expectations {
+	return expectations{r.expect.Get(expectationTimeout, maxExpectations, r.Clock)}
 }
 
 type expectation struct {
@@ -31,7 +42,6 @@ type expectation struct {
 	owner                     string
 	exists                    bool
 	phase, detachAt, revision string
-	at                        time.Time
 }
 
 func rolloutState(d *appsv1.Deployment) expectation {
@@ -44,44 +54,35 @@ func rolloutState(d *appsv1.Deployment) expectation {
 }
 
 // wrote records that owner created or updated d with its current rollout state.
-func (e *expectations) wrote(owner string, d *appsv1.Deployment, now time.Time) {
-	e.set(owner, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, rolloutState(d), now)
+func (e expectations) wrote(owner string, d *appsv1.Deployment) {
+	x := rolloutState(d)
+	x.owner = owner
+	e.w.Record(types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, x, "")
 }
 
 // deleted records that owner deleted the Deployment key.
-func (e *expectations) deleted(owner string, key types.NamespacedName, now time.Time) {
-	e.set(owner, key, expectation{}, now)
-}
-
-func (e *expectations) set(owner string, key types.NamespacedName, x expectation, now time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.m == nil {
-		e.m = map[types.NamespacedName]expectation{}
-	}
-	x.owner, x.at = owner, now
-	e.m[key] = x
+func (e expectations) deleted(owner string, key types.NamespacedName) {
+	e.w.Record(key, expectation{owner: owner}, "")
 }
 
 // satisfied reports whether the cached Deployments of the IngressDaemonSet
 // ns/owner (by name; missing when not cached) show every write this process
-// made to them. Expectations that are met or timed out are dropped.
-func (e *expectations) satisfied(ns, owner string, cached map[string]*appsv1.Deployment, now time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// made to them. Expectations that are met are dropped; timed-out ones have
+// expired.
+func (e expectations) satisfied(ns, owner string, cached map[string]*appsv1.Deployment) bool {
 	ok := true
-	for key, want := range e.m {
-		if key.Namespace != ns || want.owner != owner {
+	for _, key := range e.w.Keys() {
+		want, found := e.w.Get(key)
+		if !found || key.Namespace != ns || want.owner != owner {
 			continue
 		}
-		d := cached[key.Name]
 		var got expectation
-		if d != nil {
+		if d := cached[key.Name]; d != nil {
 			got = rolloutState(d)
 		}
-		got.owner, got.at = want.owner, want.at
-		if got == want || now.Sub(want.at) > expectationTimeout {
-			delete(e.m, key)
+		got.owner = want.owner
+		if got == want {
+			e.w.Forget(key)
 			continue
 		}
 		ok = false

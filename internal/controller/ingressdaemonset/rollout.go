@@ -84,7 +84,7 @@ func (r *Reconciler) observe(ctx context.Context, ids *appsv1alpha1.IngressDaemo
 	for _, d := range deps {
 		byName[d.Name] = d
 	}
-	if !r.expect.satisfied(ids.Namespace, ids.Name, byName, r.now()) {
+	if !r.expectations().satisfied(ids.Namespace, ids.Name, byName) {
 		s.stale = true
 		return s, nil
 	}
@@ -187,7 +187,7 @@ func (r *Reconciler) updateDeployment(ctx context.Context, s *scope, node string
 	if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), true); err != nil {
 		return err
 	}
-	r.expect.wrote(s.ids.Name, d, r.now())
+	r.expectations().wrote(s.ids.Name, d)
 	s.deployments[node] = d
 	return nil
 }
@@ -216,7 +216,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step, no
 		if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), false); err != nil {
 			return err
 		}
-		r.expect.wrote(s.ids.Name, d, r.now())
+		r.expectations().wrote(s.ids.Name, d)
 		s.deployments[step.Node] = d
 		r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeAdded, "Create",
 			fmt.Sprintf("Created Deployment %s for node %s at revision %s", d.Name, step.Node, s.revision))
@@ -344,7 +344,7 @@ func (r *Reconciler) removeNode(ctx context.Context, s *scope, d *appsv1.Deploym
 	if err := r.Client.Delete(ctx, d); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Deployment %s: %w", d.Name, err)
 	}
-	r.expect.deleted(s.ids.Name, client.ObjectKeyFromObject(d), r.now())
+	r.expectations().deleted(s.ids.Name, client.ObjectKeyFromObject(d))
 	r.event(s.ids, d, corev1.EventTypeNormal, appsv1alpha1.EventNodeRemoved, "Delete",
 		fmt.Sprintf("Deleted Deployment %s: node %s is gone or no longer matches", d.Name, d.Annotations[appsv1alpha1.AnnotationNode]))
 	return nil

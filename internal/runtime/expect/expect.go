@@ -9,14 +9,20 @@
 //     a write still in flight: InFlight(key, toBeWritten, oldVersion);
 //   - a reader's copy at version v: Check(key, v) says Behind (use the
 //     remembered value), Current (the reader shows the write), Newer
-//     (someone else changed it since; trust the reader) or None;
+//     (someone else changed it since; trust the reader) or None; Observe
+//     does the same and forgets the key once the reader has caught up;
 //   - things without versions (a cloud object just written): Get;
 //   - a key two workers of one process must not both act on (an IP being
-//     allocated): Claim.
+//     allocated): Claim;
+//   - a write handed to a background worker: InFlight returns a Ticket
+//     that Landed or Failed settle, unless a newer write of the key
+//     replaced it meanwhile;
+//   - every write of a group (the per-node objects of one owner): Keys.
 //
-// Entries expire after a TTL and the oldest go first beyond a size bound
-// (apimachinery's LRUExpireCache), so a missed Forget never leaks: a
-// restarted process starts with none and a fresh cache, losing nothing.
+// Entries expire after a TTL and the least recently used go first beyond
+// a size bound (apimachinery's LRUExpireCache); expired entries that are
+// never read again are swept within a TTL, so a missed Forget never leaks:
+// a restarted process starts with none and a fresh cache, losing nothing.
 package expect
 
 import (
@@ -47,15 +53,25 @@ const (
 // maxSuperseded bounds the versions remembered per key.
 const maxSuperseded = 16
 
-// Writes remembers values of type V by key K. Use New.
+// Writes remembers values of type V by key K. Use New (or Lazy).
 type Writes[K comparable, V any] struct {
 	ttl time.Duration
+	clk clock.PassiveClock
 	mu  sync.Mutex
 	lru *cache.LRUExpireCache
+	// seq numbers the entries, so a Ticket names one.
+	seq uint64
+	// nextSweep is when expired entries are dropped next.
+	nextSweep time.Time
 }
 
+// Ticket names one write in flight (see InFlight).
+type Ticket uint64
+
 type entry[V any] struct {
-	value V
+	// ticket is the write this entry stands for.
+	ticket Ticket
+	value  V
 	// version is what the last write produced; "" while it is in flight.
 	version string
 	// superseded are older versions of the key (oldest first).
@@ -68,7 +84,7 @@ func New[K comparable, V any](ttl time.Duration, size int, clk clock.PassiveCloc
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Writes[K, V]{ttl: ttl, lru: cache.NewLRUExpireCacheWithClock(size, clk)}
+	return &Writes[K, V]{ttl: ttl, clk: clk, lru: cache.NewLRUExpireCacheWithClock(size, clk)}
 }
 
 func (w *Writes[K, V]) get(key K) *entry[V] {
@@ -89,13 +105,44 @@ func (w *Writes[K, V]) Record(key K, value V, version string, supersedes ...stri
 }
 
 // InFlight remembers value as what a write of key that has not returned
-// yet will produce, superseding version.
-func (w *Writes[K, V]) InFlight(key K, value V, supersedes string) {
-	w.Record(key, value, "", supersedes)
+// yet will produce, superseding version. Whoever makes the write settles
+// it with the Ticket: Landed or Failed.
+func (w *Writes[K, V]) InFlight(key K, value V, supersedes string) Ticket {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.recordLocked(key, value, "", []string{supersedes})
 }
 
-func (w *Writes[K, V]) recordLocked(key K, value V, version string, supersedes []string) {
-	e := &entry[V]{value: value, version: version}
+// Landed records the write t stands for as landed: value at version. It
+// changes nothing and reports false when the key no longer stands for t
+// (a newer write replaced it, it expired or was forgotten): the newer
+// write is what a reader must see.
+func (w *Writes[K, V]) Landed(key K, t Ticket, value V, version string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := w.get(key); e == nil || e.ticket != t {
+		return false
+	}
+	w.recordLocked(key, value, version, nil)
+	return true
+}
+
+// Failed forgets the write t stands for (it did not happen), unless the
+// key no longer stands for t; it reports whether it did.
+func (w *Writes[K, V]) Failed(key K, t Ticket) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := w.get(key); e == nil || e.ticket != t {
+		return false
+	}
+	w.lru.Remove(key)
+	return true
+}
+
+func (w *Writes[K, V]) recordLocked(key K, value V, version string, supersedes []string) Ticket {
+	w.sweepLocked()
+	w.seq++
+	e := &entry[V]{ticket: Ticket(w.seq), value: value, version: version}
 	if old := w.get(key); old != nil {
 		e.superseded = append(slices.Clone(old.superseded), old.version)
 	}
@@ -105,6 +152,25 @@ func (w *Writes[K, V]) recordLocked(key K, value V, version string, supersedes [
 		e.superseded = e.superseded[n-maxSuperseded:]
 	}
 	w.lru.Add(key, e, w.ttl)
+	return e.ticket
+}
+
+// sweepLocked drops the expired entries, at most once per TTL: the cache
+// drops one only when it is read or pushed out by the size bound, and a
+// key never read again (a pod written, then deleted) would keep its value
+// until then.
+func (w *Writes[K, V]) sweepLocked() {
+	now := w.clk.Now()
+	if now.Before(w.nextSweep) {
+		return
+	}
+	w.nextSweep = now.Add(w.ttl)
+	keys := w.lru.Keys()
+	live := make(map[any]bool, len(keys))
+	for _, k := range keys {
+		live[k] = true
+	}
+	w.lru.RemoveAll(func(k any) bool { return !live[k] })
 }
 
 // Check compares a reader's copy of key at version with what is
@@ -112,6 +178,10 @@ func (w *Writes[K, V]) recordLocked(key K, value V, version string, supersedes [
 func (w *Writes[K, V]) Check(key K, version string) (V, Verdict) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.checkLocked(key, version)
+}
+
+func (w *Writes[K, V]) checkLocked(key K, version string) (V, Verdict) {
 	e := w.get(key)
 	switch {
 	case e == nil:
@@ -124,6 +194,19 @@ func (w *Writes[K, V]) Check(key K, version string) (V, Verdict) {
 	default:
 		return e.value, Newer
 	}
+}
+
+// Observe is Check for the reader that the remembered value serves: once
+// its copy is Current or Newer it needs no help, and the key is forgotten
+// in the same step (a write recorded meanwhile is never lost to it).
+func (w *Writes[K, V]) Observe(key K, version string) (V, Verdict) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v, verdict := w.checkLocked(key, version)
+	if verdict == Current || verdict == Newer {
+		w.lru.Remove(key)
+	}
+	return v, verdict
 }
 
 // Get returns the value remembered for key, whatever its version.
@@ -150,10 +233,37 @@ func (w *Writes[K, V]) Claim(key K, value V) bool {
 	return true
 }
 
+// Keys returns the keys remembered and not expired, least recently used
+// first. What is remembered for one may expire or be forgotten before the
+// caller asks Get for it.
+func (w *Writes[K, V]) Keys() []K {
+	keys := w.lru.Keys()
+	out := make([]K, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k.(K))
+	}
+	return out
+}
+
 // Forget drops what is remembered for key (the write failed, or the
 // object is gone).
 func (w *Writes[K, V]) Forget(key K) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.lru.Remove(key)
+}
+
+// Lazy is a Writes made on first use. Its zero value is ready, for a store
+// held in a struct built as a literal whose clock is a field set after
+// construction (a controller's Reconciler).
+type Lazy[K comparable, V any] struct {
+	once sync.Once
+	w    *Writes[K, V]
+}
+
+// Get returns the store, made by New(ttl, size, clk) on the first call;
+// later calls return that store whatever they pass.
+func (l *Lazy[K, V]) Get(ttl time.Duration, size int, clk clock.PassiveClock) *Writes[K, V] {
+	l.once.Do(func() { l.w = New[K, V](ttl, size, clk) })
+	return l.w
 }
