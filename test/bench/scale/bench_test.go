@@ -27,9 +27,9 @@ package scale
 //
 // Set EDGEPLANE_BENCH_PROFILE_DIR to save the idle manager's heap profile
 // there (heap-idle.pprof; heap-resync.pprof after the last resync) and
-// EDGEPLANE_BENCH_MANAGER_GODEBUG to run the manager with that GODEBUG
-// (memprofilerate=65536 for a finer profile; such runs are for finding where
-// memory goes, not for the figures).
+// EDGEPLANE_BENCH_MANAGER_ENV to add variables to the manager's environment
+// (GODEBUG=memprofilerate=4096 for a finer profile; such runs are for
+// finding where memory goes, not for the figures).
 
 import (
 	"bufio"
@@ -285,6 +285,8 @@ func benchmarkScale(b *testing.B, s size) {
 		time.Sleep(time.Second)
 	}
 	stats := mgr.memStats(b)
+	b.Logf("idle: RSS %.0f MiB (anonymous %.0f, file %.0f), heap in use %.0f MiB, allocated %.0f MiB, next collection at %.0f MiB",
+		mib(rss), mib(anon), mib(file), mib(stats["heap_inuse_bytes"]), mib(stats["heap_alloc_bytes"]), mib(stats["next_gc_bytes"]))
 	mgr.saveProfile(b, "heap-idle.pprof")
 	first, err := ReadMemory(mgr.pid())
 	if err != nil {
@@ -795,13 +797,11 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 	return &managerProc{p: p, metrics: metrics, pprof: pprof}
 }
 
-// managerEnv passes EDGEPLANE_BENCH_MANAGER_GODEBUG to the manager as its
-// GODEBUG (e.g. memprofilerate=65536 for a finer heap profile).
+// managerEnv passes EDGEPLANE_BENCH_MANAGER_ENV, space-separated VAR=value
+// pairs, to the manager (e.g. GODEBUG=memprofilerate=65536 for a finer heap
+// profile, or GOGC=25 to try another collector setting).
 func managerEnv() []string {
-	if v := os.Getenv("EDGEPLANE_BENCH_MANAGER_GODEBUG"); v != "" {
-		return []string{"GODEBUG=" + v}
-	}
-	return nil
+	return strings.Fields(os.Getenv("EDGEPLANE_BENCH_MANAGER_ENV"))
 }
 
 func lastLines(s string, n int) string {
