@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -37,6 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
@@ -298,9 +298,10 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		// Each test's manager sees only its namespace: PodElasticIPs left by
-		// earlier tests must not reach this test's emulator.
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
+		// The manager's own cache (its transforms included), on the test's
+		// namespace only: PodElasticIPs left by earlier tests must not reach
+		// this test's emulator.
+		Cache: manager.CacheOptions(w.ns),
 	})
 	if err != nil {
 		w.t.Fatalf("creating manager: %v", err)
@@ -359,6 +360,9 @@ func (w *world) setPodIP(p *corev1.Pod, ip, hostIP string) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.PodIP, p.Status.HostIP = ip, hostIP
 		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		// The kubelet's conditions, which the manager's cache does not keep
+		// of a bound pod: writes of the readiness gate must leave them.
+		p.Status.Conditions = kubeletConditions()
 		return w.c.Status().Update(w.ctx, p)
 	})
 	if err != nil {
@@ -558,4 +562,32 @@ func (w *world) tcAddress(id string) (core.TCAddress, bool) {
 // tcCalls returns the emulator's successful call count of a Tencent action.
 func (w *world) tcCalls(action string) int64 {
 	return w.sim.World().Stats()["tencent/"+action+"/OK"]
+}
+
+// setPodConditions replaces the pod's conditions.
+func (w *world) setPodConditions(name string, conds []corev1.PodCondition) {
+	w.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
+			return err
+		}
+		p.Status.Conditions = conds
+		return w.c.Status().Update(w.ctx, p)
+	})
+	if err != nil {
+		w.t.Fatalf("setting the conditions of pod %s: %v", name, err)
+	}
+}
+
+// kubeletConditions are a running pod's conditions as its kubelet sets them
+// while a readiness gate is not yet True.
+func kubeletConditions() []corev1.PodCondition {
+	at := metav1.NewTime(time.Unix(1700000000, 0))
+	return []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady", LastTransitionTime: at},
+	}
 }

@@ -134,7 +134,11 @@ func (c *connector) markPod(ctx context.Context, pod *corev1.Pod, cr *networking
 	} else {
 		pod.Status.Conditions = append(pod.Status.Conditions, cond)
 	}
-	if err := c.kube.Status().Patch(ctx, pod, client.MergeFrom(beforeStatus)); err != nil && !apierrors.IsNotFound(err) {
+	// A strategic merge patch names only this condition (conditions merge
+	// by type): a JSON merge patch would replace the whole list with the
+	// cached pod's, which keeps no condition but the readiness gates'
+	// (internal/manager/cache.go), and drop the kubelet's.
+	if err := c.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(beforeStatus)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("setting the %s condition of pod %s/%s: %w", networkingv1alpha1.PodConditionElasticIPReady, pod.Namespace, pod.Name, err)
 	}
 	return nil

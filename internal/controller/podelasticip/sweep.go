@@ -158,13 +158,10 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 			namespaces := sets.List(legacyNS)
 			mu.Unlock()
 			for _, ns := range namespaces {
-				var pods metav1.PartialObjectMetadataList
-				pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-				if err := reader.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
-				}
-				for _, p := range pods.Items {
+				if err := orphan.EachLive(ctx, reader, corev1.SchemeGroupVersion.WithKind("PodList"), func(p *metav1.PartialObjectMetadata) {
 					out.Insert(decide.LegacyOwner(p.Namespace + "/" + p.Name))
+				}, client.InNamespace(ns)); err != nil {
+					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
 				}
 			}
 			return out, nil

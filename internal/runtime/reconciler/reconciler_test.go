@@ -451,6 +451,9 @@ func TestReadYourWrites(t *testing.T) {
 		t.Errorf("the pass started from resourceVersion %s (external name %q, state %q), want its own write %s",
 			seen.ResourceVersion, meta.GetExternalName(seen), seen.Status.State, written.ResourceVersion)
 	}
+	if len(written.ManagedFields) == 0 || seen.ManagedFields != nil {
+		t.Errorf("the remembered write keeps managedFields (%d entries; the stored object has %d): nobody reads them", len(seen.ManagedFields), len(written.ManagedFields))
+	}
 	if got := w.stored().ResourceVersion; got != written.ResourceVersion {
 		t.Errorf("a pass with nothing new wrote (%s -> %s)", written.ResourceVersion, got)
 	}
