@@ -43,6 +43,10 @@ type Allocator struct {
 	Live client.Reader
 	// Client writes FloatIPs and pod bindings.
 	Client client.Client
+	// Index answers which IPs are taken and which FloatIPs a key holds from
+	// the manager's FloatIP informer; nil lists every FloatIP through
+	// Reader on each call instead (tests over a direct client).
+	Index *FloatIPIndex
 	// Clock is the time of status updates and of recent; nil means the
 	// real clock (tests pin it).
 	Clock clock.PassiveClock
@@ -93,7 +97,7 @@ type podPlan struct {
 	key      ipam.Key
 	nsLabels map[string]string
 	pools    []*poolView
-	fips     []networkingv1alpha1.FloatIP // every FloatIP
+	fips     fipLookup // the FloatIPs the reader shows
 	own      []*networkingv1alpha1.FloatIP
 	reserved []*networkingv1alpha1.FloatIP // reservation keys this pod may claim
 	group    *poolView                     // the sharing pool named by the pod, if any
@@ -208,12 +212,9 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 			return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("FloatIPPool %s does not serve namespace %s", req.Pool, pod.Namespace))
 		}
 	}
-	var list networkingv1alpha1.FloatIPList
-	// Read-only: the cache's objects are not copied (claims copy first).
-	if err := a.Reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing FloatIPs: %w", err)
+	if p.fips, err = a.lookup(ctx); err != nil {
+		return nil, err
 	}
-	p.fips = list.Items
 	var ownList []networkingv1alpha1.FloatIP
 	if live && p.retains() {
 		// The FloatIPs a retaining key keeps across pods are read from the
@@ -227,10 +228,9 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		}
 		ownList = l.Items
 	} else {
-		for _, f := range p.fips {
-			if f.Spec.Key == p.key.String() {
-				ownList = append(ownList, f)
-			}
+		// Copies: a bind records the holder on its own IPs.
+		for _, f := range p.fips.withKey(p.key.String()) {
+			ownList = append(ownList, *f.DeepCopy())
 		}
 	}
 	for i := range ownList {
@@ -239,19 +239,26 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		}
 	}
 	if p.deploymentRetains() {
-		rk := p.key.ReservationKey()
-		for i := range p.fips {
-			f := &p.fips[i]
-			if f.Spec.Key != rk || f.DeletionTimestamp != nil || isAdminReserved(f) {
+		for _, f := range p.fips.withKey(p.key.ReservationKey()) {
+			if f.DeletionTimestamp != nil || isAdminReserved(f) {
 				continue
 			}
 			if v := p.poolByName(f.Spec.Pool); v == nil || !v.allowsNamespace(p.nsLabels) {
 				continue
 			}
-			p.reserved = append(p.reserved, f)
+			p.reserved = append(p.reserved, f) // shared: claim copies it
 		}
 	}
 	return p, nil
+}
+
+// lookup is the allocator's view of the FloatIPs: the index, or one list of
+// them all.
+func (a *Allocator) lookup(ctx context.Context) (fipLookup, error) {
+	if a.Index != nil {
+		return a.Index, nil
+	}
+	return listFIPs(ctx, a.Reader)
 }
 
 // checkInterfacePools refuses an interface request naming a pool that
@@ -330,8 +337,8 @@ func (a *Allocator) capacityError(ctx context.Context, p *podPlan) (string, erro
 	}
 	rk := p.key.ReservationKey()
 	var used int64
-	for _, f := range p.fips {
-		if f.Spec.Key == rk || len(f.Spec.Key) <= len(rk) || f.Spec.Key[:len(rk)] != rk {
+	for _, f := range p.fips.withKeyPrefix(rk) {
+		if f.Spec.Key == rk {
 			continue
 		}
 		if f.Spec.Key == p.key.String() {
@@ -378,10 +385,10 @@ func usedIPs(fips []networkingv1alpha1.FloatIP) map[netip.Addr]bool {
 }
 
 // hasFree reports whether v has a free IP satisfying slot i of req.
-func hasFree(v *poolView, req ipam.Request, slot int, used map[netip.Addr]bool) bool {
+func hasFree(v *poolView, req ipam.Request, slot int, used fipLookup) bool {
 	found := false
 	v.set.Each(func(ip netip.Addr) bool {
-		if !used[ip] && req.SlotAllows(slot, ip) {
+		if !used.taken(ip) && req.SlotAllows(slot, ip) {
 			found = true
 			return false
 		}
@@ -429,7 +436,6 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 	slots := p.req.Slots()
 	allowed := make([][]*poolView, slots)
 	own := p.ownBySlot()
-	var used map[netip.Addr]bool
 	for i := range slots {
 		switch {
 		case own[i] != nil:
@@ -443,11 +449,8 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 				}
 			}
 		default:
-			if used == nil {
-				used = usedIPs(p.fips)
-			}
 			for _, v := range p.candidatePools() {
-				if p.req.SlotAcceptsPool(i, v.name()) && hasFree(v, p.req, i, used) {
+				if p.req.SlotAcceptsPool(i, v.name()) && hasFree(v, p.req, i, p.fips) {
 					allowed[i] = append(allowed[i], v)
 				}
 			}
@@ -626,13 +629,13 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	}
 	// 3. New IPs, one per remaining slot.
 	if missing() {
-		used := usedIPs(p.fips)
+		used := takenOr{lookup: p.fips, more: map[netip.Addr]bool{}}
 		for _, al := range allocs {
 			if al.FIP == nil {
 				continue
 			}
 			if ip, ok := fipIP(al.FIP); ok {
-				used[ip] = true
+				used.more[ip] = true
 			}
 		}
 		for slot := range allocs {
@@ -712,7 +715,7 @@ func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.Float
 
 // createOne creates a FloatIP for one slot in a pool the node can host,
 // trying the next free IP whenever another allocator got there first.
-func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used map[netip.Addr]bool) (Allocation, error) {
+func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used takenOr) (Allocation, error) {
 	for _, v := range p.candidatePools() {
 		if !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(slot, v.name()) {
 			continue
@@ -731,10 +734,10 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 		// Lowest free IP first, as galaxy does; IPs this allocator created
 		// but its cache does not show yet are skipped.
 		v.set.Each(func(ip netip.Addr) bool {
-			if used[ip] || !p.req.SlotAllows(slot, ip) {
+			if used.taken(ip) || !p.req.SlotAllows(slot, ip) {
 				return true
 			}
-			used[ip] = true
+			used.more[ip] = true
 			if !a.tryReserve(ip) {
 				return true
 			}

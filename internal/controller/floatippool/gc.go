@@ -139,6 +139,19 @@ func (r *GCReconciler) podGone(ctx context.Context, f *networkingv1alpha1.FloatI
 	return false, nil
 }
 
+// holderMayBeGone reports whether a pod update can change podGone's answer
+// for the FloatIPs the pod holds: it started or stopped terminating,
+// finished (or, by a status write, stopped being finished), or is another
+// pod (UID). Binding the pod and its progress while it runs cannot; the
+// floatip controller skips those updates, which were most of its work
+// during a wave of pods (created, deleted and recreated pods always count).
+func holderMayBeGone(old, cur *corev1.Pod) bool {
+	finished := func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}
+	return old.UID != cur.UID || (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) || finished(old) != finished(cur)
+}
+
 // releaseInput reads the workload the decision needs.
 func (r *GCReconciler) releaseInput(ctx context.Context, f *networkingv1alpha1.FloatIP, key ipam.Key) (ipam.ReleaseInput, error) {
 	in := ipam.ReleaseInput{Key: key, Policy: f.Spec.ReleasePolicy}

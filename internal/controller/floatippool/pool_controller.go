@@ -256,7 +256,8 @@ func (r *PoolReconciler) deadlockedDeployments(ctx context.Context, pool *networ
 		users[k.Namespace+"/"+k.AppName] = true
 	}
 	var deps appsv1.DeploymentList
-	if err := r.Client.List(ctx, &deps); err != nil {
+	// Read-only: not copied out of the cache.
+	if err := r.Client.List(ctx, &deps, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing deployments: %w", err)
 	}
 	var out []string
