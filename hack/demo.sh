@@ -119,6 +119,10 @@ up() {
 			--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}' \
 			"http://$cloudsim_addr/admin/settings" > /dev/null
 		# --- end PodElasticIP
+		# --- NodeElasticIP (issue 22): the example nodes' EC2 instances and a reserved pool.
+		curl -fsS -X POST --data-binary @examples/nodeelasticip/cloudsim-fixtures.yaml \
+			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		# --- end NodeElasticIP
 	fi
 
 	say "Starting the manager (leader election on)"
@@ -156,6 +160,14 @@ up() {
 	kubectl -n nginx-demo-ns wait --for=condition=Ready --timeout=120s peip --all
 	kubectl -n nginx-demo-ns get pods -L aws-pod-eip-controller-public-ip
 	# --- end PodElasticIP
+	# --- NodeElasticIP (issue 22): an Elastic IP on each example node's primary interface
+	wait_for "the example nodes' NodeElasticIPs" 60 kubectl get nodeelasticip eip-edge-1 eip-edge-2 eip-edge-3-pool
+	kubectl wait --for=condition=Ready --timeout=120s nodeelasticips --all
+	say "NodeElasticIPs (AWS emulator): the nodes carry their address and lost their taint"
+	kubectl get nodeelasticips -o wide
+	kubectl get nodes -l networking.edgeplane.io/elastic-ip -L networking.edgeplane.io/elastic-ip
+	kubectl -n eip-demo rollout status deployment/egress-client --timeout=120s
+	# --- end NodeElasticIP
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type

@@ -40,7 +40,7 @@ import (
 //     pods uncached, page by page, when a burst pod is about to move home.)
 //     Every pod write is a patch of the fields it changes, never an Update
 //     of a cached pod.
-//   - Nodes: AnycastIPBinding (labels, annotations, taints, providerID),
+//   - Nodes: AnycastIPBinding and NodeElasticIP (labels, annotations, taints, providerID),
 //     FloatIPPool (labels, addresses), IngressDaemonSet (labels, annotations,
 //     taints, unschedulable), BurstPolicy (labels, taints, unschedulable,
 //     allocatable, the Ready condition). stripNode drops the rest of the

@@ -9,6 +9,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
+	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
@@ -23,6 +24,7 @@ func Controllers() []Controller {
 	floatIP := floatippool.DefaultOptions()
 	aia := anycastipbinding.DefaultOptions()
 	peip := podelasticip.DefaultOptions()
+	neip := nodeelasticip.DefaultOptions()
 	return []Controller{
 		{Name: "providerconfig", Setup: providerconfig.Setup},
 		{Name: "burstpolicy", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -43,6 +45,9 @@ func Controllers() []Controller {
 		{Name: "podelasticip", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 			return peip.Setup()(ctx, mgr, cfg)
 		}, BindFlags: peip.BindFlags},
+		{Name: "nodeelasticip", Setup: func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+			return neip.Setup()(ctx, mgr, cfg)
+		}, BindFlags: neip.BindFlags, ServesWebhooks: true},
 	}
 }
 

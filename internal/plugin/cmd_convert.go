@@ -27,6 +27,8 @@ Converted inputs:
   ConfigMap kube-system/floatingip-config (galaxy-ipam)  → FloatIPPools
   pools.galaxy.k8s.io Pool                               → FloatIPPool
   floatingips.galaxy.k8s.io FloatingIP                   → FloatIP
+  kubeip DaemonSet (doitintl/kubeip-agent)              → the --nodeelasticip-* settings (a warning)
+  Node on EC2 that a kubeip DaemonSet in the input picks → NodeElasticIP
 Other objects are skipped with a warning.
 
 Examples:

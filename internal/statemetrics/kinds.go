@@ -35,6 +35,7 @@ func Kinds() []Kind {
 		{Name: "ProviderConfig", Controller: "providerconfig", list: listManaged(&cloudv1alpha1.ProviderConfigList{})},
 		{Name: "PodElasticIP", Controller: "podelasticip", list: listManaged(&networkingv1alpha1.PodElasticIPList{})},
 		{Name: "AnycastIPBinding", Controller: "anycastipbinding", list: listManaged(&networkingv1alpha1.AnycastIPBindingList{})},
+		{Name: "NodeElasticIP", Controller: "nodeelasticip", list: listManaged(&networkingv1alpha1.NodeElasticIPList{})},
 		{Name: "FloatIPPool", Controller: "floatippool", list: listConditioned(&networkingv1alpha1.FloatIPPoolList{})},
 		{Name: "FloatIP", Controller: "floatippool", list: listConditioned(&networkingv1alpha1.FloatIPList{})},
 		{Name: "IngressDaemonSet", Controller: "ingressdaemonset", list: listConditioned(&appsv1alpha1.IngressDaemonSetList{})},

@@ -113,6 +113,9 @@ func (w *world) startManager() {
 		"--anycastipbinding-provider-config=" + tencentConfig, "--anycastipbinding-orphan-mode=off",
 		"--podelasticip-legacy-cluster-name=" + pecClusterName, "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=2s", "--podelasticip-max-backoff=2s",
+		"--nodeelasticip-node-selector=" + kubeipSelector, "--nodeelasticip-pool-filter=" + kubeipFilter,
+		"--nodeelasticip-taint-key=" + kubeipTaint, "--nodeelasticip-kubeip-label", "--nodeelasticip-orphan-mode=off",
+		"--nodeelasticip-node-webhook=false",
 	}); err != nil {
 		t.Fatalf("parsing controller flags: %v", err)
 	}
@@ -311,7 +314,7 @@ func call(t *testing.T, method, url string, body any, out any) int {
 // only in the legacy code, from that code), never edgeplane's constants:
 // a typo in a constant fails this test.
 func TestLegacyNames(t *testing.T) {
-	projects := []project{aiaIPController(), awsPodEIPController(), galaxyIPAM(), tkeResilience(), ingressDaemonSetController()}
+	projects := []project{aiaIPController(), awsPodEIPController(), galaxyIPAM(), tkeResilience(), ingressDaemonSetController(), kubeIP()}
 	w := startWorld(t, projects)
 	for _, p := range projects {
 		t.Run(p.name, func(t *testing.T) { p.test(t, w) })

@@ -76,6 +76,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationcloudv1alpha1.SecretReferenceApplyConfiguration{}
 
 		// Group=networking.edgeplane.io, Version=v1alpha1
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("AddressFilter"):
+		return &applyconfigurationnetworkingv1alpha1.AddressFilterApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPBinding"):
 		return &applyconfigurationnetworkingv1alpha1.AnycastIPBindingApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("AnycastIPBindingSpec"):
@@ -96,6 +98,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationnetworkingv1alpha1.FloatIPSpecApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("FloatIPStatus"):
 		return &applyconfigurationnetworkingv1alpha1.FloatIPStatusApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("NodeElasticIP"):
+		return &applyconfigurationnetworkingv1alpha1.NodeElasticIPApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("NodeElasticIPAllocation"):
+		return &applyconfigurationnetworkingv1alpha1.NodeElasticIPAllocationApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("NodeElasticIPPool"):
+		return &applyconfigurationnetworkingv1alpha1.NodeElasticIPPoolApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("NodeElasticIPSpec"):
+		return &applyconfigurationnetworkingv1alpha1.NodeElasticIPSpecApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("NodeElasticIPStatus"):
+		return &applyconfigurationnetworkingv1alpha1.NodeElasticIPStatusApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIP"):
 		return &applyconfigurationnetworkingv1alpha1.PodElasticIPApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPAllocation"):

@@ -29,6 +29,21 @@ type Address struct {
 // Associated reports whether the address is associated with anything.
 func (a Address) Associated() bool { return a.AssociationID != "" }
 
+// MissingTags returns the tags of want the address lacks or carries with
+// another value; nil when it carries them all.
+func (a Address) MissingTags(want map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range want {
+		if got, ok := a.Tags[k]; !ok || got != v {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // AllocateRequest is what edgeplane allocates: a public IPv4 pool (empty:
 // "amazon") and the ownership tags, applied atomically at creation so a
 // lost response can be recovered by looking the address up by tag.
@@ -49,6 +64,16 @@ type AddressQuery struct {
 	InstanceIDs []string
 	TagKeys     []string
 	Tags        map[string]string
+	// Filters are further DescribeAddresses filters, as EC2 (and the
+	// AWS CLI's --filters) spells them: a reserved pool's selection.
+	Filters []Filter
+}
+
+// Filter is one EC2 filter: the field Name matches one of Values (* and ?
+// are wildcards).
+type Filter struct {
+	Name   string
+	Values []string
 }
 
 // NetworkInterface is an ENI as edgeplane sees it.
@@ -154,6 +179,9 @@ func describeAddressesInput(q AddressQuery) *ec2.DescribeAddressesInput {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Tags)) {
 		in.Filters = append(in.Filters, filter("tag:"+k, q.Tags[k]))
+	}
+	for _, f := range q.Filters {
+		in.Filters = append(in.Filters, filter(f.Name, f.Values...))
 	}
 	return in
 }

@@ -79,11 +79,13 @@ func TestDescribeAddressesInput(t *testing.T) {
 				AllocationIDs: []string{"eipalloc-1", "eipalloc-2"}, AssociationID: "eipassoc-1",
 				NetworkInterfaceID: "eni-1", PrivateIPAddress: "10.0.0.1",
 				TagKeys: []string{"z", "a"}, Tags: map[string]string{"k2": "v2", "k1": "v1"},
+				Filters: []Filter{{Name: "public-ip", Values: []string{"203.0.113.*"}}, {Name: "tag:env", Values: []string{"dev", "test"}}},
 			},
 			want: []types.Filter{
 				f("allocation-id", "eipalloc-1", "eipalloc-2"), f("association-id", "eipassoc-1"),
 				f("network-interface-id", "eni-1"), f("private-ip-address", "10.0.0.1"),
 				f("tag-key", "a"), f("tag-key", "z"), f("tag:k1", "v1"), f("tag:k2", "v2"),
+				f("public-ip", "203.0.113.*"), f("tag:env", "dev", "test"),
 			},
 		},
 	}
@@ -436,5 +438,34 @@ func TestCredentialsRedaction(t *testing.T) {
 				t.Errorf("%q leaks %q", s, secret)
 			}
 		}
+	}
+}
+
+func TestScaledRateLimits(t *testing.T) {
+	def := DefaultRateLimits()
+	for _, s := range []float64{0, 1, -3} {
+		if got := Scaled(s); !cmp.Equal(got, def) {
+			t.Errorf("Scaled(%v) = %+v, want the defaults", s, got)
+		}
+	}
+	got := Scaled(10)
+	want := RateLimits{
+		Mutating:              cloud.RateLimit{QPS: 50, Burst: 50},
+		NonMutating:           cloud.RateLimit{QPS: 200, Burst: 100},
+		UnfilteredNonMutating: cloud.RateLimit{QPS: 100, Burst: 50},
+		Tags:                  cloud.RateLimit{QPS: 100, Burst: 100},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Scaled(10) (-want +got):\n%s", diff)
+	}
+}
+
+func TestAddressMissingTags(t *testing.T) {
+	a := Address{Tags: map[string]string{"a": "1", "b": "2"}}
+	if got := a.MissingTags(map[string]string{"a": "1"}); got != nil {
+		t.Errorf("carried tags: %v, want nil", got)
+	}
+	if diff := cmp.Diff(map[string]string{"b": "3", "c": ""}, a.MissingTags(map[string]string{"a": "1", "b": "3", "c": ""})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -148,6 +148,20 @@ type Options struct {
 	Gate *cloud.CredentialGate
 }
 
+// Scaled returns EC2's default buckets with their refill rates multiplied
+// by s (bucket sizes stay): an account with raised refill rates, or an
+// emulator whose rate limits run on a faster clock. s <= 0 or 1: the
+// defaults.
+func Scaled(s float64) RateLimits {
+	def := DefaultRateLimits()
+	if s <= 0 || s == 1 {
+		return def
+	}
+	scale := func(r cloud.RateLimit) cloud.RateLimit { return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst} }
+	return RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
+		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
+}
+
 func (o *Options) defaults() {
 	def := DefaultRateLimits()
 	o.RateLimits.Mutating = o.RateLimits.Mutating.Or(def.Mutating)

@@ -11,10 +11,12 @@
 package providerconfig
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -292,4 +295,66 @@ func (c Config) Tencent() (tencentcloud.Options, error) {
 		return tencentcloud.Options{}, fmt.Errorf("%w: unknown credentials source %q in %s", ErrCredentials, c.source, c)
 	}
 	return o, nil
+}
+
+// Scoped is a provider config with the namespace of a ProviderConfig
+// (empty for a ClusterProviderConfig).
+type Scoped struct {
+	Ref       xpv2.ProviderConfigReference
+	Namespace string
+}
+
+// List returns every config for provider: the ClusterProviderConfigs and,
+// with tenants, the ProviderConfigs of every namespace (the accounts an
+// orphan sweep looks at). Sorted by namespace, then name.
+func List(ctx context.Context, r client.Reader, provider cloudv1alpha1.Provider, tenants bool) ([]Scoped, error) {
+	var out []Scoped
+	var cpcs cloudv1alpha1.ClusterProviderConfigList
+	if err := r.List(ctx, &cpcs); err != nil {
+		return nil, fmt.Errorf("listing ClusterProviderConfigs: %w", err)
+	}
+	for _, c := range cpcs.Items {
+		if c.Spec.Provider == provider {
+			out = append(out, Scoped{Ref: xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: c.Name}})
+		}
+	}
+	if tenants {
+		var pcs cloudv1alpha1.ProviderConfigList
+		if err := r.List(ctx, &pcs); err != nil {
+			return nil, fmt.Errorf("listing ProviderConfigs: %w", err)
+		}
+		for _, c := range pcs.Items {
+			if c.Spec.Provider == provider {
+				out = append(out, Scoped{Ref: xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: c.Name}, Namespace: c.Namespace})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Scoped) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Ref.Name, b.Ref.Name))
+	})
+	return out, nil
+}
+
+// ResolveAWS resolves ref (as Resolve does) for an EC2 client: the config,
+// the client's options — tune sets what the kind decides (rate limits,
+// credential backoff, clock) — and the fingerprint that names the client in
+// a runtime/clientcache: configs that resolve to the same endpoint, keys and
+// cluster identity share one client (its rate-limit buckets and credential
+// gate), and changed keys get a new one.
+func ResolveAWS(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string,
+	tune func(*aws.Options), opts ...Option) (Config, aws.Options, string, error) {
+	cfg, err := Resolve(ctx, r, ref, namespace, clusterName, opts...)
+	if err != nil {
+		return Config{}, aws.Options{}, "", err
+	}
+	o, err := cfg.AWS()
+	if err != nil {
+		return Config{}, aws.Options{}, "", fmt.Errorf("configuring the EC2 client: %w", err)
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	cr := o.Credentials
+	return cfg, o, clientcache.Fingerprint(o.Region, o.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken,
+		cfg.ClusterIdentity), nil
 }

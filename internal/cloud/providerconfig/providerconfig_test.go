@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -346,5 +347,85 @@ func TestLegacyTencentSecretKeys(t *testing.T) {
 				t.Errorf("describe: %v, want success with the emulator's keys", err)
 			}
 		})
+	}
+}
+
+// TestListByProvider lists the configs of one cloud: cluster-wide ones
+// always, tenants' only when asked, sorted.
+func TestListByProvider(t *testing.T) {
+	ctx := testenv.Context(t)
+	none := cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsNone}
+	create(t,
+		clusterConfig("list-aws-b", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", none),
+		clusterConfig("list-aws-a", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", none),
+		clusterConfig("list-tc", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", "http://127.0.0.1:1", none),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "list-tenant"}},
+		&cloudv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "list-tenant", Name: "mine"},
+			Spec: cloudv1alpha1.ProviderConfigSpec{CloudSettings: cloudv1alpha1.CloudSettings{Provider: cloudv1alpha1.ProviderAWS, Region: "us-east-1"},
+				Credentials: cloudv1alpha1.ProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret, SecretRef: &cloudv1alpha1.LocalSecretReference{Name: "keys"}}}},
+	)
+	names := func(tenants bool) []string {
+		got, err := List(ctx, env.Client, cloudv1alpha1.ProviderAWS, tenants)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range got {
+			if strings.HasPrefix(s.Ref.Name, "list-") || s.Namespace == "list-tenant" {
+				out = append(out, s.Namespace+"/"+s.Ref.Kind+"/"+s.Ref.Name)
+			}
+		}
+		return out
+	}
+	if got, want := names(false), []string{"/ClusterProviderConfig/list-aws-a", "/ClusterProviderConfig/list-aws-b"}; !slices.Equal(got, want) {
+		t.Errorf("cluster configs: %v, want %v", got, want)
+	}
+	if got, want := names(true), []string{"/ClusterProviderConfig/list-aws-a", "/ClusterProviderConfig/list-aws-b", "list-tenant/ProviderConfig/mine"}; !slices.Equal(got, want) {
+		t.Errorf("with tenants: %v, want %v", got, want)
+	}
+}
+
+// TestResolveAWSFingerprint: one fingerprint for configs that build the
+// same client, another once the keys change; tune sees the options.
+func TestResolveAWSFingerprint(t *testing.T) {
+	ctx := testenv.Context(t)
+	creds := func(secret string) cloudv1alpha1.ClusterProviderConfigCredentials {
+		return cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+			SecretRef: &cloudv1alpha1.SecretReference{Namespace: "default", Name: secret}}
+	}
+	keys := map[string]string{cloudv1alpha1.SecretKeyAWSAccessKeyID: "AKIAFINGERPRINT01", cloudv1alpha1.SecretKeyAWSSecretAccessKey: "s1"}
+	create(t, secret("default", "fp-keys", keys),
+		clusterConfig("fp-a", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", creds("fp-keys")),
+		clusterConfig("fp-b", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1", creds("fp-keys")))
+	tuned := 0
+	fp := func(name string) string {
+		t.Helper()
+		_, o, f, err := ResolveAWS(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: name}, "", "c",
+			func(o *aws.Options) { tuned++; o.RateLimits = aws.Scaled(10) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.RateLimits.Mutating.QPS != 50 || o.Credentials.AccessKeyID != "AKIAFINGERPRINT01" {
+			t.Errorf("options %v: tune not applied or keys not read", o)
+		}
+		return f
+	}
+	a, b := fp("fp-a"), fp("fp-b")
+	if a != b || a == "" || tuned != 2 {
+		t.Fatalf("fingerprints %q, %q (tuned %d): want one for the same client", a, b, tuned)
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "fp-keys"}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data[cloudv1alpha1.SecretKeyAWSSecretAccessKey] = []byte("s2")
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if c := fp("fp-a"); c == a {
+		t.Error("rotated keys kept the fingerprint")
+	}
+	if _, _, _, err := ResolveAWS(ctx, env.Client, &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "fp-missing"}, "", "c", nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a missing config: %v, want ErrNotFound", err)
 	}
 }

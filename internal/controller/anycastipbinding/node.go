@@ -3,19 +3,16 @@ package anycastipbinding
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 )
 
 // nodeSync is what a pass does to the binding's node; the zero value
@@ -103,54 +100,18 @@ func (e *external) cleanNode(ctx context.Context, b *networkingv1alpha1.AnycastI
 	}
 }
 
-// patchNode applies decide.NodePatch and reports whether it changed
-// anything. e.node is updated to the patched node. A patch that is safe on
-// a stale copy (decide.SafeOnStale: the usual untaint-and-annotate) is sent
-// as computed from the cached node; otherwise, or when the API server
-// rejects it, the node is read again from the API server first: right
-// after edgeplane's own patch the cache may still show the old taint list,
-// and appending the taint again would be rejected as a duplicate.
+// patchNode moves the node to want with the patch every kind shares
+// (nodepatch.Apply: sent as computed from the cached node when that is
+// safe on a stale copy — the usual untaint-and-annotate — otherwise, or
+// when the API server refuses it, computed again from a fresh read) and
+// reports whether it changed anything. e.node is updated to the patched
+// node.
 func (e *external) patchNode(ctx context.Context, want decide.NodeWant) (bool, error) {
-	ops := decide.NodePatch(e.node, want)
-	if len(ops) == 0 {
-		return false, nil
-	}
-	if decide.SafeOnStale(ops) {
-		err := e.applyNodePatch(ctx, ops)
-		if err == nil {
-			return true, nil
-		}
-		if apierrors.IsNotFound(err) {
-			return false, err
-		}
-	}
-	fresh := &corev1.Node{}
-	if err := e.c.reader.Get(ctx, client.ObjectKeyFromObject(e.node), fresh); err != nil {
-		return false, fmt.Errorf("reading node %s: %w", e.node.Name, err)
-	}
-	e.node = fresh
-	ops = decide.NodePatch(e.node, want)
-	if len(ops) == 0 {
-		return false, nil
-	}
-	if err := e.applyNodePatch(ctx, ops); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
-// applyNodePatch sends ops as a JSON patch of e.node.
-func (e *external) applyNodePatch(ctx context.Context, ops []decide.PatchOp) error {
-	data, err := decide.MarshalPatch(ops)
-	if err != nil {
-		return err
-	}
-	n := e.node.DeepCopy()
-	if err := e.c.kube.Patch(ctx, n, client.RawPatch(types.JSONPatchType, data)); err != nil {
-		return fmt.Errorf("patching node %s: %w", e.node.Name, err)
-	}
-	e.node = n
-	return nil
+	changed, node, err := nodepatch.Apply(ctx, e.c.kube, e.c.reader, e.node, func(n *corev1.Node) nodepatch.Want {
+		return decide.Marks(n, want)
+	})
+	e.node = node
+	return changed, err
 }
 
 // nodeEvent emits an Event on the binding's node (related: the binding).

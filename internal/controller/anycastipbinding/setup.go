@@ -38,9 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -52,6 +50,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 )
 
@@ -295,7 +294,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		}
 	}
 	if o.Webhook {
-		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: &NodeTainter{Selector: ts.selector, Decoder: admission.NewDecoder(mgr.GetScheme())}})
+		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NodeTainter(ts.selector, admission.NewDecoder(mgr.GetScheme()))})
 	}
 	sw, err := NewSweep(mgr, conn, o)
 	if err != nil {
@@ -373,8 +372,8 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 		return out
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted))).
-		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodeChanged)).
+		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(reconciler.Changes())).
+		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodepatch.Changed)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(o.MaxConcurrentReconciles, 1),
 			// The reconciler asks for rate-limited requeues after a step and
@@ -385,39 +384,4 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 		return fmt.Errorf("building the %s controller: %w", ControllerName, err)
 	}
 	return nil
-}
-
-// deletionStarted passes the update that sets deletionTimestamp.
-var deletionStarted = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
-	},
-}
-
-// nodeChanged passes node events that matter to a binding: creation,
-// deletion, and changes of labels, annotations, taints or providerID (not
-// the status heartbeats).
-var nodeChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		o, ok1 := e.ObjectOld.(*corev1.Node)
-		n, ok2 := e.ObjectNew.(*corev1.Node)
-		if !ok1 || !ok2 {
-			return false
-		}
-		return !labels.Equals(o.Labels, n.Labels) || !labels.Equals(o.Annotations, n.Annotations) ||
-			!taintsEqual(o.Spec.Taints, n.Spec.Taints) || o.Spec.ProviderID != n.Spec.ProviderID ||
-			(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
-	},
-}
-
-func taintsEqual(a, b []corev1.Taint) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Key != b[i].Key || a[i].Value != b[i].Value || a[i].Effect != b[i].Effect {
-			return false
-		}
-	}
-	return true
 }

@@ -1,16 +1,12 @@
 package anycastipbinding
 
 import (
-	"context"
-	"net/http"
-
-	"gomodules.xyz/jsonpatch/v2"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
+	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 )
 
 // NodeWebhookPath is where the Node tainting webhook is served.
@@ -30,35 +26,20 @@ const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
 // waits at most that long for a manager that does not answer.
 // +kubebuilder:webhook:path=/mutate-v1-node-anycastipbinding,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=nodes,verbs=create;update,versions=v1,name=aia.nodes.networking.edgeplane.io,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,patch=`{"objectSelector":{"matchLabels":{"tke.cloud.tencent.com/need-aia-ip":"true"}}}`
 
-// NodeTainter is a mutating admission webhook on Node create and update: a
-// node the selector picks that records no bound address gets the taint
-// tke.cloud.tencent.com/no-aia-ip=true:NoSchedule in the same request, so
-// it carries the taint from its registration (or from the moment it is
-// labelled) and the scheduler never sees it untainted before its address is
-// bound. This closes the race aia-ip-controller documented (pods landing on
-// a labelled node before the controller tainted it).
-type NodeTainter struct {
-	Selector labels.Selector
-	Decoder  admission.Decoder
-}
-
-// Handle adds the taint when decide.NeedsTaintAtAdmission says so.
-func (w *NodeTainter) Handle(_ context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("")
+// NodeTainter is the mutating admission webhook on Node create and update
+// (the shared nodepatch.TaintWebhook): a node the selector picks that
+// records no bound address gets the taint tke.cloud.tencent.com/no-aia-ip=
+// true:NoSchedule in the same request, so it carries the taint from its
+// registration (or from the moment it is labelled) and the scheduler never
+// sees it untainted before its address is bound. This closes the race
+// aia-ip-controller documented (pods landing on a labelled node before the
+// controller tainted it).
+func NodeTainter(selector labels.Selector, decoder admission.Decoder) *nodepatch.TaintWebhook {
+	return &nodepatch.TaintWebhook{
+		Taint: func(_, node *corev1.Node) (corev1.Taint, bool) {
+			return decide.Taint(), decide.NeedsTaintAtAdmission(node, selector)
+		},
+		Decoder: decoder,
+		Message: "tainted until its anycast address is bound",
 	}
-	node := &corev1.Node{}
-	if err := w.Decoder.Decode(req, node); err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	if !decide.NeedsTaintAtAdmission(node, w.Selector) {
-		return admission.Allowed("no taint needed")
-	}
-	// decide.NodePatch is the controller's own node patch: here only the
-	// taint (NeedsTaintAtAdmission ruled out one already present).
-	var ops []jsonpatch.JsonPatchOperation
-	for _, op := range decide.NodePatch(node, decide.NodeWant{Tainted: true}) {
-		ops = append(ops, jsonpatch.JsonPatchOperation{Operation: op.Op, Path: op.Path, Value: op.Value})
-	}
-	return admission.Patched("tainted until its anycast address is bound", ops...)
 }

@@ -39,6 +39,9 @@ type Context struct {
 	// Pools are the FloatIPPools converted so far (from floatingip-config
 	// and galaxy Pools), for converters of a later phase.
 	Pools []translate.Pool
+	// KubeIP are the kubeip agents (DaemonSets) converted so far, for the
+	// nodes they serve.
+	KubeIP []KubeIPAgent
 	// notes are warnings reported once per run (after every object).
 	notes map[string]bool
 }

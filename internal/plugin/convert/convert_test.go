@@ -54,6 +54,7 @@ func TestRunGolden(t *testing.T) {
 		{name: "tke-resilience", files: []string{"testdata/tke-resilience.yaml"}},
 		{name: "galaxy", files: []string{"testdata/galaxy.yaml"}},
 		{name: "mixed", files: []string{"testdata/mixed.json"}},
+		{name: "kubeip", files: []string{"testdata/kubeip.yaml"}},
 		// Everything at once, in another order: the output is the same set,
 		// still sorted.
 		{name: "all", files: []string{"testdata/mixed.json", "testdata/galaxy.yaml", legacyIDS, "testdata/tke-resilience.yaml"}},

@@ -33,6 +33,9 @@ func Converters() []Converter {
 		{Name: "aia-ip-controller node", Match: isAIANode, Convert: convertAIANode},
 		{Name: "aws-pod-eip-controller pod", Match: isEIPPod, Convert: convertEIPPod},
 		{Name: "aws-pod-eip-controller workload", Match: isEIPWorkload, Convert: convertEIPWorkload},
+		{Name: "kubeip DaemonSet", Match: isKubeIPDaemonSet, Convert: convertKubeIPDaemonSet},
+		// Phase 1: a node is converted for the kubeip DaemonSets above.
+		{Name: "kubeip node", Phase: 1, Match: isAWSNode, Convert: convertKubeIPNode},
 	}
 }
 

@@ -44,6 +44,7 @@ func OwnerKinds() []OwnerKind {
 	return []OwnerKind{
 		{Kind: "PodElasticIP", Resource: networking.WithResource("podelasticips")},
 		{Kind: "AnycastIPBinding", Resource: networking.WithResource("anycastipbindings")},
+		{Kind: "NodeElasticIP", Resource: networking.WithResource("nodeelasticips")},
 	}
 }
 

@@ -56,6 +56,7 @@ var networking = schema.GroupVersion{Group: "networking.edgeplane.io", Version: 
 var Kinds = []Kind{
 	{Name: "podelasticip", Resource: networking.WithResource("podelasticips"), Namespaced: true, CloudFields: []string{"allocationID", "publicIP"}},
 	{Name: "anycastipbinding", Resource: networking.WithResource("anycastipbindings"), CloudFields: []string{"addressID", "publicIP"}},
+	{Name: "nodeelasticip", Resource: networking.WithResource("nodeelasticips"), CloudFields: []string{"allocationID", "publicIP"}},
 }
 
 // FindKind resolves a kind name as kubectl would accept it (singular,

@@ -49,6 +49,7 @@ func Kinds() []Kind {
 		{Kind: "FloatIP", Resource: networkingGV.WithResource("floatips"), Detail: floatIPDetail},
 		{Kind: "PodElasticIP", Resource: networkingGV.WithResource("podelasticips"), Detail: podElasticIPDetail},
 		{Kind: "AnycastIPBinding", Resource: networkingGV.WithResource("anycastipbindings"), Detail: anycastIPBindingDetail},
+		{Kind: "NodeElasticIP", Resource: networkingGV.WithResource("nodeelasticips"), Detail: nodeElasticIPDetail},
 	}
 }
 
@@ -187,4 +188,25 @@ func anycastIPBindingDetail(u *unstructured.Unstructured) string {
 		inst = "(" + inst + ")"
 	}
 	return join(" ", ip, "→", node, inst, str(u, "status", "addressType"))
+}
+
+func nodeElasticIPDetail(u *unstructured.Unstructured) string {
+	node := "node " + str(u, "spec", "nodeName")
+	mode := str(u, "spec", "allocation", "mode")
+	ip := str(u, "status", "publicIP")
+	if ip == "" {
+		return join(" ", node+": no address yet", paren(mode))
+	}
+	inst := str(u, "status", "instanceID")
+	if inst != "" {
+		inst = "(" + inst + ")"
+	}
+	return join(" ", ip, "→", node, inst, mode)
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
 }

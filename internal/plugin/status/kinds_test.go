@@ -27,3 +27,20 @@ func TestClusterBurstPolicyDetail(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeElasticIPDetail(t *testing.T) {
+	cases := []struct {
+		name string
+		obj  map[string]any
+		want string
+	}{
+		{"no address yet", map[string]any{"spec": map[string]any{"nodeName": "n1", "allocation": map[string]any{"mode": "Pool"}}}, "node n1: no address yet (Pool)"},
+		{"on the node", map[string]any{"spec": map[string]any{"nodeName": "n1", "allocation": map[string]any{"mode": "Auto"}},
+			"status": map[string]any{"publicIP": "203.0.113.7", "instanceID": "i-0123456789abcdef0"}}, "203.0.113.7 → node n1 (i-0123456789abcdef0) Auto"},
+	}
+	for _, tc := range cases {
+		if got := nodeElasticIPDetail(&unstructured.Unstructured{Object: tc.obj}); got != tc.want {
+			t.Errorf("%s: detail = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

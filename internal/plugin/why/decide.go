@@ -55,6 +55,11 @@ type NodeFacts struct {
 	WantsAnycastIP bool
 	// Tainted: the node carries the no-anycast-IP taint.
 	Tainted bool
+	// WantsElasticIP: the node carries NodeElasticIP's default selector
+	// label.
+	WantsElasticIP bool
+	// ElasticIPTainted: the node carries NodeElasticIP's default taint.
+	ElasticIPTainted bool
 }
 
 // kinds of governing CRs, as Link.Kind.
@@ -64,6 +69,7 @@ const (
 	kindFloatIPPool      = "FloatIPPool"
 	kindBurstPolicy      = "BurstPolicy"
 	kindAnycastIPBinding = "AnycastIPBinding"
+	kindNodeElasticIP    = "NodeElasticIP"
 	kindIngressDaemonSet = "IngressDaemonSet"
 )
 
@@ -75,9 +81,9 @@ var requestEventReasons = []string{"InvalidAnnotation", "UnsupportedFloatIPReque
 // the pod annotation it was translated from) cannot be used.
 const reasonInvalidSpec = "InvalidSpec"
 
-// inProgress are Ready reasons of an AnycastIPBinding that is still being
-// bound rather than failing.
-var inProgress = []string{"Binding", "Creating", "NoStatus", "Progressing", "ReconcileSuccess", ""}
+// inProgress are Ready reasons of an AnycastIPBinding or a NodeElasticIP
+// that is still being bound rather than failing.
+var inProgress = []string{"Binding", "Creating", "NoStatus", "Progressing", "ReconcileSuccess", "Associating", ""}
 
 // Decide turns facts into the verdict. It is pure.
 func Decide(f Facts) Verdict {
@@ -211,26 +217,40 @@ func decidePod(v Verdict, f Facts) Verdict {
 	return served(v, strings.Join(good, "; "))
 }
 
+// nodeAddress is what a node's public address needs, of one kind: the
+// node asks for one (wants) and is tainted until it has it (taint names
+// the taint, tainted says the node carries it).
+type nodeAddress struct {
+	kind, noun, taint string
+	wants, tainted    bool
+}
+
 func decideNode(v Verdict, f Facts) Verdict {
 	n := f.Node
 	var good []string
-	bindings := of(f, kindAnycastIPBinding)
-	if n.WantsAnycastIP || len(bindings) > 0 {
-		if len(bindings) == 0 {
+	for _, a := range []nodeAddress{
+		{kind: kindAnycastIPBinding, noun: "an anycast IP", taint: "no-aia-ip", wants: n.WantsAnycastIP, tainted: n.Tainted},
+		{kind: kindNodeElasticIP, noun: "an Elastic IP", taint: "elastic-ip-pending", wants: n.WantsElasticIP, tainted: n.ElasticIPTainted},
+	} {
+		govs := of(f, a.kind)
+		if !a.wants && len(govs) == 0 {
+			continue
+		}
+		if len(govs) == 0 {
 			if e, ok := requestEvent(f); ok {
 				return notServed(v, e.Reason, e.Message)
 			}
-			return notServed(v, ReasonTranslationPending, "the node is labelled for an anycast IP but has no AnycastIPBinding yet")
+			return notServed(v, ReasonTranslationPending, fmt.Sprintf("the node is labelled for %s but has no %s yet", a.noun, a.kind))
 		}
-		for _, g := range bindings {
+		for _, g := range govs {
 			if g.Ready == "True" {
 				good = append(good, fmt.Sprintf("%s holds %s", g.Ref, g.Detail))
 				continue
 			}
 			if slices.Contains(inProgress, g.Reason) && (g.Config == nil || g.Config.Ready == "True") {
 				taint := ""
-				if n.Tainted {
-					taint = "; the node keeps its no-aia-ip taint until then"
+				if a.tainted {
+					taint = fmt.Sprintf("; the node keeps its %s taint until then", a.taint)
 				}
 				state := g.Reason
 				if g.Message != "" {

@@ -26,6 +26,9 @@ func TestDecide(t *testing.T) {
 	binding := func(ready, reason string, cfg *Link) Governor {
 		return Governor{Link: Link{Ref: Ref{Kind: kindAnycastIPBinding, Name: "edge-1"}, Ready: ready, Reason: reason}, Config: cfg}
 	}
+	neip := func(ready, reason string, cfg *Link) Governor {
+		return Governor{Link: Link{Ref: Ref{Kind: kindNodeElasticIP, Name: "edge-1"}, Ready: ready, Reason: reason, Message: "m", Detail: "203.0.113.7"}, Config: cfg}
+	}
 	invalid := Event{Object: pod, Type: "Warning", Reason: "InvalidAnnotation", Message: "unknown type"}
 
 	cases := []struct {
@@ -56,6 +59,13 @@ func TestDecide(t *testing.T) {
 		{"node binding failing", Facts{Object: node, Node: &NodeFacts{WantsAnycastIP: true}, Governing: []Governor{binding("False", "InstanceNotFound", cfgReady)}}, false, "InstanceNotFound"},
 		{"node binding waits on a broken config", Facts{Object: node, Node: &NodeFacts{}, Governing: []Governor{binding("False", "Creating", cfgBroken)}}, false, "CredentialsUnavailable"},
 		{"node bound", Facts{Object: node, Node: &NodeFacts{WantsAnycastIP: true}, Governing: []Governor{binding("True", "Available", cfgReady)}}, true, ReasonServed},
+		{"node labelled for an Elastic IP, not translated", Facts{Object: node, Node: &NodeFacts{WantsElasticIP: true}}, false, ReasonTranslationPending},
+		{"node Elastic IP associating", Facts{Object: node, Node: &NodeFacts{WantsElasticIP: true, ElasticIPTainted: true}, Governing: []Governor{neip("False", "Associating", cfgReady)}}, false, ReasonNodeNotBound},
+		{"node Elastic IP pool exhausted", Facts{Object: node, Node: &NodeFacts{WantsElasticIP: true}, Governing: []Governor{neip("False", "PoolExhausted", cfgReady)}}, false, "PoolExhausted"},
+		{"node Elastic IP waits on a broken config", Facts{Object: node, Node: &NodeFacts{}, Governing: []Governor{neip("False", "Associating", cfgBroken)}}, false, "CredentialsUnavailable"},
+		{"node Elastic IP on the node", Facts{Object: node, Node: &NodeFacts{WantsElasticIP: true}, Governing: []Governor{neip("True", "Available", cfgReady)}}, true, ReasonServed},
+		{"an anycast IP bound does not hide a missing Elastic IP", Facts{Object: node, Node: &NodeFacts{WantsAnycastIP: true, WantsElasticIP: true},
+			Governing: []Governor{binding("True", "Available", cfgReady)}}, false, ReasonTranslationPending},
 		{"node mid-rollout", Facts{Object: node, Node: &NodeFacts{}, Governing: []Governor{{Link: Link{Ref: Ref{Kind: kindIngressDaemonSet, Name: "ing"}, Reason: "RollingUpdate"}, NodePhase: "Detaching"}}}, false, "RollingUpdate"},
 		{"object Ready", Facts{Object: Ref{Kind: kindFloatIPPool, Name: "p"}, Governing: []Governor{pool(&one)}}, true, ReasonServed},
 		{"object not Ready", Facts{Object: Ref{Kind: kindPodElasticIP, Name: "p"}, Governing: []Governor{peip("False", "QuotaExceeded", cfgReady)}}, false, "QuotaExceeded"},

@@ -58,6 +58,7 @@ var kindAliases = map[string]string{
 	"node": "Node", "nodes": "Node", "no": "Node",
 	"podelasticip": kindPodElasticIP, "podelasticips": kindPodElasticIP, "peip": kindPodElasticIP,
 	"anycastipbinding": kindAnycastIPBinding, "anycastipbindings": kindAnycastIPBinding, "aipb": kindAnycastIPBinding,
+	"nodeelasticip": kindNodeElasticIP, "nodeelasticips": kindNodeElasticIP, "neip": kindNodeElasticIP,
 	"floatippool": kindFloatIPPool, "floatippools": kindFloatIPPool, "fipp": kindFloatIPPool,
 	"floatip": kindFloatIP, "floatips": kindFloatIP, "fip": kindFloatIP,
 	"ingressdaemonset": kindIngressDaemonSet, "ingressdaemonsets": kindIngressDaemonSet, "ids": kindIngressDaemonSet,
@@ -78,7 +79,7 @@ func ParseTarget(arg, namespace string) (Target, error) {
 	}
 	kind, ok := kindAliases[strings.ToLower(strings.SplitN(typ, ".", 2)[0])]
 	if !ok {
-		return Target{}, fmt.Errorf("unknown kind %q: want pod, node or an edgeplane kind (peip, aipb, fipp, fip, ids, bp, cbp, cpc, pc)", typ)
+		return Target{}, fmt.Errorf("unknown kind %q: want pod, node or an edgeplane kind (peip, aipb, neip, fipp, fip, ids, bp, cbp, cpc, pc)", typ)
 	}
 	return Target{Kind: kind, Namespace: namespace, Name: name}, nil
 }
@@ -91,6 +92,8 @@ func newObject(kind string) (client.Object, bool) {
 		return &networkingv1alpha1.PodElasticIP{}, true
 	case kindAnycastIPBinding:
 		return &networkingv1alpha1.AnycastIPBinding{}, false
+	case kindNodeElasticIP:
+		return &networkingv1alpha1.NodeElasticIP{}, false
 	case kindFloatIPPool:
 		return &networkingv1alpha1.FloatIPPool{}, false
 	case kindFloatIP:
@@ -110,7 +113,7 @@ func newObject(kind string) (client.Object, bool) {
 }
 
 // edgeplaneKinds is the order a bare name is looked up in.
-var edgeplaneKinds = []string{kindPodElasticIP, kindAnycastIPBinding, kindIngressDaemonSet, kindBurstPolicy, kindFloatIPPool, kindFloatIP,
+var edgeplaneKinds = []string{kindPodElasticIP, kindAnycastIPBinding, kindNodeElasticIP, kindIngressDaemonSet, kindBurstPolicy, kindFloatIPPool, kindFloatIP,
 	"ClusterBurstPolicy", "ClusterProviderConfig", "ProviderConfig"}
 
 // Gather reads the facts about t.
@@ -369,9 +372,11 @@ func (g *Gatherer) node(ctx context.Context, t Target) (Facts, error) {
 		return Facts{}, err
 	}
 	ref := Ref{Kind: "Node", Name: node.Name}
-	f := Facts{Object: ref, Node: &NodeFacts{WantsAnycastIP: node.Labels[networkingv1alpha1.LegacyLabelNeedAIAIP] == "true"}}
+	f := Facts{Object: ref, Node: &NodeFacts{WantsAnycastIP: node.Labels[networkingv1alpha1.LegacyLabelNeedAIAIP] == "true",
+		WantsElasticIP: node.Labels[networkingv1alpha1.LabelWantElasticIP] == "true"}}
 	for _, taint := range node.Spec.Taints {
 		f.Node.Tainted = f.Node.Tainted || taint.Key == networkingv1alpha1.LegacyTaintNoAIAIP
+		f.Node.ElasticIPTainted = f.Node.ElasticIPTainted || taint.Key == networkingv1alpha1.DefaultNodeElasticIPTaintKey
 	}
 	objs := map[Ref]client.Object{ref: node}
 	var bindings networkingv1alpha1.AnycastIPBindingList
@@ -386,6 +391,19 @@ func (g *Gatherer) node(ctx context.Context, t Target) (Facts, error) {
 		gov := Governor{Link: linkOf(b, kindAnycastIPBinding, "gives the node its anycast IP"), Config: g.config(ctx, b.Spec.ProviderConfigReference, "")}
 		f.Governing = append(f.Governing, gov)
 		objs[gov.Ref] = b
+	}
+	var neips networkingv1alpha1.NodeElasticIPList
+	if err := g.Client.List(ctx, &neips); err != nil && !meta.IsNoMatchError(err) {
+		return Facts{}, fmt.Errorf("listing NodeElasticIPs: %w", err)
+	}
+	for i := range neips.Items {
+		n := &neips.Items[i]
+		if n.Spec.NodeName != node.Name {
+			continue
+		}
+		gov := Governor{Link: linkOf(n, kindNodeElasticIP, "gives the node its Elastic IP"), Config: g.config(ctx, n.Spec.ProviderConfigReference, "")}
+		f.Governing = append(f.Governing, gov)
+		objs[gov.Ref] = n
 	}
 	var idss appsv1alpha1.IngressDaemonSetList
 	if err := g.Client.List(ctx, &idss); err != nil && !meta.IsNoMatchError(err) {
@@ -453,6 +471,12 @@ func (g *Gatherer) CloudState(ctx context.Context, f Facts) string {
 				continue
 			}
 			id, ref = b.Status.AddressID, b.Spec.ProviderConfigReference
+		case kindNodeElasticIP:
+			n := &networkingv1alpha1.NodeElasticIP{}
+			if g.Client.Get(ctx, client.ObjectKey{Name: gov.Name}, n) != nil {
+				continue
+			}
+			id, ref = n.Status.AllocationID, n.Spec.ProviderConfigReference
 		default:
 			continue
 		}

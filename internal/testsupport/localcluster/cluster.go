@@ -111,6 +111,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, c.withLogTail(err, Kwok, ControllerManager)
 		}
 	}
+	if len(opts.Nodes) > 0 && !opts.DisableControllerManager {
+		// The ServiceAccount admission plugin needs the default account,
+		// which only the controller manager creates.
+		if err := c.warmPodIPs(ctx, opts.Nodes[0].Name); err != nil {
+			return nil, c.withLogTail(err, Kwok)
+		}
+	}
 	c.log.Info("local cluster ready", "dir", c.dir, "server", c.apiServerURL, "nodes", len(opts.Nodes),
 		"took", time.Since(began).Round(time.Millisecond))
 	return c, nil

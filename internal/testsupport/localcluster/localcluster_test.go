@@ -76,7 +76,7 @@ func TestLocalCluster(t *testing.T) {
 func testDeploymentRuns(t *testing.T, c *Cluster, workers []string) {
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	const ns = "deploy"
+	const ns, replicas = "deploy", 8
 	if err := c.CreateNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,9 @@ func testDeploymentRuns(t *testing.T, c *Cluster, workers []string) {
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "pause", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](3),
+			// Several pods at once: the first pods of a cluster draw their
+			// IPs concurrently (see warmPodIPs).
+			Replicas: ptr.To[int32](replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -107,12 +109,19 @@ func testDeploymentRuns(t *testing.T, c *Cluster, workers []string) {
 				running++
 			}
 		}
-		return len(pods.Items) == 3 && running == 3, nil
+		return len(pods.Items) == replicas && running == replicas, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for 3 running pods: %v; pods: %s", err, describePods(pods.Items))
+		t.Fatalf("waiting for %d running pods: %v; pods: %s", replicas, err, describePods(pods.Items))
 	}
+	ips := map[string]string{}
 	for _, p := range pods.Items {
+		if p.Status.PodIP == "" {
+			t.Errorf("pod %s has no IP", p.Name)
+		} else if other, ok := ips[p.Status.PodIP]; ok {
+			t.Errorf("pods %s and %s share the IP %s", other, p.Name, p.Status.PodIP)
+		}
+		ips[p.Status.PodIP] = p.Name
 		if !slices.Contains(workers, p.Spec.NodeName) {
 			t.Errorf("pod %s runs on %q, want one of the kwok nodes %v", p.Name, p.Spec.NodeName, workers)
 		}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,9 +197,24 @@ func readyPodElasticIP(ctx context.Context, t *testing.T, c client.Client, sel c
 		}
 		out = *p
 		return p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable && pod.Labels[translate.LabelPublicIP] == p.Status.PublicIP &&
-			p.Labels["app.kubernetes.io/managed-by"] == "edgeplane-translator", fmt.Sprintf("pod %s %s labels %v; %+v", pod.Name, pod.Status.PodIP, pod.Labels, p.Status)
+			p.Labels["app.kubernetes.io/managed-by"] == "edgeplane-translator", fmt.Sprintf("pod %s %s labels %v; %+v; all pods: %s", pod.Name, pod.Status.PodIP, pod.Labels, p.Status, podIPs(ctx, c))
 	})
 	return out
+}
+
+// podIPs names every pod of the namespace with its node and IP, for a
+// failure message (two pods on one IP make the cloud refuse the second
+// address).
+func podIPs(ctx context.Context, c client.Client) string {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, p := range pods.Items {
+		out = append(out, fmt.Sprintf("%s@%s=%s", p.Name, p.Spec.NodeName, p.Status.PodIP))
+	}
+	return strings.Join(out, ", ")
 }
 
 func waitReady(ctx context.Context, t *testing.T, c client.Client, name string) networkingv1alpha1.PodElasticIP {

@@ -64,6 +64,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().FloatIPs().Informer()}, nil
 	case networkingv1alpha1.SchemeGroupVersion.WithResource("floatippools"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().FloatIPPools().Informer()}, nil
+	case networkingv1alpha1.SchemeGroupVersion.WithResource("nodeelasticips"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().NodeElasticIPs().Informer()}, nil
 	case networkingv1alpha1.SchemeGroupVersion.WithResource("podelasticips"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Networking().V1alpha1().PodElasticIPs().Informer()}, nil
 

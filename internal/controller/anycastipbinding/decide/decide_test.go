@@ -15,6 +15,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 )
 
 func node(labels map[string]string, providerID string) *corev1.Node {
@@ -205,7 +206,12 @@ func TestSteps(t *testing.T) {
 	}
 }
 
-func TestNodePatch(t *testing.T) {
+// TestMarks: the node patch a binding's wish becomes (Marks, sent with the
+// shared nodepatch.Ops) touches only the no-aia-ip taint and the two legacy
+// annotations, untaints and annotates in one patch, corrects a stale
+// annotation, guards every removal with a test of the exact value, and
+// leaves an address someone else recorded on the node alone.
+func TestMarks(t *testing.T) {
 	other := corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}
 	ours := Taint()
 	mk := func(taints []corev1.Taint, ann map[string]string) *corev1.Node {
@@ -216,33 +222,37 @@ func TestNodePatch(t *testing.T) {
 	cases := map[string]struct {
 		node *corev1.Node
 		want NodeWant
-		ops  []PatchOp
+		ops  []nodepatch.Op
 	}{
 		"taint a bare node": {node: mk(nil, nil), want: NodeWant{Tainted: true},
-			ops: []PatchOp{{Op: "add", Path: "/spec/taints", Value: []corev1.Taint{ours}}}},
+			ops: []nodepatch.Op{{Op: "add", Path: "/spec/taints", Value: []corev1.Taint{ours}}}},
 		"append to other taints": {node: mk([]corev1.Taint{other}, nil), want: NodeWant{Tainted: true},
-			ops: []PatchOp{{Op: "add", Path: "/spec/taints/-", Value: ours}}},
+			ops: []nodepatch.Op{{Op: "add", Path: "/spec/taints/-", Value: ours}}},
 		"already tainted":   {node: mk([]corev1.Taint{other, ours}, nil), want: NodeWant{Tainted: true}},
 		"nothing to remove": {node: mk([]corev1.Taint{other}, nil), want: NodeWant{}},
 		"bound: untaint and annotate in one patch": {node: mk([]corev1.Taint{other, ours}, nil), want: NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"},
-			ops: []PatchOp{
+			ops: []nodepatch.Op{
 				{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}},
-				{Op: "add", Path: idPath, Value: "eip-1"},
 				{Op: "add", Path: ipPath, Value: "1.2.3.4"},
+				{Op: "add", Path: idPath, Value: "eip-1"},
 				{Op: "test", Path: "/spec/taints/1", Value: ours},
 				{Op: "remove", Path: "/spec/taints/1"},
 			}},
 		"stale annotation corrected": {node: mk(nil, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-old", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4"}), want: NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"},
-			ops: []PatchOp{{Op: "add", Path: idPath, Value: "eip-1"}}},
+			ops: []nodepatch.Op{{Op: "add", Path: idPath, Value: "eip-1"}}},
 		"clear ours": {node: mk([]corev1.Taint{ours}, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-1", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4", "x": "y"}),
 			want: NodeWant{ClearAnnotations: true, ClearAddressID: "eip-1"},
-			ops:  []PatchOp{{Op: "remove", Path: idPath}, {Op: "remove", Path: ipPath}, {Op: "test", Path: "/spec/taints/0", Value: ours}, {Op: "remove", Path: "/spec/taints/0"}}},
+			ops: []nodepatch.Op{
+				{Op: "test", Path: ipPath, Value: "1.2.3.4"}, {Op: "remove", Path: ipPath},
+				{Op: "test", Path: idPath, Value: "eip-1"}, {Op: "remove", Path: idPath},
+				{Op: "test", Path: "/spec/taints/0", Value: ours}, {Op: "remove", Path: "/spec/taints/0"},
+			}},
 		"clear leaves someone else's address": {node: mk(nil, map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-2"}),
 			want: NodeWant{ClearAnnotations: true, ClearAddressID: "eip-1"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := NodePatch(tc.node, tc.want)
+			got := nodepatch.Ops(tc.node, Marks(tc.node, tc.want))
 			// Compare through JSON: that is what goes on the wire.
 			gb, _ := json.Marshal(got)
 			wb, _ := json.Marshal(tc.ops)
@@ -250,7 +260,7 @@ func TestNodePatch(t *testing.T) {
 				return
 			}
 			if string(gb) != string(wb) {
-				t.Errorf("NodePatch =\n%s\nwant\n%s", gb, wb)
+				t.Errorf("patch =\n%s\nwant\n%s", gb, wb)
 			}
 		})
 	}
@@ -313,29 +323,36 @@ func TestSweep(t *testing.T) {
 	}
 }
 
+// TestSafeOnStale: which of a binding's node patches may be sent as
+// computed from a cached copy (nodepatch.SafeOnStale): those that set
+// single annotations, append the taint (the API server refuses a second
+// one) or remove with a test of the exact value; not those that add a
+// whole annotation map or taint list.
 func TestSafeOnStale(t *testing.T) {
 	tainted := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"other": "x"}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoExecute}, Taint()}}}
 	bare := &corev1.Node{}
 	annotated := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 		networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-1", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: "1.2.3.4"}}}
+	withTaints := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other"}}}}
 	bound := NodeWant{AddressID: "eip-1", PublicIP: "1.2.3.4"}
+	ops := func(n *corev1.Node, w NodeWant) []nodepatch.Op { return nodepatch.Ops(n, Marks(n, w)) }
 	for _, tc := range []struct {
 		name string
-		ops  []PatchOp
+		ops  []nodepatch.Op
 		want bool
 	}{
-		{"untaint and annotate a node with annotations", NodePatch(tainted, bound), true},
-		{"annotate a node without annotations (adds the map)", NodePatch(bare, bound), false},
-		{"taint a node without taints (adds the list)", NodePatch(bare, NodeWant{Tainted: true}), false},
-		{"taint a node with taints (appends)", NodePatch(&corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "other"}}}}, NodeWant{Tainted: true}), false},
-		{"clear annotations (unguarded removal)", NodePatch(annotated, NodeWant{ClearAnnotations: true}), false},
+		{"untaint and annotate a node with annotations", ops(tainted, bound), true},
+		{"annotate a node without annotations (adds the map)", ops(bare, bound), false},
+		{"taint a node without taints (adds the list)", ops(bare, NodeWant{Tainted: true}), false},
+		{"taint a node with taints (appends one)", ops(withTaints, NodeWant{Tainted: true}), true},
+		{"clear annotations (removals guarded)", ops(annotated, NodeWant{ClearAnnotations: true}), true},
 		{"nothing to do", nil, false},
-		{"replace", []PatchOp{{Op: "replace", Path: "/metadata/annotations/a", Value: "b"}}, false},
-		{"remove guarded by a test of another path", []PatchOp{{Op: "test", Path: "/spec/taints/0"}, {Op: "remove", Path: "/spec/taints/1"}}, false},
+		{"replace", []nodepatch.Op{{Op: "replace", Path: "/metadata/annotations/a", Value: "b"}}, false},
+		{"remove guarded by a test of another path", []nodepatch.Op{{Op: "test", Path: "/spec/taints/0"}, {Op: "remove", Path: "/spec/taints/1"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := SafeOnStale(tc.ops); got != tc.want {
+			if got := nodepatch.SafeOnStale(tc.ops); got != tc.want {
 				t.Errorf("SafeOnStale(%v) = %v, want %v", tc.ops, got, tc.want)
 			}
 		})

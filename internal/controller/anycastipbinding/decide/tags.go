@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/translator"
 )
 
 // The tag contract: every address edgeplane allocates for an
@@ -133,18 +134,7 @@ func FormatTags(m map[string]string) string {
 }
 
 // ParseNodeSelector parses the --anycastipbinding-node-selector flag (a label selector,
-// default tke.cloud.tencent.com/need-aia-ip=true). An empty selector is
-// rejected: it would give every node an address.
-func ParseNodeSelector(s string) (labels.Selector, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("the node selector must not be empty")
-	}
-	sel, err := labels.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("parsing node selector %q: %w", s, err)
-	}
-	if sel.Empty() {
-		return nil, fmt.Errorf("the node selector %q selects every node", s)
-	}
-	return sel, nil
-}
+// default tke.cloud.tencent.com/need-aia-ip=true) as every node translator
+// does (translator.ParseNodeSelector): an empty selector is rejected, it
+// would give every node an address.
+func ParseNodeSelector(s string) (labels.Selector, error) { return translator.ParseNodeSelector(s) }

@@ -18,6 +18,10 @@ type FloatIPListerExpansion interface{}
 // FloatIPPoolLister.
 type FloatIPPoolListerExpansion interface{}
 
+// NodeElasticIPListerExpansion allows custom methods to be added to
+// NodeElasticIPLister.
+type NodeElasticIPListerExpansion interface{}
+
 // PodElasticIPListerExpansion allows custom methods to be added to
 // PodElasticIPLister.
 type PodElasticIPListerExpansion interface{}

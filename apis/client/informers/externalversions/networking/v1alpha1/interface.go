@@ -18,6 +18,8 @@ type Interface interface {
 	FloatIPs() TypedFloatIPInformer
 	// FloatIPPools returns a FloatIPPoolInformer.
 	FloatIPPools() TypedFloatIPPoolInformer
+	// NodeElasticIPs returns a NodeElasticIPInformer.
+	NodeElasticIPs() TypedNodeElasticIPInformer
 	// PodElasticIPs returns a PodElasticIPInformer.
 	PodElasticIPs() TypedPodElasticIPInformer
 }
@@ -46,6 +48,11 @@ func (v *version) FloatIPs() TypedFloatIPInformer {
 // FloatIPPools returns a TypedFloatIPPoolInformer.
 func (v *version) FloatIPPools() TypedFloatIPPoolInformer {
 	return &floatIPPoolInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// NodeElasticIPs returns a TypedNodeElasticIPInformer.
+func (v *version) NodeElasticIPs() TypedNodeElasticIPInformer {
+	return &nodeElasticIPInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // PodElasticIPs returns a TypedPodElasticIPInformer.

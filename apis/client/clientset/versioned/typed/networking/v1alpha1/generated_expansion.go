@@ -12,4 +12,6 @@ type FloatIPExpansion interface{}
 
 type FloatIPPoolExpansion interface{}
 
+type NodeElasticIPExpansion interface{}
+
 type PodElasticIPExpansion interface{}

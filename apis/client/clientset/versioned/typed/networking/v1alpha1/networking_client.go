@@ -19,6 +19,7 @@ type NetworkingV1alpha1Interface interface {
 	AnycastIPBindingsGetter
 	FloatIPsGetter
 	FloatIPPoolsGetter
+	NodeElasticIPsGetter
 	PodElasticIPsGetter
 }
 
@@ -37,6 +38,10 @@ func (c *NetworkingV1alpha1Client) FloatIPs() FloatIPInterface {
 
 func (c *NetworkingV1alpha1Client) FloatIPPools() FloatIPPoolInterface {
 	return newFloatIPPools(c)
+}
+
+func (c *NetworkingV1alpha1Client) NodeElasticIPs() NodeElasticIPInterface {
+	return newNodeElasticIPs(c)
 }
 
 func (c *NetworkingV1alpha1Client) PodElasticIPs(namespace string) PodElasticIPInterface {

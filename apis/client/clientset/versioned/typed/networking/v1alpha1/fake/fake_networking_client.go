@@ -28,6 +28,10 @@ func (c *FakeNetworkingV1alpha1) FloatIPPools() v1alpha1.FloatIPPoolInterface {
 	return newFakeFloatIPPools(c)
 }
 
+func (c *FakeNetworkingV1alpha1) NodeElasticIPs() v1alpha1.NodeElasticIPInterface {
+	return newFakeNodeElasticIPs(c)
+}
+
 func (c *FakeNetworkingV1alpha1) PodElasticIPs(namespace string) v1alpha1.PodElasticIPInterface {
 	return newFakePodElasticIPs(c, namespace)
 }

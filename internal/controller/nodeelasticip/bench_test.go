@@ -1,0 +1,254 @@
+package nodeelasticip_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloud"
+	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip"
+)
+
+// BenchmarkConverge200Nodes: 200 nodes on EC2 instances are labelled for
+// an Elastic IP at once, against the emulator with EC2's per-action buckets
+// (mutating: 50 burst, 5/s; describe: 100, 20/s; tags: 100, 10/s) on a
+// clock ten times faster, client-side buckets to match. It measures the
+// time from the labels to every translated NodeElasticIP Ready (its address
+// associated with the node's primary IP) and reports it divided by the
+// physical bound: AllocateAddress and AssociateAddress each drain their own
+// bucket, so with one node's association overlapping the next one's
+// allocation the slower bucket alone sets the pace, (N − 50)/(5 × 10) s,
+// plus one round trip. Cloud calls are counted on the client side (the
+// SDK's retries of a call are one call; docs/cloudsim.md).
+func BenchmarkConverge200Nodes(b *testing.B) {
+	const nodes = 200
+	mutating := core.Bucket{Burst: 50, RefillPerSecond: 5 * 10}
+	describe := core.Bucket{Burst: 100, RefillPerSecond: 20 * 10}
+	tags := core.Bucket{Burst: 100, RefillPerSecond: 10 * 10}
+	for range b.N {
+		w := newWorld(b, worldOpts{instances: nodes, noManager: true,
+			settings: core.Settings{EC2AddressQuota: 1000, RateLimitScale: 1, RateLimitOverrides: map[string]core.Bucket{
+				"ec2/AllocateAddress": mutating, "ec2/AssociateAddress": mutating, "ec2/DisassociateAddress": mutating,
+				"ec2/ReleaseAddress": mutating, "ec2/DescribeAddresses": describe, "ec2/DescribeNetworkInterfaces": describe,
+				"ec2/CreateTags": tags, "ec2/DeleteTags": tags,
+			}},
+			opts: func(o *nodeelasticip.Options) {
+				o.AWSRateLimitScale = 10
+				o.PollInterval = time.Minute
+				o.ListingMaxAge = 10 * time.Second
+				o.MaxBackoff = 5 * time.Second
+				// A pass mostly waits on the API server (the usage, the
+				// external name, the status, the node): a worker per node
+				// keeps every pass in flight while EC2's buckets pace the
+				// cloud calls.
+				o.MaxConcurrentReconciles = nodes
+				o.BlockedPollInterval = 30 * time.Second
+			}})
+		cfg := rest.CopyConfig(env.Config)
+		cfg.QPS, cfg.Burst = 2000, 4000
+		c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.c = c
+		parallel(nodes, 32, func(i int) { w.node(i, false) })
+		writes := &writeCounter{}
+		w.wrap = writes.wrap
+		w.startManager()
+		before := clientCalls()
+
+		start := time.Now()
+		b.ResetTimer()
+		// The label, and the taint the Node webhook would add in the same
+		// request (envtest calls no webhook).
+		label := fmt.Sprintf(`{"metadata":{"labels":{"edgeplane-test/want-eip":%q}},"spec":{"taints":[{"key":%q,"value":"true","effect":"NoSchedule"}]}}`,
+			w.prefix, networkingv1alpha1.DefaultNodeElasticIPTaintKey)
+		parallel(nodes, 32, func(i int) {
+			n := &corev1.Node{}
+			n.Name = w.nodeName(i)
+			if err := c.Patch(context.Background(), n, client.RawPatch(types.MergePatchType, []byte(label))); err != nil {
+				b.Errorf("labelling node %d: %v", i, err)
+			}
+		})
+		ready := 0
+		deadline := start.Add(5 * time.Minute)
+		for ready < nodes && time.Now().Before(deadline) {
+			var list networkingv1alpha1.NodeElasticIPList
+			if err := c.List(context.Background(), &list); err != nil {
+				b.Fatal(err)
+			}
+			ready = 0
+			for _, n := range list.Items {
+				if strings.HasPrefix(n.Name, w.prefix) && n.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable {
+					ready++
+				}
+			}
+			if ready < nodes {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if os.Getenv("NEIP_BENCH_TRACE") != "" {
+				st := w.sim.World().Stats()
+				fmt.Printf("%.1fs: %d objects, %d ready, alloc %d assoc %d\n", time.Since(start).Seconds(), len(list.Items), ready,
+					st["ec2/AllocateAddress/OK"], st["ec2/AssociateAddress/OK"])
+			}
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if ready < nodes {
+			b.Fatalf("only %d of %d Ready after %s", ready, nodes, elapsed)
+		}
+		calls := diff(clientCalls(), before)
+		mutOK := calls["AllocateAddress/OK"] + calls["AssociateAddress/OK"] + calls["DisassociateAddress/OK"] + calls["ReleaseAddress/OK"] +
+			calls["CreateTags/OK"] + calls["DeleteTags/OK"]
+		var describes, failed float64
+		for k, v := range calls {
+			if strings.HasPrefix(k, "Describe") {
+				describes += v
+			}
+			if !strings.HasSuffix(k, "/OK") {
+				failed += v
+			}
+		}
+		bound := float64(nodes-50) / (5 * 10)
+		b.ReportMetric(elapsed.Seconds(), "s-converge")
+		b.ReportMetric(elapsed.Seconds()/bound, "ratio-per-action-bound")
+		b.ReportMetric(mutOK/nodes, "mutating-ok/node")
+		b.ReportMetric(describes/nodes, "describe/node")
+		b.ReportMetric(failed, "calls-failed")
+		b.ReportMetric(float64(writes.total())/nodes, "kube-writes/node")
+		fmt.Printf("NodeElasticIP convergence: %d nodes Ready in %.2fs; per-action bound (%d-50)/(5*10) = %.1fs -> ratio %.3f; "+
+			"client-side calls: mutating OK %.0f (%.3f/node), describe %.0f (%.3f/node), failed %.0f; by action %v; "+
+			"the manager's Kubernetes API writes: %.2f/node %v\n",
+			nodes, elapsed.Seconds(), nodes, bound, elapsed.Seconds()/bound, mutOK, mutOK/nodes, describes, describes/nodes, failed, calls,
+			float64(writes.total())/nodes, writes.byKind())
+		w.stop()
+	}
+}
+
+// writeCounter counts the manager's writes to the API server by verb and
+// resource.
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *writeCounter) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet {
+			// /api/v1/<res>/..., /apis/<group>/<version>/<res>/...,
+			// either with namespaces/<ns>/ before <res>.
+			parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+			i := 2
+			if parts[0] == "apis" {
+				i = 3
+			}
+			if i < len(parts) && parts[i] == "namespaces" && i+2 < len(parts) {
+				i += 2
+			}
+			res := strings.Join(parts[min(i, len(parts)-1):min(i+1, len(parts))], "/")
+			if parts[len(parts)-1] == "status" {
+				res += "/status"
+			}
+			resp, err := next.RoundTrip(r)
+			key := r.Method + " " + res
+			if err == nil && resp.StatusCode >= 400 {
+				key += fmt.Sprintf(" %d", resp.StatusCode)
+			}
+			c.mu.Lock()
+			if c.counts == nil {
+				c.counts = map[string]int{}
+			}
+			c.counts[key]++
+			c.mu.Unlock()
+			return resp, err
+		}
+		return next.RoundTrip(r)
+	})
+}
+
+func (c *writeCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.counts {
+		n += v
+	}
+	return n
+}
+
+func (c *writeCounter) byKind() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// clientCalls reads edgeplane_cloud_api_requests_total for EC2 by
+// "<action>/<code>": the calls the client made, each with its retries.
+func clientCalls() map[string]float64 {
+	requests, _, _ := cloud.Collectors()
+	ch := make(chan prometheus.Metric, 256)
+	go func() { requests.Collect(ch); close(ch) }()
+	out := map[string]float64{}
+	for m := range ch {
+		var d dto.Metric
+		if m.Write(&d) != nil {
+			continue
+		}
+		l := map[string]string{}
+		for _, p := range d.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["provider"] == cloud.ProviderAWS {
+			out[l["action"]+"/"+l["code"]] += d.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+func diff(after, before map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// parallel runs fn(0..n-1) on k goroutines.
+func parallel(n, k int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range k {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
