@@ -56,6 +56,8 @@ type Allocator struct {
 	// optimisation only: the API server's AlreadyExists is what guarantees
 	// exclusivity.
 	recent expect.Lazy[netip.Addr, struct{}]
+	// filtered are the pods the filter saw, for their binds.
+	filtered filteredPods
 }
 
 // recentTTL bounds how long a created IP is remembered.
@@ -419,6 +421,7 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 	if err != nil {
 		return res, err
 	}
+	a.filtered.remember(a.clock(), pod)
 	msg, err := a.capacityError(ctx, p)
 	if err != nil {
 		return res, err
@@ -506,17 +509,23 @@ type Allocation struct {
 	Pool *poolView
 	// Created: this bind created the FloatIP (rolled back on failure).
 	Created bool
+	// recorded: the write that created or claimed the FloatIP recorded the
+	// pod as its holder.
+	recorded bool
 }
 
 // Bind allocates the pod's IPs on the node (reusing its own, claiming its
 // workload's reservations, or creating new FloatIPs, all or nothing) and
 // binds the pod with galaxy's args annotation. It returns the allocations.
 func (a *Allocator) Bind(ctx context.Context, namespace, name string, uid types.UID, nodeName string) ([]Allocation, error) {
-	// The cache usually has the pod; a brand-new one is read live. The
-	// binding itself carries the UID as a precondition.
+	// The pod the filter was sent, else the cache's; a brand-new one the
+	// cache does not show yet is read live. The binding itself carries the
+	// UID as a precondition.
 	var pod corev1.Pod
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
+	if hint, ok := a.filtered.take(a.clock(), uid); ok && hint.Namespace == namespace && hint.Name == name {
+		pod = *hint
+	} else if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
 		if err := a.Live.Get(ctx, key, &pod); err != nil {
 			return nil, fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
 		}
@@ -613,12 +622,15 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 		if v == nil || v.err != nil || !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(next, v.name()) {
 			continue
 		}
-		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String())
+		slot := next
+		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String(), func(f *networkingv1alpha1.FloatIP) {
+			holdBy(f, pod, node.Name, p.req.SlotInterface(slot), a.now())
+		})
 		if err != nil {
 			return fail(err)
 		}
 		if claimed != nil {
-			allocs[next] = Allocation{FIP: claimed, Pool: v}
+			allocs[next] = Allocation{FIP: claimed, Pool: v, recorded: true}
 		}
 	}
 	if missing() && len(p.reserved) > 0 {
@@ -642,19 +654,22 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 			if allocs[slot].FIP != nil {
 				continue
 			}
-			al, err := a.createOne(ctx, p, slot, nodeIP, used)
+			al, err := a.createOne(ctx, p, slot, node, nodeIP, used)
 			if err != nil {
 				return fail(err)
 			}
 			allocs[slot] = al
 		}
 	}
-	// Record the holder, then build galaxy's annotation.
+	// Record the holder where the create or claim did not, then build
+	// galaxy's annotation.
 	args := p.req.Args
 	args.Common.IPInfos = nil
 	for i := range allocs {
-		if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name, p.req.SlotInterface(i)); err != nil {
-			return fail(err)
+		if !allocs[i].recorded {
+			if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name, p.req.SlotInterface(i)); err != nil {
+				return fail(err)
+			}
 		}
 		ip, _ := fipIP(allocs[i].FIP)
 		v := allocs[i].Pool
@@ -667,16 +682,19 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	return allocs, s, nil
 }
 
-// claim renames a reservation's key to the pod's, retrying on conflicts
-// with fresh reads while the IP is still reserved. It returns nil when
-// another pod got the IP first.
-func (a *Allocator) claim(ctx context.Context, f *networkingv1alpha1.FloatIP, reservation, key string) (*networkingv1alpha1.FloatIP, error) {
+// claim renames a reservation's key to the pod's and records the holder
+// (hold) in the same update, retrying on conflicts with fresh reads while
+// the IP is still reserved. It returns nil when another pod got the IP
+// first.
+func (a *Allocator) claim(ctx context.Context, f *networkingv1alpha1.FloatIP, reservation, key string, hold func(*networkingv1alpha1.FloatIP)) (*networkingv1alpha1.FloatIP, error) {
 	cur := f.DeepCopy()
 	for range 5 {
 		if cur.Spec.Key != reservation || cur.DeletionTimestamp != nil {
 			return nil, nil
 		}
 		cur.Spec.Key = key
+		hold(cur)
+		stampFIPWrite(cur)
 		err := a.Client.Update(ctx, cur)
 		switch {
 		case err == nil:
@@ -713,9 +731,10 @@ func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.Float
 	return fmt.Errorf("IP %s is still held by pod %s/%s (UID %s); waiting for its deletion before reusing it", f.Spec.IP, other.Namespace, other.Name, f.Status.PodUID)
 }
 
-// createOne creates a FloatIP for one slot in a pool the node can host,
-// trying the next free IP whenever another allocator got there first.
-func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used takenOr) (Allocation, error) {
+// createOne creates a FloatIP for one slot in a pool the node can host, with
+// the pod as its holder, trying the next free IP whenever another allocator
+// got there first.
+func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, node *corev1.Node, nodeIP netip.Addr, used takenOr) (Allocation, error) {
 	for _, v := range p.candidatePools() {
 		if !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(slot, v.name()) {
 			continue
@@ -745,6 +764,8 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 			if p.workload != "" {
 				f.Annotations = map[string]string{AnnotationWorkload: p.workload}
 			}
+			holdBy(f, p.pod, node.Name, p.req.SlotInterface(slot), a.now())
+			stampFIPWrite(f)
 			if err := a.Client.Create(ctx, f); err != nil {
 				if apierrors.IsAlreadyExists(err) {
 					return true // taken meanwhile: try the next one
@@ -760,7 +781,7 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 			return Allocation{}, cerr
 		}
 		if created != nil {
-			return Allocation{FIP: created, Pool: v, Created: true}, nil
+			return Allocation{FIP: created, Pool: v, Created: true, recorded: true}, nil
 		}
 	}
 	return Allocation{}, errors.New(msgNoIPLeft)
@@ -783,17 +804,19 @@ func newFloatIP(ip netip.Addr, v *poolView, key string, policy networkingv1alpha
 	}
 }
 
-// markAllocated records the pod, node and interface in the FloatIP's status.
+// markAllocated records the pod, node and interface in the status of a
+// FloatIP the pod already holds by its key (a retried bind, a recreated
+// StatefulSet pod), unless it shows them already. The patch carries f's
+// version: a FloatIP changed since fails the bind, which the scheduler
+// retries with fresh state.
 func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName, iface string) error {
+	if heldBy(f, pod, nodeName, iface) {
+		return nil
+	}
 	before := f.DeepCopy()
-	now := a.now()
-	f.Status.Phase = networkingv1alpha1.FloatIPAllocated
-	f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID, f.Status.NodeName = pod.Namespace, pod.Name, string(pod.UID), nodeName
-	f.Status.Interface = iface
-	f.Status.UpdateTime = &now
-	f.Status.ObservedGeneration = f.Generation
-	setFIPReady(f)
-	if err := a.Client.Status().Patch(ctx, f, client.MergeFrom(before)); err != nil {
+	holdBy(f, pod, nodeName, iface, a.now())
+	stampFIPWrite(f)
+	if err := a.Client.Patch(ctx, f, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("recording pod %s/%s on FloatIP %s: %w", pod.Namespace, pod.Name, f.Name, err)
 	}
 	return nil

@@ -55,14 +55,19 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache) (*FloatIPIndex, error) 
 	if !ok {
 		return nil, fmt.Errorf("the FloatIP informer (%T) does not expose its store", inf)
 	}
-	if err := inf.AddIndexers(toolscache.Indexers{
-		indexerIP:        fipIndexFunc(ipIndexValues),
-		indexerKey:       fipIndexFunc(func(f *networkingv1alpha1.FloatIP) []string { return []string{f.Spec.Key} }),
-		indexerKeyPrefix: fipIndexFunc(func(f *networkingv1alpha1.FloatIP) []string { return keyPrefixes(f.Spec.Key) }),
-	}); err != nil {
+	if err := inf.AddIndexers(fipIndexers()); err != nil {
 		return nil, fmt.Errorf("indexing FloatIPs: %w", err)
 	}
 	return &FloatIPIndex{indexer: withStore.GetIndexer()}, nil
+}
+
+// fipIndexers are the indexes FloatIPIndex reads.
+func fipIndexers() toolscache.Indexers {
+	return toolscache.Indexers{
+		indexerIP:        fipIndexFunc(ipIndexValues),
+		indexerKey:       fipIndexFunc(func(f *networkingv1alpha1.FloatIP) []string { return []string{f.Spec.Key} }),
+		indexerKeyPrefix: fipIndexFunc(func(f *networkingv1alpha1.FloatIP) []string { return keyPrefixes(f.Spec.Key) }),
+	}
 }
 
 func fipIndexFunc(fn func(*networkingv1alpha1.FloatIP) []string) toolscache.IndexFunc {

@@ -30,7 +30,6 @@ import (
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips/status,verbs=get;update;patch
 // The ledger of admitted pools (one object), which the pool reconciler
 // creates and updates.
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippoolledgers,verbs=get;list;watch;create;update

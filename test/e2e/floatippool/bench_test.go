@@ -35,6 +35,7 @@ package floatippool_test
 // <file>`).
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -51,6 +52,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,6 +102,7 @@ type fipBench struct {
 	c       client.Client
 	cs      kubernetes.Interface
 	mgr     *benchManager
+	cluster *localcluster.Cluster
 	profile string // directory for CPU profiles, or ""
 	runs    int    // namespaces used so far
 }
@@ -122,8 +127,13 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 	for i := range nodes {
 		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Pods: 200})
 	}
+	profile := os.Getenv("EDGEPLANE_BENCH_FIP_PROFILE")
+	var apiFlags []string
+	if profile != "" {
+		apiFlags = []string{"--profiling=true"} // /debug/pprof for the API server's profile
+	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Scheme: scheme, Nodes: specs, StartTimeout: 5 * time.Minute,
-		SchedulerFlags: []string{"--config=" + cfgPath},
+		SchedulerFlags: []string{"--config=" + cfgPath}, APIServerFlags: apiFlags,
 	})
 	if err != nil {
 		b.Fatalf("starting the local cluster: %v", err)
@@ -211,14 +221,16 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &fipBench{ctx: ctx, c: c, cs: cs, mgr: mgr, profile: os.Getenv("EDGEPLANE_BENCH_FIP_PROFILE")}
+	return &fipBench{ctx: ctx, c: c, cs: cs, mgr: mgr, cluster: cluster, profile: profile}
 }
 
 // phase is what one run of n pods (plain or float-IP) measured.
 type phase struct {
 	created, bound time.Duration
-	cpu            float64        // the manager's, in seconds
-	requests       map[string]int // the manager's, by "VERB resource"
+	cpu            float64            // the manager's, in seconds
+	components     map[string]float64 // the cluster's processes' CPU, in seconds
+	apiRequests    map[string]int     // every client's, by "VERB resource", and watch events by kind
+	requests       map[string]int     // the manager's, by "VERB resource"
 	latency        map[string]latencies
 	load           []float64
 }
@@ -250,6 +262,10 @@ func (f *fipBench) measure(b *testing.B, n int) {
 	b.ReportMetric(mean(fip, func(p phase) float64 { return p.created.Seconds() }), "create-floatip-s")
 	b.ReportMetric(mean(plain, func(p phase) float64 { return p.cpu }), "mgr-cpu-plain-s")
 	b.ReportMetric(mean(fip, func(p phase) float64 { return p.cpu }), "mgr-cpu-floatip-s")
+	for _, c := range []string{localcluster.APIServer, localcluster.Etcd} {
+		b.ReportMetric(mean(plain, func(p phase) float64 { return p.components[c] }), c+"-cpu-plain-s")
+		b.ReportMetric(mean(fip, func(p phase) float64 { return p.components[c] }), c+"-cpu-floatip-s")
+	}
 	b.ReportMetric(mean(fip, func(p phase) float64 { return float64(writes(p.requests)) / float64(n) }), "mgr-writes/pod")
 	b.ReportMetric(mean(fip, func(p phase) float64 { return float64(sum(p.requests)-writes(p.requests)) / float64(n) }), "mgr-reads/pod")
 	for _, verb := range []string{"filter", "bind"} {
@@ -258,8 +274,10 @@ func (f *fipBench) measure(b *testing.B, n int) {
 	}
 	b.ReportMetric(mean(append(plain, fip...), func(p phase) float64 { return meanOf(p.load) }), "load1")
 	for i, p := range fip {
-		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs); the manager's requests during the phase:\n%s",
-			n, p.bound.Seconds(), plain[i].bound.Seconds(), p.created.Seconds(), plain[i].created.Seconds(), p.cpu, plain[i].cpu, formatCounts(p.requests))
+		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs), cluster CPU %s (plain %s); the manager's requests during the phase:\n%s",
+			n, p.bound.Seconds(), plain[i].bound.Seconds(), p.created.Seconds(), plain[i].created.Seconds(), p.cpu, plain[i].cpu,
+			formatCPU(p.components), formatCPU(plain[i].components), formatCounts(p.requests))
+		b.Logf("the API server's requests and watch events during the float-IP phase (plain phase):\n%s", formatCountsVs(p.apiRequests, plain[i].apiRequests))
 	}
 }
 
@@ -286,6 +304,14 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 	before, err := f.mgr.read(ctx)
 	if err != nil {
 		b.Fatal(err)
+	}
+	cpuBefore := f.componentCPU()
+	apiBefore := f.apiServerCounts(ctx)
+	var apiProfile chan error
+	if fip && f.profile != "" {
+		apiProfile = make(chan error, 1)
+		path := filepath.Join(f.profile, fmt.Sprintf("%s-%s-%d-apiserver.pprof", strings.ReplaceAll(b.Name(), "/", "_"), ns, n))
+		go func() { apiProfile <- f.apiServerProfile(ctx, path, 10*time.Second) }()
 	}
 	start := time.Now()
 	boundc := make(chan error, 1)
@@ -330,6 +356,11 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 		b.Fatal(err)
 	}
 	p.cpu = after.CPU - before.CPU
+	p.apiRequests = diffCounts(f.apiServerCounts(ctx), apiBefore)
+	p.components = map[string]float64{}
+	for c, t := range f.componentCPU() {
+		p.components[c] = t - cpuBefore[c]
+	}
 	p.requests = diffCounts(after.Requests, before.Requests)
 	p.latency = map[string]latencies{}
 	for verb, l := range after.Latency {
@@ -338,6 +369,9 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 	p.load = append(p.load, load1())
 	if fip && f.profile != "" {
 		if err := f.mgr.profile(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-apiProfile; err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -421,6 +455,115 @@ func (f *fipBench) clean(ctx context.Context, ns string) error {
 		return fmt.Errorf("cleaning up %s: %w (%s)", ns, err, left)
 	}
 	return nil
+}
+
+// componentCPU is the CPU time (user+system, seconds) of each of the
+// cluster's processes so far.
+func (f *fipBench) componentCPU() map[string]float64 {
+	out := map[string]float64{}
+	for name, pid := range f.cluster.PIDs() {
+		if t, err := processCPU(pid); err == nil {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// processCPU reads a process's user plus system time from /proc.
+func processCPU(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command (in parentheses, which may hold spaces):
+	// utime and stime are the 14th and 15th of the line, in clock ticks.
+	s := string(raw)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	var ticks float64
+	for _, f := range fields[11:13] {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += v
+	}
+	return ticks / 100, nil // USER_HZ is 100 on Linux
+}
+
+// apiServerCounts reads the API server's metrics: requests by "VERB
+// resource" (every client, dry runs and watches excluded) and the watch
+// events it sent, by "WATCH-EVENTS kind". Empty when unreadable.
+func (f *fipBench) apiServerCounts(ctx context.Context) map[string]int {
+	out := map[string]int{}
+	raw, err := f.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return out
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return out
+	}
+	label := func(m *dto.Metric, name string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		verb := label(m, "verb")
+		if verb == "WATCH" || label(m, "dry_run") != "" {
+			continue
+		}
+		k := verb + " " + label(m, "resource")
+		if sub := label(m, "subresource"); sub != "" {
+			k += "/" + sub
+		}
+		out[k] += int(m.GetCounter().GetValue())
+	}
+	for _, m := range families["apiserver_watch_events_total"].GetMetric() {
+		out["WATCH-EVENTS "+label(m, "resource")] += int(m.GetCounter().GetValue())
+	}
+	return out
+}
+
+// formatCountsVs lists a's counts with b's beside them.
+func formatCountsVs(a, b map[string]int) string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "  %-45s %6d (%d)\n", k, a[k], b[k])
+	}
+	return sb.String()
+}
+
+// apiServerProfile writes a CPU profile of the API server over d to path.
+func (f *fipBench) apiServerProfile(ctx context.Context, path string, d time.Duration) error {
+	raw, err := f.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("profiling the API server: %w", err)
+	}
+	return os.WriteFile(path, raw, 0o600)
+}
+
+func formatCPU(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // load1 is the machine's 1-minute load average (NaN if unreadable).
