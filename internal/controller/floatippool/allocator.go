@@ -387,10 +387,10 @@ func usedIPs(fips []networkingv1alpha1.FloatIP) map[netip.Addr]bool {
 }
 
 // hasFree reports whether v has a free IP satisfying slot i of req.
-func hasFree(v *poolView, req ipam.Request, slot int, used fipLookup) bool {
+func hasFree(v *poolView, req ipam.Request, slot int, fips fipLookup) bool {
 	found := false
-	v.set.Each(func(ip netip.Addr) bool {
-		if !used.taken(ip) && req.SlotAllows(slot, ip) {
+	scanPool(v, fips, func(ip netip.Addr, taken bool) bool {
+		if !taken && req.SlotAllows(slot, ip) {
 			found = true
 			return false
 		}
@@ -641,20 +641,21 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	}
 	// 3. New IPs, one per remaining slot.
 	if missing() {
-		used := takenOr{lookup: p.fips, more: map[netip.Addr]bool{}}
+		// IPs this bind holds or has tried.
+		picked := map[netip.Addr]bool{}
 		for _, al := range allocs {
 			if al.FIP == nil {
 				continue
 			}
 			if ip, ok := fipIP(al.FIP); ok {
-				used.more[ip] = true
+				picked[ip] = true
 			}
 		}
 		for slot := range allocs {
 			if allocs[slot].FIP != nil {
 				continue
 			}
-			al, err := a.createOne(ctx, p, slot, node, nodeIP, used)
+			al, err := a.createOne(ctx, p, slot, node, nodeIP, picked)
 			if err != nil {
 				return fail(err)
 			}
@@ -734,7 +735,7 @@ func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.Float
 // createOne creates a FloatIP for one slot in a pool the node can host, with
 // the pod as its holder, trying the next free IP whenever another allocator
 // got there first.
-func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, node *corev1.Node, nodeIP netip.Addr, used takenOr) (Allocation, error) {
+func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, node *corev1.Node, nodeIP netip.Addr, picked map[netip.Addr]bool) (Allocation, error) {
 	for _, v := range p.candidatePools() {
 		if !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(slot, v.name()) {
 			continue
@@ -752,11 +753,11 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, node *c
 		)
 		// Lowest free IP first, as galaxy does; IPs this allocator created
 		// but its cache does not show yet are skipped.
-		v.set.Each(func(ip netip.Addr) bool {
-			if used.taken(ip) || !p.req.SlotAllows(slot, ip) {
+		scanPool(v, p.fips, func(ip netip.Addr, taken bool) bool {
+			if taken || picked[ip] || !p.req.SlotAllows(slot, ip) {
 				return true
 			}
-			used.more[ip] = true
+			picked[ip] = true
 			if !a.tryReserve(ip) {
 				return true
 			}

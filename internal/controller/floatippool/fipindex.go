@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +28,44 @@ type fipLookup interface {
 	// ends in "_" (a reservation key: every key of its workload or pool
 	// starts with it).
 	withKeyPrefix(prefix string) []*networkingv1alpha1.FloatIP
+	// lowWater returns an offset into v's set below which every IP is
+	// taken (0 when unknown), and a token for setLowWater.
+	lowWater(v *poolView) (offset int64, token uint64)
+	// setLowWater records that every IP of v's set below offset is taken,
+	// as of token (from lowWater): a FloatIP deleted since may have freed
+	// one, and then the mark is not kept.
+	setLowWater(v *poolView, offset int64, token uint64)
+}
+
+// scanPool calls fn, in the pool's order (lowest first), with each IP of
+// v's set and whether fips shows it taken, until fn returns false. It
+// starts at the pool's low-water mark and moves the mark past the IPs it
+// found taken: each filter and bind looks for the lowest free IP, and
+// scanning from the first IP every time made a wave of N allocations cost
+// N²/2 lookups.
+func scanPool(v *poolView, fips fipLookup, fn func(ip netip.Addr, taken bool) bool) {
+	start, token := fips.lowWater(v)
+	size := v.set.Size()
+	if start >= size {
+		start = 0
+	}
+	mark, visited := start, int64(0)
+	counting := true
+	v.set.EachFrom(start, func(ip netip.Addr) bool {
+		taken := fips.taken(ip)
+		// Count the taken IPs from the mark up to the end of the set (not
+		// past it: the scan wraps around to the first IP).
+		if counting && taken && start+visited < size {
+			mark++
+		} else {
+			counting = false
+		}
+		visited++
+		return fn(ip, taken)
+	})
+	if mark > start {
+		fips.setLowWater(v, mark, token)
+	}
 }
 
 // Index names of the informer's indexer.
@@ -39,9 +80,23 @@ const (
 // filter or bind costs what the pod's own FloatIPs cost, not a copy of
 // every FloatIP (which made each call O(allocated IPs) and the extender's
 // work over a wave of pods quadratic). It sees exactly what the cache's
-// List shows.
+// List shows. It also keeps each pool's low-water mark (see scanPool).
 type FloatIPIndex struct {
 	indexer toolscache.Indexer
+	// deletes counts the FloatIPs the informer saw deleted: a mark set
+	// before a delete may hide a free IP.
+	deletes atomic.Uint64
+	mu      sync.Mutex
+	low     map[string]lowMark // by pool name
+}
+
+// lowMark is a pool's low-water mark: every IP below offset of the pool's
+// set (as of that UID and generation) was taken after deletes deletes.
+type lowMark struct {
+	uid        types.UID
+	generation int64
+	offset     int64
+	deletes    uint64
 }
 
 // NewFloatIPIndex adds the indexes to c's FloatIP informer (before or after
@@ -58,7 +113,41 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache) (*FloatIPIndex, error) 
 	if err := inf.AddIndexers(fipIndexers()); err != nil {
 		return nil, fmt.Errorf("indexing FloatIPs: %w", err)
 	}
-	return &FloatIPIndex{indexer: withStore.GetIndexer()}, nil
+	x := &FloatIPIndex{indexer: withStore.GetIndexer()}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { x.deleted() }}); err != nil {
+		return nil, fmt.Errorf("watching FloatIP deletions: %w", err)
+	}
+	return x, nil
+}
+
+// deleted notes that a FloatIP was deleted: an IP below a mark may be free.
+func (x *FloatIPIndex) deleted() { x.deletes.Add(1) }
+
+func (x *FloatIPIndex) lowWater(v *poolView) (int64, uint64) {
+	token := x.deletes.Load()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	m, ok := x.low[v.name()]
+	if !ok || m.uid != v.pool.UID || m.generation != v.pool.Generation || m.deletes != token {
+		return 0, token
+	}
+	return m.offset, token
+}
+
+func (x *FloatIPIndex) setLowWater(v *poolView, offset int64, token uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.deletes.Load() != token {
+		return
+	}
+	if x.low == nil {
+		x.low = map[string]lowMark{}
+	}
+	m := x.low[v.name()]
+	if m.uid == v.pool.UID && m.generation == v.pool.Generation && m.deletes == token && m.offset >= offset {
+		return // a concurrent scan got further
+	}
+	x.low[v.name()] = lowMark{uid: v.pool.UID, generation: v.pool.Generation, offset: offset, deletes: token}
 }
 
 // fipIndexers are the indexes FloatIPIndex reads.
@@ -162,6 +251,11 @@ func (l *listedFIPs) withKey(key string) []*networkingv1alpha1.FloatIP {
 	return out
 }
 
+// lowWater is unknown: a list is read once per call.
+func (l *listedFIPs) lowWater(*poolView) (int64, uint64) { return 0, 0 }
+
+func (l *listedFIPs) setLowWater(*poolView, int64, uint64) {}
+
 func (l *listedFIPs) withKeyPrefix(prefix string) []*networkingv1alpha1.FloatIP {
 	var out []*networkingv1alpha1.FloatIP
 	for i := range l.items {
@@ -171,12 +265,3 @@ func (l *listedFIPs) withKeyPrefix(prefix string) []*networkingv1alpha1.FloatIP 
 	}
 	return out
 }
-
-// takenOr is lookup's taken IPs plus those of more (IPs a bind has
-// picked or tried).
-type takenOr struct {
-	lookup fipLookup
-	more   map[netip.Addr]bool
-}
-
-func (t takenOr) taken(ip netip.Addr) bool { return t.more[ip] || t.lookup.taken(ip) }

@@ -170,3 +170,87 @@ func TestHolderMayBeGone(t *testing.T) {
 		}
 	}
 }
+
+// countingLookup counts taken lookups.
+type countingLookup struct {
+	fipLookup
+	lookups int
+}
+
+func (c *countingLookup) taken(ip netip.Addr) bool { c.lookups++; return c.fipLookup.taken(ip) }
+
+// TestScanPoolLowWater: the scan for the lowest free IP starts past the IPs
+// an earlier scan found taken, and from the first IP again once a FloatIP
+// was deleted, so it still finds the lowest free IP.
+func TestScanPoolLowWater(t *testing.T) {
+	pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "uid-1", Generation: 1},
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.0.0.1~10.0.0.10"}, Subnet: "10.0.0.0/24", NodeSubnets: []string{"192.168.0.0/24"}}}
+	v := parsePool(pool)
+	if v.err != nil {
+		t.Fatal(v.err)
+	}
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, fipIndexers())
+	x := &FloatIPIndex{indexer: indexer}
+	add := func(ip string) *networkingv1alpha1.FloatIP {
+		f := &networkingv1alpha1.FloatIP{ObjectMeta: metav1.ObjectMeta{Name: ipam.NameForIP(netip.MustParseAddr(ip))}, Spec: networkingv1alpha1.FloatIPSpec{IP: ip, Pool: "p", Key: "k"}}
+		if err := indexer.Add(f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	firstFree := func() (string, int) {
+		c := &countingLookup{fipLookup: x}
+		found := ""
+		scanPool(v, c, func(ip netip.Addr, taken bool) bool {
+			if !taken {
+				found = ip.String()
+				return false
+			}
+			return true
+		})
+		return found, c.lookups
+	}
+	var fips []*networkingv1alpha1.FloatIP
+	for _, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"} {
+		fips = append(fips, add(ip))
+	}
+	if ip, n := firstFree(); ip != "10.0.0.5" || n != 5 {
+		t.Fatalf("first scan: %s after %d lookups, want 10.0.0.5 after 5", ip, n)
+	}
+	add("10.0.0.5")
+	if ip, n := firstFree(); ip != "10.0.0.6" || n != 2 {
+		t.Fatalf("second scan: %s after %d lookups, want 10.0.0.6 after 2 (from the mark)", ip, n)
+	}
+	// A delete below the mark: the scan starts over and finds it.
+	if err := indexer.Delete(fips[1]); err != nil {
+		t.Fatal(err)
+	}
+	x.deleted()
+	if ip, _ := firstFree(); ip != "10.0.0.2" {
+		t.Fatalf("after 10.0.0.2 was released the scan found %s", ip)
+	}
+	// Another generation of the pool (its ranges may have changed): no mark.
+	add("10.0.0.2")
+	firstFree()
+	if off, _ := x.lowWater(v); off != 5 {
+		t.Fatalf("mark = %d, want 5", off)
+	}
+	next := parsePool(func() *networkingv1alpha1.FloatIPPool { p := pool.DeepCopy(); p.Generation = 2; return p }())
+	if off, _ := x.lowWater(next); off != 0 {
+		t.Fatalf("mark of generation 2 = %d, want none", off)
+	}
+	// Every IP taken: the scan wraps around once and finds none; the mark
+	// stays inside the set.
+	for _, ip := range []string{"10.0.0.6", "10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.10"} {
+		add(ip)
+	}
+	if ip, n := firstFree(); ip != "" || n != 10 {
+		t.Fatalf("full pool: found %q after %d lookups, want none after 10", ip, n)
+	}
+	if off, _ := x.lowWater(v); off != 10 {
+		t.Fatalf("mark of a full pool = %d, want 10", off)
+	}
+	if ip, n := firstFree(); ip != "" || n != 10 {
+		t.Fatalf("full pool again: found %q after %d lookups, want none after 10", ip, n)
+	}
+}
