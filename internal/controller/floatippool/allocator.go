@@ -76,8 +76,15 @@ func (a *Allocator) tryReserve(ip netip.Addr) bool {
 }
 
 // unreserve forgets ip after a create that failed for another reason than
-// the IP being taken.
-func (a *Allocator) unreserve(ip netip.Addr) { a.reservations().Forget(ip) }
+// the IP being taken, or after the FloatIP was rolled back: the IP is free.
+// A pool's low-water mark may have moved past it (reservations count as
+// taken), so the marks are dropped.
+func (a *Allocator) unreserve(ip netip.Addr) {
+	a.reservations().Forget(ip)
+	if a.Index != nil {
+		a.Index.deleted()
+	}
+}
 
 func (a *Allocator) reservations() *expect.Writes[netip.Addr, struct{}] {
 	return a.recent.Get(recentTTL, maxRecent, a.Clock)
@@ -255,12 +262,33 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 }
 
 // lookup is the allocator's view of the FloatIPs: the index, or one list of
-// them all.
+// them all, plus the IPs this allocator is creating or lately created
+// (which its cache may not show yet).
 func (a *Allocator) lookup(ctx context.Context) (fipLookup, error) {
 	if a.Index != nil {
-		return a.Index, nil
+		return withOwn{a.Index, a}, nil
 	}
-	return listFIPs(ctx, a.Reader)
+	l, err := listFIPs(ctx, a.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return withOwn{l, a}, nil
+}
+
+// withOwn also counts as taken the IPs of a's reservations: being created
+// by one of its binds, or created lately. Scans skip them without asking
+// the API server, and a pool's low-water mark moves past them.
+type withOwn struct {
+	fipLookup
+	a *Allocator
+}
+
+func (w withOwn) taken(ip netip.Addr) bool {
+	if w.fipLookup.taken(ip) {
+		return true
+	}
+	_, ours := w.a.reservations().Get(ip)
+	return ours
 }
 
 // checkInterfacePools refuses an interface request naming a pool that
@@ -834,6 +862,10 @@ func (a *Allocator) rollback(ctx context.Context, allocs []Allocation) {
 		err := a.Client.Delete(ctx, al.FIP, client.Preconditions{UID: &al.FIP.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
 			logger.Error(err, "Rolling back FloatIP failed; the garbage collector will release it", "floatip", al.FIP.Name)
+			continue
+		}
+		if ip, ok := fipIP(al.FIP); ok {
+			a.unreserve(ip)
 		}
 	}
 }

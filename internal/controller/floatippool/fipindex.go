@@ -120,7 +120,8 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache) (*FloatIPIndex, error) 
 	return x, nil
 }
 
-// deleted notes that a FloatIP was deleted: an IP below a mark may be free.
+// deleted notes that a FloatIP was deleted (or an IP counted as taken is
+// free after all): an IP below a mark may be free.
 func (x *FloatIPIndex) deleted() { x.deletes.Add(1) }
 
 func (x *FloatIPIndex) lowWater(v *poolView) (int64, uint64) {

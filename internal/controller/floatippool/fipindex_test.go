@@ -254,3 +254,40 @@ func TestScanPoolLowWater(t *testing.T) {
 		t.Fatalf("full pool again: found %q after %d lookups, want none after 10", ip, n)
 	}
 }
+
+// TestScanCountsOwnReservations: IPs this allocator is creating count as
+// taken, so scans pass them and the mark moves past them; one given back
+// (a failed create, a rollback) is found again.
+func TestScanCountsOwnReservations(t *testing.T) {
+	pool := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "uid-1", Generation: 1},
+		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.0.0.1~10.0.0.10"}, Subnet: "10.0.0.0/24", NodeSubnets: []string{"192.168.0.0/24"}}}
+	v := parsePool(pool)
+	x := &FloatIPIndex{indexer: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, fipIndexers())}
+	a := &Allocator{Index: x}
+	firstFree := func() string {
+		found := ""
+		scanPool(v, withOwn{x, a}, func(ip netip.Addr, taken bool) bool {
+			if !taken {
+				found = ip.String()
+				return false
+			}
+			return true
+		})
+		return found
+	}
+	for _, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
+		if !a.tryReserve(netip.MustParseAddr(ip)) {
+			t.Fatalf("reserving %s", ip)
+		}
+	}
+	if got := firstFree(); got != "10.0.0.4" {
+		t.Fatalf("first free past three reservations = %s, want 10.0.0.4", got)
+	}
+	if off, _ := x.lowWater(v); off != 3 {
+		t.Fatalf("mark = %d, want 3", off)
+	}
+	a.unreserve(netip.MustParseAddr("10.0.0.2"))
+	if got := firstFree(); got != "10.0.0.2" {
+		t.Fatalf("after giving 10.0.0.2 back the first free is %s", got)
+	}
+}

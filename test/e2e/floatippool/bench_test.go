@@ -15,13 +15,20 @@ package floatippool_test
 // Bare pods are created directly by 16 client workers, so the controller
 // manager's rate limit plays no part; a pod counts once it is bound (and,
 // with a float IP, carries galaxy's args annotation), seen through a watch.
-// Before each phase the previous one's pods and FloatIPs are gone. The
+// Before each phase the previous one's pods and FloatIPs are gone. A round
+// is four phases, plain, float-IP, float-IP, plain, after an unmeasured
+// warm-up (100 pods of each kind), so that the load of other jobs on the
+// machine, rising or falling over a round, weighs on both kinds alike; the
+// ratio is the float-IP phases' total time over the plain phases'. The
 // manager runs as users run it, in a process of its own (benchmanager_test.go)
 // with every controller and its default settings, and the API server calls
 // its admission webhooks (every pod created goes through its pod webhook).
 // Besides the ratio each benchmark reports, per phase (plain, floatip):
 //   - create-*-s: until the 16 workers have created every pod;
-//   - mgr-cpu-*-s: CPU time (user+system) of the manager process;
+//   - mgr-cpu-*-s: CPU time (user+system) of the manager process, and
+//     kube-apiserver-cpu-*-s, etcd-cpu-*-s those of the cluster's (the log
+//     has every component's, and the API server's requests by verb and
+//     resource and its watch events by kind);
 //   - mgr-writes/pod, mgr-reads/pod: the manager's API requests during the
 //     float-IP phase per pod (internal/testsupport/apicount; the breakdown
 //     by verb and resource is logged);
@@ -32,7 +39,8 @@ package floatippool_test
 //
 // EDGEPLANE_BENCH_FIP_PROFILE=<dir> writes a CPU profile of the manager
 // process for each float-IP phase into dir (`go tool pprof <test binary>
-// <file>`).
+// <file>`), and one of the API server over the phase's first 10 s
+// (`go tool pprof <file>`).
 
 import (
 	"bytes"
@@ -221,7 +229,9 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &fipBench{ctx: ctx, c: c, cs: cs, mgr: mgr, cluster: cluster, profile: profile}
+	f := &fipBench{ctx: ctx, c: c, cs: cs, mgr: mgr, cluster: cluster, profile: profile}
+	f.warmUp(b)
+	return f
 }
 
 // phase is what one run of n pods (plain or float-IP) measured.
@@ -235,14 +245,18 @@ type phase struct {
 	load           []float64
 }
 
-// measure runs b.N rounds of n plain pods then n float-IP pods and reports
-// the means.
+// measure runs b.N rounds of four phases of n pods each, plain, float-IP,
+// float-IP, plain (so that a load that rises or falls steadily over a round,
+// from other jobs on the machine, weighs on both kinds alike), and reports
+// the means; floatip/plain is the float-IP phases' total time over the
+// plain phases'.
 func (f *fipBench) measure(b *testing.B, n int) {
 	b.ResetTimer()
 	var plain, fip []phase
 	for range b.N {
 		plain = append(plain, f.phase(b, n, false))
-		fip = append(fip, f.phase(b, n, true))
+		fip = append(fip, f.phase(b, n, true), f.phase(b, n, true))
+		plain = append(plain, f.phase(b, n, false))
 	}
 	b.StopTimer()
 	mean := func(ps []phase, get func(phase) float64) float64 {
@@ -274,11 +288,19 @@ func (f *fipBench) measure(b *testing.B, n int) {
 	}
 	b.ReportMetric(mean(append(plain, fip...), func(p phase) float64 { return meanOf(p.load) }), "load1")
 	for i, p := range fip {
-		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs), cluster CPU %s (plain %s); the manager's requests during the phase:\n%s",
-			n, p.bound.Seconds(), plain[i].bound.Seconds(), p.created.Seconds(), plain[i].created.Seconds(), p.cpu, plain[i].cpu,
-			formatCPU(p.components), formatCPU(plain[i].components), formatCounts(p.requests))
-		b.Logf("the API server's requests and watch events during the float-IP phase (plain phase):\n%s", formatCountsVs(p.apiRequests, plain[i].apiRequests))
+		q := plain[i]
+		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs), cluster CPU %s (plain %s), load %.1f (plain %.1f); the manager's requests during the phase:\n%s",
+			n, p.bound.Seconds(), q.bound.Seconds(), p.created.Seconds(), q.created.Seconds(), p.cpu, q.cpu,
+			formatCPU(p.components), formatCPU(q.components), meanOf(p.load), meanOf(q.load), formatCounts(p.requests))
+		b.Logf("the API server's requests and watch events during the float-IP phase (plain phase):\n%s", formatCountsVs(p.apiRequests, q.apiRequests))
 	}
+}
+
+// warmUp runs a small plain and float-IP phase, unmeasured, so that the
+// first measured phase does not pay for cold caches and connections.
+func (f *fipBench) warmUp(b *testing.B) {
+	f.phase(b, 100, false)
+	f.phase(b, 100, true)
 }
 
 // phase creates n pods in a fresh namespace and measures until every one is
