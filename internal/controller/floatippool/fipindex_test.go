@@ -1,6 +1,8 @@
 package floatippool
 
 import (
+	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -10,6 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
@@ -289,5 +296,47 @@ func TestScanCountsOwnReservations(t *testing.T) {
 	a.unreserve(netip.MustParseAddr("10.0.0.2"))
 	if got := firstFree(); got != "10.0.0.2" {
 		t.Fatalf("after giving 10.0.0.2 back the first free is %s", got)
+	}
+}
+
+// noPools lists no FloatIPPools (poolsOfFloatIP reads which pre-allocate).
+type noPools struct{ client.Reader }
+
+func (noPools) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+// TestPoolsOfFloatIPCoalesces: a wave of FloatIP changes enqueues each
+// pool concerned once, delay later, not once per change.
+func TestPoolsOfFloatIPCoalesces(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
+		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Clock: clk})
+	defer q.ShutDown()
+	h := poolsOfFloatIP(noPools{}, 3*time.Second)
+	ctx := context.Background()
+	for i := range 50 {
+		f := &networkingv1alpha1.FloatIP{Spec: networkingv1alpha1.FloatIPSpec{Pool: "a", Key: fmt.Sprintf("dp_ns_web_web-%d", i)}}
+		if i%10 == 0 {
+			f.Spec.Key = "pool__g_dp_ns_web_web-x"
+		}
+		h.Create(ctx, event.CreateEvent{Object: f}, q)
+	}
+	if q.Len() != 0 {
+		t.Fatalf("%d pools queued at once, want none before the delay", q.Len())
+	}
+	clk.Step(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for q.Len() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // anything more would show now
+	var got []string
+	for q.Len() > 0 {
+		r, _ := q.Get()
+		got = append(got, r.Name)
+		q.Done(r)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "g"}) {
+		t.Fatalf("queued %v after 50 changes, want [a g] once each", got)
 	}
 }

@@ -18,8 +18,10 @@ import (
 // triggers: a pool's status follows its FloatIPs within about this long, at
 // one reconcile (and at most one status write) per pool per delay instead of
 // one per FloatIP change. Without it, each allocation of a wave cost a
-// status write of every pool, competing with the binds for the API server.
-const poolStatusDelay = time.Second
+// status write of every pool, competing with the binds for the API server;
+// at one second, a wave of 2,000 allocations in 5 pools still cost 130 pool
+// status writes.
+const poolStatusDelay = 3 * time.Second
 
 // poolsOfFloatIP enqueues, delay after a FloatIP changes, the pools whose
 // reconcile reads it (see poolsConcerned); pools not yet enqueued by an

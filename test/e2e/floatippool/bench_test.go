@@ -34,13 +34,17 @@ package floatippool_test
 //     by verb and resource is logged);
 //   - filter-ms/op, bind-ms/op and their p99 (a bucket's upper bound): the
 //     extender's latencies during the float-IP phase, from its histogram;
+//   - cpu-floatip/plain: the CPU time of the cluster's processes and the
+//     manager together, float-IP phases over plain (where the machine's CPU
+//     is saturated, the time ratio follows it);
+//   - webhook-*-ms/op: the manager's pod webhook's mean latency;
 //   - load1: the machine's 1-minute load average, mean of the samples at the
 //     start and end of every phase (others share the machine).
 //
 // EDGEPLANE_BENCH_FIP_PROFILE=<dir> writes a CPU profile of the manager
 // process for each float-IP phase into dir (`go tool pprof <test binary>
-// <file>`), and one of the API server over the phase's first 10 s
-// (`go tool pprof <file>`).
+// <file>`), and one of the API server over the first 10 s of every phase
+// (`go tool pprof -diff_base <plain> <float-IP>`).
 
 import (
 	"bytes"
@@ -238,6 +242,8 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 type phase struct {
 	created, bound time.Duration
 	cpu            float64            // the manager's, in seconds
+	gcCycles       uint64             // the manager's garbage collections
+	heapLive       uint64             // the manager's live heap at the end (bytes)
 	components     map[string]float64 // the cluster's processes' CPU, in seconds
 	apiRequests    map[string]int     // every client's, by "VERB resource", and watch events by kind
 	requests       map[string]int     // the manager's, by "VERB resource"
@@ -274,6 +280,16 @@ func (f *fipBench) measure(b *testing.B, n int) {
 	b.ReportMetric(float64(n)/ft, "allocations/s")
 	b.ReportMetric(mean(plain, func(p phase) float64 { return p.created.Seconds() }), "create-plain-s")
 	b.ReportMetric(mean(fip, func(p phase) float64 { return p.created.Seconds() }), "create-floatip-s")
+	// The CPU the whole cluster and the manager spent, float-IP over plain:
+	// on a machine whose CPU is saturated the time ratio follows it.
+	totalCPU := func(p phase) float64 {
+		t := p.cpu
+		for _, c := range p.components {
+			t += c
+		}
+		return t
+	}
+	b.ReportMetric(mean(fip, totalCPU)/mean(plain, totalCPU), "cpu-floatip/plain")
 	b.ReportMetric(mean(plain, func(p phase) float64 { return p.cpu }), "mgr-cpu-plain-s")
 	b.ReportMetric(mean(fip, func(p phase) float64 { return p.cpu }), "mgr-cpu-floatip-s")
 	for _, c := range []string{localcluster.APIServer, localcluster.Etcd} {
@@ -286,11 +302,14 @@ func (f *fipBench) measure(b *testing.B, n int) {
 		b.ReportMetric(mean(fip, func(p phase) float64 { return p.latency[verb].meanMS() }), verb+"-ms/op")
 		b.ReportMetric(mean(fip, func(p phase) float64 { return p.latency[verb].quantileMS(0.99) }), verb+"-p99-ms")
 	}
+	// The manager also serves the pod webhook every pod creation waits for.
+	b.ReportMetric(mean(plain, func(p phase) float64 { return p.latency["webhook"].meanMS() }), "webhook-plain-ms/op")
+	b.ReportMetric(mean(fip, func(p phase) float64 { return p.latency["webhook"].meanMS() }), "webhook-floatip-ms/op")
 	b.ReportMetric(mean(append(plain, fip...), func(p phase) float64 { return meanOf(p.load) }), "load1")
 	for i, p := range fip {
 		q := plain[i]
-		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs), cluster CPU %s (plain %s), load %.1f (plain %.1f); the manager's requests during the phase:\n%s",
-			n, p.bound.Seconds(), q.bound.Seconds(), p.created.Seconds(), q.created.Seconds(), p.cpu, q.cpu,
+		b.Logf("%d float-IP pods: bound in %.1fs (plain %.1fs), created in %.1fs (plain %.1fs), manager CPU %.1fs (plain %.1fs) with %d garbage collections (plain %d; live heap %d MiB), cluster CPU %s (plain %s), load %.1f (plain %.1f); the manager's requests during the phase:\n%s",
+			n, p.bound.Seconds(), q.bound.Seconds(), p.created.Seconds(), q.created.Seconds(), p.cpu, q.cpu, p.gcCycles, q.gcCycles, p.heapLive>>20,
 			formatCPU(p.components), formatCPU(q.components), meanOf(p.load), meanOf(q.load), formatCounts(p.requests))
 		b.Logf("the API server's requests and watch events during the float-IP phase (plain phase):\n%s", formatCountsVs(p.apiRequests, q.apiRequests))
 	}
@@ -330,7 +349,7 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 	cpuBefore := f.componentCPU()
 	apiBefore := f.apiServerCounts(ctx)
 	var apiProfile chan error
-	if fip && f.profile != "" {
+	if f.profile != "" {
 		apiProfile = make(chan error, 1)
 		path := filepath.Join(f.profile, fmt.Sprintf("%s-%s-%d-apiserver.pprof", strings.ReplaceAll(b.Name(), "/", "_"), ns, n))
 		go func() { apiProfile <- f.apiServerProfile(ctx, path, 10*time.Second) }()
@@ -378,6 +397,7 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 		b.Fatal(err)
 	}
 	p.cpu = after.CPU - before.CPU
+	p.gcCycles, p.heapLive = after.GCCycles-before.GCCycles, after.HeapLive
 	p.apiRequests = diffCounts(f.apiServerCounts(ctx), apiBefore)
 	p.components = map[string]float64{}
 	for c, t := range f.componentCPU() {
@@ -393,6 +413,8 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 		if err := f.mgr.profile(ctx, ""); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if apiProfile != nil {
 		if err := <-apiProfile; err != nil {
 			b.Fatal(err)
 		}

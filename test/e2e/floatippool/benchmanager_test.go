@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -62,6 +63,10 @@ type managerStats struct {
 	Requests map[string]int `json:"requests"`
 	// Latency is the extender's latency histogram by verb.
 	Latency map[string]latencies `json:"latency"`
+	// GCCycles are the Go garbage collections so far, and HeapLive the heap
+	// the last one left (bytes).
+	GCCycles uint64 `json:"gcCycles"`
+	HeapLive uint64 `json:"heapLive"`
 }
 
 // runBenchManager builds the manager from args as cmd/edgeplane-manager
@@ -112,6 +117,14 @@ func statsHandler(counter *apicount.Counter) http.Handler {
 			CPU:      time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(),
 			Requests: counter.Counts(),
 			Latency:  extenderHistograms(),
+		}
+		samples := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
+		metrics.Read(samples)
+		if samples[0].Value.Kind() == metrics.KindUint64 {
+			st.GCCycles = samples[0].Value.Uint64()
+		}
+		if samples[1].Value.Kind() == metrics.KindUint64 {
+			st.HeapLive = samples[1].Value.Uint64()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
@@ -263,8 +276,9 @@ func (l latencies) minus(before latencies) latencies {
 	return d
 }
 
-// extenderHistograms reads the extender's latency histograms by verb (every
-// result together) from this process's registry.
+// extenderHistograms reads from this process's registry the extender's
+// latency histograms by verb (every result together) and the pod webhook's,
+// as "webhook".
 func extenderHistograms() map[string]latencies {
 	out := map[string]latencies{}
 	families, err := crmetrics.Registry.Gather()
@@ -272,15 +286,22 @@ func extenderHistograms() map[string]latencies {
 		return out
 	}
 	for _, f := range families {
-		if f.GetName() != "edgeplane_floatip_extender_latency_seconds" {
+		name := f.GetName()
+		if name != "edgeplane_floatip_extender_latency_seconds" && name != "controller_runtime_webhook_latency_seconds" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			verb := ""
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "verb" {
+				switch {
+				case l.GetName() == "verb":
 					verb = l.GetValue()
+				case l.GetName() == "webhook" && l.GetValue() == "/mutate-v1-pod-burstpolicy":
+					verb = "webhook"
 				}
+			}
+			if verb == "" {
+				continue
 			}
 			h, cur := m.GetHistogram(), out[verb]
 			if cur.Buckets == nil {
