@@ -15,8 +15,16 @@ func TestGCPercentFor(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, DefaultGCPercent},        // before the first collection
-		{20 * mib, DefaultGCPercent}, // small: 40% is 8 MiB
+		{0, DefaultGCPercent}, // before the first collection
+		// Small heaps: the goal is MinHeapGoal (64 MiB).
+		{16 * mib, 300},                           // 16 × 4
+		{15 * mib, 327},                           // 15 × 4.27 ≥ 64, rounded up
+		{20 * mib, 220},                           // 20 × 3.2
+		{32 * mib, 100},                           // 32 × 2
+		{45 * mib, 43},                            // 45 × 1.43 ≥ 64
+		{46 * mib, DefaultGCPercent},              // 46 × 1.4 ≥ 64: GOGC 40 alone
+		{1, int(uint64(MinHeapGoal)*100/1 - 100)}, // tiny: the goal, not an overflow
+		{64 * mib, DefaultGCPercent},
 		{80 * mib, DefaultGCPercent}, // 40% is exactly the headroom
 		{81 * mib, 39},               // past it the headroom stays 32 MiB
 		{150 * mib, 21},              // the 5,000-node envelope
@@ -28,6 +36,9 @@ func TestGCPercentFor(t *testing.T) {
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live/mib, got, tc.want)
+		}
+		if got := gcPercentFor(tc.live); tc.live > 0 && tc.live < MinHeapGoal && uint64(got+100)*tc.live < MinHeapGoal*100 {
+			t.Errorf("gcPercentFor(%d) = %d: goal below MinHeapGoal", tc.live, got)
 		}
 	}
 }
@@ -41,7 +52,8 @@ func TestNextGCPercent(t *testing.T) {
 		want    int
 		changed bool
 	}{
-		{"unchanged", 40, 10 * mib, 40, false},
+		{"unchanged", 40, 50 * mib, 40, false},
+		{"a small heap gets the floor", 40, 32 * mib, 100, true},
 		{"grown past the knee", 40, 150 * mib, 21, true},
 		{"one point is left alone", 21, 155 * mib, 21, false}, // 20
 		{"two points are not", 21, 165 * mib, 19, true},
@@ -62,7 +74,7 @@ func TestNextGCPercent(t *testing.T) {
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
-	lives := []uint64{10 * mib, 150 * mib, 151 * mib, 40 * mib}
+	lives := []uint64{50 * mib, 150 * mib, 151 * mib, 50 * mib}
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
