@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"math"
 	"os"
 	"runtime/debug"
@@ -66,12 +67,15 @@ func parseCgroupLimit(s string) (int64, bool) {
 }
 
 // applyRuntimeSettings sets the GC percent and soft memory limit that
-// runtimeSettings decides for this process, and logs what it changed.
-func applyRuntimeSettings(log logr.Logger) {
+// runtimeSettings decides for this process, and logs what it changed. With
+// GOGC unset, the GC percent then follows the live heap (gcpace.go) until
+// ctx ends.
+func applyRuntimeSettings(ctx context.Context, log logr.Logger) {
 	gcPercent, memLimit := runtimeSettings(os.Getenv, os.ReadFile)
 	if gcPercent >= 0 {
 		debug.SetGCPercent(gcPercent)
-		log.Info("Set the Go GC percent (GOGC unset)", "gcPercent", gcPercent)
+		log.Info("Set the Go GC percent (GOGC unset); it falls as the live heap grows past 80 MiB", "gcPercent", gcPercent, "headroomBytes", GCHeadroom)
+		go paceGC(ctx, log, gcPercent, gcPaceInterval, liveHeap, setGCPercent)
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)

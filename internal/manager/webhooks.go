@@ -30,10 +30,10 @@ type Manager struct {
 	certs *webhookcert.Rotator
 }
 
-// Start applies the Go runtime's memory settings (runtime.go), writes the
+// Start applies the Go runtime's memory settings (runtime.go, gcpace.go), writes the
 // webhook certificate files if needed, then runs the manager until ctx ends.
 func (m *Manager) Start(ctx context.Context) error {
-	applyRuntimeSettings(log.FromContext(ctx))
+	applyRuntimeSettings(ctx, log.FromContext(ctx))
 	if m.certs != nil {
 		if err := m.certs.EnsureCerts(ctx); err != nil {
 			return fmt.Errorf("preparing the webhook certificate: %w", err)

@@ -57,7 +57,9 @@ func ready(status, reason, message string, generation int64) map[string]any {
 	}
 }
 
-// setStatus writes obj's status as a controller would.
+// setStatus writes obj's status as a controller would. A FloatIP has no
+// status subresource: its status is written with the object, which makes
+// one generation more, and its controller stamps that generation.
 func setStatus(t *testing.T, gvk schema.GroupVersionKind, namespace, name string, status map[string]any) {
 	t.Helper()
 	u := &unstructured.Unstructured{}
@@ -65,18 +67,29 @@ func setStatus(t *testing.T, gvk schema.GroupVersionKind, namespace, name string
 	if err := env.Client.Get(ctx(t), client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
+	withObject := gvk == fipGVK
+	generation := u.GetGeneration()
+	if withObject {
+		generation++
+	}
 	if conds, ok := status["conditions"].([]any); ok {
 		for _, c := range conds {
 			if m := c.(map[string]any); m["observedGeneration"] == int64(-1) {
-				m["observedGeneration"] = u.GetGeneration()
+				m["observedGeneration"] = generation
 			}
 		}
 	}
 	if _, ok := status["observedGeneration"]; ok {
-		status["observedGeneration"] = u.GetGeneration()
+		status["observedGeneration"] = generation
 	}
 	u.Object["status"] = status
-	if err := env.Client.Status().Update(ctx(t), u); err != nil {
+	var err error
+	if withObject {
+		err = env.Client.Update(ctx(t), u)
+	} else {
+		err = env.Client.Status().Update(ctx(t), u)
+	}
+	if err != nil {
 		t.Fatalf("setting the status of %s %s: %v", gvk.Kind, name, err)
 	}
 }

@@ -101,8 +101,8 @@ type FloatIPStatus struct {
 
 // +genclient
 // +genclient:nonNamespaced
+// +genclient:noStatus
 // +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=fip,categories={edgeplane}
 // +kubebuilder:selectablefield:JSONPath=".spec.key"
 // +kubebuilder:selectablefield:JSONPath=".spec.pool"
@@ -119,6 +119,11 @@ type FloatIPStatus struct {
 
 // A FloatIP is one IP of a FloatIPPool that is allocated to a pod or kept
 // for a workload. Creating it allocates the IP; deleting it releases it.
+//
+// It has no status subresource, so that allocating writes the IP and its
+// holder (status) at once. Every change of spec or status is therefore one
+// generation more; a writer stamps status.observedGeneration with the
+// generation its write produces.
 type FloatIP struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -43,6 +43,10 @@ type Allocator struct {
 	Live client.Reader
 	// Client writes FloatIPs and pod bindings.
 	Client client.Client
+	// Index answers which IPs are taken and which FloatIPs a key holds from
+	// the manager's FloatIP informer; nil lists every FloatIP through
+	// Reader on each call instead (tests over a direct client).
+	Index *FloatIPIndex
 	// Clock is the time of status updates and of recent; nil means the
 	// real clock (tests pin it).
 	Clock clock.PassiveClock
@@ -52,6 +56,8 @@ type Allocator struct {
 	// optimisation only: the API server's AlreadyExists is what guarantees
 	// exclusivity.
 	recent expect.Lazy[netip.Addr, struct{}]
+	// filtered are the pods the filter saw, for their binds.
+	filtered filteredPods
 }
 
 // recentTTL bounds how long a created IP is remembered.
@@ -70,8 +76,15 @@ func (a *Allocator) tryReserve(ip netip.Addr) bool {
 }
 
 // unreserve forgets ip after a create that failed for another reason than
-// the IP being taken.
-func (a *Allocator) unreserve(ip netip.Addr) { a.reservations().Forget(ip) }
+// the IP being taken, or after the FloatIP was rolled back: the IP is free.
+// A pool's low-water mark may have moved past it (reservations count as
+// taken), so the marks are dropped.
+func (a *Allocator) unreserve(ip netip.Addr) {
+	a.reservations().Forget(ip)
+	if a.Index != nil {
+		a.Index.deleted()
+	}
+}
 
 func (a *Allocator) reservations() *expect.Writes[netip.Addr, struct{}] {
 	return a.recent.Get(recentTTL, maxRecent, a.Clock)
@@ -93,7 +106,7 @@ type podPlan struct {
 	key      ipam.Key
 	nsLabels map[string]string
 	pools    []*poolView
-	fips     []networkingv1alpha1.FloatIP // every FloatIP
+	fips     fipLookup // the FloatIPs the reader shows
 	own      []*networkingv1alpha1.FloatIP
 	reserved []*networkingv1alpha1.FloatIP // reservation keys this pod may claim
 	group    *poolView                     // the sharing pool named by the pod, if any
@@ -208,12 +221,9 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 			return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("FloatIPPool %s does not serve namespace %s", req.Pool, pod.Namespace))
 		}
 	}
-	var list networkingv1alpha1.FloatIPList
-	// Read-only: the cache's objects are not copied (claims copy first).
-	if err := a.Reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing FloatIPs: %w", err)
+	if p.fips, err = a.lookup(ctx); err != nil {
+		return nil, err
 	}
-	p.fips = list.Items
 	var ownList []networkingv1alpha1.FloatIP
 	if live && p.retains() {
 		// The FloatIPs a retaining key keeps across pods are read from the
@@ -227,10 +237,9 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		}
 		ownList = l.Items
 	} else {
-		for _, f := range p.fips {
-			if f.Spec.Key == p.key.String() {
-				ownList = append(ownList, f)
-			}
+		// Copies: a bind records the holder on its own IPs.
+		for _, f := range p.fips.withKey(p.key.String()) {
+			ownList = append(ownList, *f.DeepCopy())
 		}
 	}
 	for i := range ownList {
@@ -239,19 +248,47 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		}
 	}
 	if p.deploymentRetains() {
-		rk := p.key.ReservationKey()
-		for i := range p.fips {
-			f := &p.fips[i]
-			if f.Spec.Key != rk || f.DeletionTimestamp != nil || isAdminReserved(f) {
+		for _, f := range p.fips.withKey(p.key.ReservationKey()) {
+			if f.DeletionTimestamp != nil || isAdminReserved(f) {
 				continue
 			}
 			if v := p.poolByName(f.Spec.Pool); v == nil || !v.allowsNamespace(p.nsLabels) {
 				continue
 			}
-			p.reserved = append(p.reserved, f)
+			p.reserved = append(p.reserved, f) // shared: claim copies it
 		}
 	}
 	return p, nil
+}
+
+// lookup is the allocator's view of the FloatIPs: the index, or one list of
+// them all, plus the IPs this allocator is creating or lately created
+// (which its cache may not show yet).
+func (a *Allocator) lookup(ctx context.Context) (fipLookup, error) {
+	if a.Index != nil {
+		return withOwn{a.Index, a}, nil
+	}
+	l, err := listFIPs(ctx, a.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return withOwn{l, a}, nil
+}
+
+// withOwn also counts as taken the IPs of a's reservations: being created
+// by one of its binds, or created lately. Scans skip them without asking
+// the API server, and a pool's low-water mark moves past them.
+type withOwn struct {
+	fipLookup
+	a *Allocator
+}
+
+func (w withOwn) taken(ip netip.Addr) bool {
+	if w.fipLookup.taken(ip) {
+		return true
+	}
+	_, ours := w.a.reservations().Get(ip)
+	return ours
 }
 
 // checkInterfacePools refuses an interface request naming a pool that
@@ -330,8 +367,8 @@ func (a *Allocator) capacityError(ctx context.Context, p *podPlan) (string, erro
 	}
 	rk := p.key.ReservationKey()
 	var used int64
-	for _, f := range p.fips {
-		if f.Spec.Key == rk || len(f.Spec.Key) <= len(rk) || f.Spec.Key[:len(rk)] != rk {
+	for _, f := range p.fips.withKeyPrefix(rk) {
+		if f.Spec.Key == rk {
 			continue
 		}
 		if f.Spec.Key == p.key.String() {
@@ -378,10 +415,10 @@ func usedIPs(fips []networkingv1alpha1.FloatIP) map[netip.Addr]bool {
 }
 
 // hasFree reports whether v has a free IP satisfying slot i of req.
-func hasFree(v *poolView, req ipam.Request, slot int, used map[netip.Addr]bool) bool {
+func hasFree(v *poolView, req ipam.Request, slot int, fips fipLookup) bool {
 	found := false
-	v.set.Each(func(ip netip.Addr) bool {
-		if !used[ip] && req.SlotAllows(slot, ip) {
+	scanPool(v, fips, func(ip netip.Addr, taken bool) bool {
+		if !taken && req.SlotAllows(slot, ip) {
 			found = true
 			return false
 		}
@@ -412,6 +449,7 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 	if err != nil {
 		return res, err
 	}
+	a.filtered.remember(a.clock(), pod)
 	msg, err := a.capacityError(ctx, p)
 	if err != nil {
 		return res, err
@@ -429,7 +467,6 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 	slots := p.req.Slots()
 	allowed := make([][]*poolView, slots)
 	own := p.ownBySlot()
-	var used map[netip.Addr]bool
 	for i := range slots {
 		switch {
 		case own[i] != nil:
@@ -443,11 +480,8 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 				}
 			}
 		default:
-			if used == nil {
-				used = usedIPs(p.fips)
-			}
 			for _, v := range p.candidatePools() {
-				if p.req.SlotAcceptsPool(i, v.name()) && hasFree(v, p.req, i, used) {
+				if p.req.SlotAcceptsPool(i, v.name()) && hasFree(v, p.req, i, p.fips) {
 					allowed[i] = append(allowed[i], v)
 				}
 			}
@@ -503,17 +537,23 @@ type Allocation struct {
 	Pool *poolView
 	// Created: this bind created the FloatIP (rolled back on failure).
 	Created bool
+	// recorded: the write that created or claimed the FloatIP recorded the
+	// pod as its holder.
+	recorded bool
 }
 
 // Bind allocates the pod's IPs on the node (reusing its own, claiming its
 // workload's reservations, or creating new FloatIPs, all or nothing) and
 // binds the pod with galaxy's args annotation. It returns the allocations.
 func (a *Allocator) Bind(ctx context.Context, namespace, name string, uid types.UID, nodeName string) ([]Allocation, error) {
-	// The cache usually has the pod; a brand-new one is read live. The
-	// binding itself carries the UID as a precondition.
+	// The pod the filter was sent, else the cache's; a brand-new one the
+	// cache does not show yet is read live. The binding itself carries the
+	// UID as a precondition.
 	var pod corev1.Pod
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
+	if hint, ok := a.filtered.take(a.clock(), uid); ok && hint.Namespace == namespace && hint.Name == name {
+		pod = *hint
+	} else if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
 		if err := a.Live.Get(ctx, key, &pod); err != nil {
 			return nil, fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
 		}
@@ -610,12 +650,15 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 		if v == nil || v.err != nil || !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(next, v.name()) {
 			continue
 		}
-		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String())
+		slot := next
+		claimed, err := a.claim(ctx, f, p.key.ReservationKey(), p.key.String(), func(f *networkingv1alpha1.FloatIP) {
+			holdBy(f, pod, node.Name, p.req.SlotInterface(slot), a.now())
+		})
 		if err != nil {
 			return fail(err)
 		}
 		if claimed != nil {
-			allocs[next] = Allocation{FIP: claimed, Pool: v}
+			allocs[next] = Allocation{FIP: claimed, Pool: v, recorded: true}
 		}
 	}
 	if missing() && len(p.reserved) > 0 {
@@ -626,32 +669,36 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	}
 	// 3. New IPs, one per remaining slot.
 	if missing() {
-		used := usedIPs(p.fips)
+		// IPs this bind holds or has tried.
+		picked := map[netip.Addr]bool{}
 		for _, al := range allocs {
 			if al.FIP == nil {
 				continue
 			}
 			if ip, ok := fipIP(al.FIP); ok {
-				used[ip] = true
+				picked[ip] = true
 			}
 		}
 		for slot := range allocs {
 			if allocs[slot].FIP != nil {
 				continue
 			}
-			al, err := a.createOne(ctx, p, slot, nodeIP, used)
+			al, err := a.createOne(ctx, p, slot, node, nodeIP, picked)
 			if err != nil {
 				return fail(err)
 			}
 			allocs[slot] = al
 		}
 	}
-	// Record the holder, then build galaxy's annotation.
+	// Record the holder where the create or claim did not, then build
+	// galaxy's annotation.
 	args := p.req.Args
 	args.Common.IPInfos = nil
 	for i := range allocs {
-		if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name, p.req.SlotInterface(i)); err != nil {
-			return fail(err)
+		if !allocs[i].recorded {
+			if err := a.markAllocated(ctx, allocs[i].FIP, pod, node.Name, p.req.SlotInterface(i)); err != nil {
+				return fail(err)
+			}
 		}
 		ip, _ := fipIP(allocs[i].FIP)
 		v := allocs[i].Pool
@@ -664,16 +711,19 @@ func (a *Allocator) allocate(ctx context.Context, pod *corev1.Pod, node *corev1.
 	return allocs, s, nil
 }
 
-// claim renames a reservation's key to the pod's, retrying on conflicts
-// with fresh reads while the IP is still reserved. It returns nil when
-// another pod got the IP first.
-func (a *Allocator) claim(ctx context.Context, f *networkingv1alpha1.FloatIP, reservation, key string) (*networkingv1alpha1.FloatIP, error) {
+// claim renames a reservation's key to the pod's and records the holder
+// (hold) in the same update, retrying on conflicts with fresh reads while
+// the IP is still reserved. It returns nil when another pod got the IP
+// first.
+func (a *Allocator) claim(ctx context.Context, f *networkingv1alpha1.FloatIP, reservation, key string, hold func(*networkingv1alpha1.FloatIP)) (*networkingv1alpha1.FloatIP, error) {
 	cur := f.DeepCopy()
 	for range 5 {
 		if cur.Spec.Key != reservation || cur.DeletionTimestamp != nil {
 			return nil, nil
 		}
 		cur.Spec.Key = key
+		hold(cur)
+		stampFIPWrite(cur)
 		err := a.Client.Update(ctx, cur)
 		switch {
 		case err == nil:
@@ -710,9 +760,10 @@ func (a *Allocator) checkHolder(ctx context.Context, f *networkingv1alpha1.Float
 	return fmt.Errorf("IP %s is still held by pod %s/%s (UID %s); waiting for its deletion before reusing it", f.Spec.IP, other.Namespace, other.Name, f.Status.PodUID)
 }
 
-// createOne creates a FloatIP for one slot in a pool the node can host,
-// trying the next free IP whenever another allocator got there first.
-func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP netip.Addr, used map[netip.Addr]bool) (Allocation, error) {
+// createOne creates a FloatIP for one slot in a pool the node can host, with
+// the pod as its holder, trying the next free IP whenever another allocator
+// got there first.
+func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, node *corev1.Node, nodeIP netip.Addr, picked map[netip.Addr]bool) (Allocation, error) {
 	for _, v := range p.candidatePools() {
 		if !v.hostsNode(nodeIP) || !p.req.SlotAcceptsPool(slot, v.name()) {
 			continue
@@ -730,11 +781,11 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 		)
 		// Lowest free IP first, as galaxy does; IPs this allocator created
 		// but its cache does not show yet are skipped.
-		v.set.Each(func(ip netip.Addr) bool {
-			if used[ip] || !p.req.SlotAllows(slot, ip) {
+		scanPool(v, p.fips, func(ip netip.Addr, taken bool) bool {
+			if taken || picked[ip] || !p.req.SlotAllows(slot, ip) {
 				return true
 			}
-			used[ip] = true
+			picked[ip] = true
 			if !a.tryReserve(ip) {
 				return true
 			}
@@ -742,6 +793,8 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 			if p.workload != "" {
 				f.Annotations = map[string]string{AnnotationWorkload: p.workload}
 			}
+			holdBy(f, p.pod, node.Name, p.req.SlotInterface(slot), a.now())
+			stampFIPWrite(f)
 			if err := a.Client.Create(ctx, f); err != nil {
 				if apierrors.IsAlreadyExists(err) {
 					return true // taken meanwhile: try the next one
@@ -757,7 +810,7 @@ func (a *Allocator) createOne(ctx context.Context, p *podPlan, slot int, nodeIP 
 			return Allocation{}, cerr
 		}
 		if created != nil {
-			return Allocation{FIP: created, Pool: v, Created: true}, nil
+			return Allocation{FIP: created, Pool: v, Created: true, recorded: true}, nil
 		}
 	}
 	return Allocation{}, errors.New(msgNoIPLeft)
@@ -780,17 +833,19 @@ func newFloatIP(ip netip.Addr, v *poolView, key string, policy networkingv1alpha
 	}
 }
 
-// markAllocated records the pod, node and interface in the FloatIP's status.
+// markAllocated records the pod, node and interface in the status of a
+// FloatIP the pod already holds by its key (a retried bind, a recreated
+// StatefulSet pod), unless it shows them already. The patch carries f's
+// version: a FloatIP changed since fails the bind, which the scheduler
+// retries with fresh state.
 func (a *Allocator) markAllocated(ctx context.Context, f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName, iface string) error {
+	if heldBy(f, pod, nodeName, iface) {
+		return nil
+	}
 	before := f.DeepCopy()
-	now := a.now()
-	f.Status.Phase = networkingv1alpha1.FloatIPAllocated
-	f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID, f.Status.NodeName = pod.Namespace, pod.Name, string(pod.UID), nodeName
-	f.Status.Interface = iface
-	f.Status.UpdateTime = &now
-	f.Status.ObservedGeneration = f.Generation
-	setFIPReady(f)
-	if err := a.Client.Status().Patch(ctx, f, client.MergeFrom(before)); err != nil {
+	holdBy(f, pod, nodeName, iface, a.now())
+	stampFIPWrite(f)
+	if err := a.Client.Patch(ctx, f, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("recording pod %s/%s on FloatIP %s: %w", pod.Namespace, pod.Name, f.Name, err)
 	}
 	return nil
@@ -807,6 +862,10 @@ func (a *Allocator) rollback(ctx context.Context, allocs []Allocation) {
 		err := a.Client.Delete(ctx, al.FIP, client.Preconditions{UID: &al.FIP.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
 			logger.Error(err, "Rolling back FloatIP failed; the garbage collector will release it", "floatip", al.FIP.Name)
+			continue
+		}
+		if ip, ok := fipIP(al.FIP); ok {
+			a.unreserve(ip)
 		}
 	}
 }

@@ -139,6 +139,19 @@ func (r *GCReconciler) podGone(ctx context.Context, f *networkingv1alpha1.FloatI
 	return false, nil
 }
 
+// holderMayBeGone reports whether a pod update can change podGone's answer
+// for the FloatIPs the pod holds: it started or stopped terminating,
+// finished (or, by a status write, stopped being finished), or is another
+// pod (UID). Binding the pod and its progress while it runs cannot; the
+// floatip controller skips those updates, which were most of its work
+// during a wave of pods (created, deleted and recreated pods always count).
+func holderMayBeGone(old, cur *corev1.Pod) bool {
+	finished := func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}
+	return old.UID != cur.UID || (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) || finished(old) != finished(cur)
+}
+
 // releaseInput reads the workload the decision needs.
 func (r *GCReconciler) releaseInput(ctx context.Context, f *networkingv1alpha1.FloatIP, key ipam.Key) (ipam.ReleaseInput, error) {
 	in := ipam.ReleaseInput{Key: key, Policy: f.Spec.ReleasePolicy}
@@ -193,30 +206,24 @@ func replicasOf(r *int32) int64 {
 // apply carries out a release decision.
 func (r *GCReconciler) apply(ctx context.Context, f *networkingv1alpha1.FloatIP, key ipam.Key, action ipam.Action) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("floatip", f.Name, "key", f.Spec.Key)
-	switch action {
-	case ipam.ActionRelease:
+	if action == ipam.ActionRelease {
 		return r.release(ctx, f, "pod "+key.Namespace+"/"+key.PodName+" is gone")
-	case ipam.ActionReserve:
-		before := f.DeepCopy()
-		f.Spec.Key = key.ReservationKey()
-		if err := r.Client.Patch(ctx, f, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return ctrl.Result{RequeueAfter: time.Second}, nil
-			}
-			return ctrl.Result{}, fmt.Errorf("reserving FloatIP %s: %w", f.Name, err)
-		}
 	}
-	// Reserve and Keep: forget the pod, keep the IP.
+	// Reserve and Keep: forget the pod, keep the IP; Reserve hands it to the
+	// workload's reservation key in the same write.
 	before := f.DeepCopy()
 	now := metav1.NewTime(r.now())
+	if action == ipam.ActionReserve {
+		f.Spec.Key = key.ReservationKey()
+	}
 	f.Status.Phase = networkingv1alpha1.FloatIPReserved
 	f.Status.PodUID, f.Status.NodeName = "", ""
 	if action == ipam.ActionReserve {
 		f.Status.PodName, f.Status.PodNamespace, f.Status.Interface = "", "", ""
 	}
 	f.Status.UpdateTime = &now
-	setFIPReady(f)
-	if err := r.Client.Status().Patch(ctx, f, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	stampFIPWrite(f)
+	if err := r.Client.Patch(ctx, f, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}

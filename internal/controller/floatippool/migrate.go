@@ -250,7 +250,6 @@ func (m *Migrator) ensureFloatIP(ctx context.Context, src client.Object, f *netw
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("getting FloatIP %s: %w", f.Name, err)
 	}
-	st := f.Status
 	key, err := translator.SourceKey(m.Client.Scheme(), src)
 	if err != nil {
 		return err
@@ -258,17 +257,12 @@ func (m *Migrator) ensureFloatIP(ctx context.Context, src client.Object, f *netw
 	f.Labels[translator.LabelManagedBy] = translator.ManagedByTranslator
 	f.Labels[translator.LabelTranslatedFromKind] = src.GetObjectKind().GroupVersionKind().Kind
 	f.Annotations = map[string]string{translator.AnnotationTranslatedFrom: key}
+	stampFIPWrite(f) // the holder galaxy recorded, written with the IP
 	if err := m.Client.Create(ctx, f); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil // allocated meanwhile; the next poll reports a conflict if any
 		}
 		return fmt.Errorf("creating FloatIP %s: %w", f.Name, err)
-	}
-	before := f.DeepCopy()
-	f.Status = st
-	setFIPReady(f)
-	if err := m.Client.Status().Patch(ctx, f, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("recording the holder of FloatIP %s: %w", f.Name, err)
 	}
 	m.event(src, corev1.EventTypeNormal, reasonMigrated, "Migrated to FloatIP %s", f.Name)
 	return nil

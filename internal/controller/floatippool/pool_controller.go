@@ -214,18 +214,13 @@ func (r *PoolReconciler) preAllocate(ctx context.Context, pool *networkingv1alph
 			}
 			used[ip] = true
 			f := newFloatIP(ip, v, prefix, networkingv1alpha1.ReleasePolicyNever)
+			f.Status.Phase = networkingv1alpha1.FloatIPReserved
+			stampFIPWrite(f)
 			if err := r.Client.Create(ctx, f); err != nil {
 				if apierrors.IsAlreadyExists(err) {
 					return true
 				}
 				cerr = fmt.Errorf("pre-allocating %s for pool %s: %w", ip, pool.Name, err)
-				return false
-			}
-			before := f.DeepCopy()
-			f.Status.Phase = networkingv1alpha1.FloatIPReserved
-			setFIPReady(f)
-			if err := r.Client.Status().Patch(ctx, f, client.MergeFrom(before)); err != nil {
-				cerr = fmt.Errorf("marking pre-allocated %s reserved: %w", ip, err)
 				return false
 			}
 			need--
@@ -256,7 +251,8 @@ func (r *PoolReconciler) deadlockedDeployments(ctx context.Context, pool *networ
 		users[k.Namespace+"/"+k.AppName] = true
 	}
 	var deps appsv1.DeploymentList
-	if err := r.Client.List(ctx, &deps); err != nil {
+	// Read-only: not copied out of the cache.
+	if err := r.Client.List(ctx, &deps, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing deployments: %w", err)
 	}
 	var out []string

@@ -13,9 +13,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -27,7 +30,6 @@ import (
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatips/status,verbs=get;update;patch
 // The ledger of admitted pools (one object), which the pool reconciler
 // creates and updates.
 // +kubebuilder:rbac:groups=networking.edgeplane.io,resources=floatippoolledgers,verbs=get;list;watch;create;update
@@ -140,7 +142,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("floatippool").
 		For(&networkingv1alpha1.FloatIPPool{}).
-		Watches(&networkingv1alpha1.FloatIP{}, allPools).
+		Watches(&networkingv1alpha1.FloatIP{}, poolsOfFloatIP(c, poolStatusDelay)).
 		Watches(&networkingv1alpha1.FloatIPPoolLedger{}, allPools).
 		Complete(pools); err != nil {
 		return fmt.Errorf("building the floatippool controller: %w", err)
@@ -153,7 +155,8 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 			return nil
 		}
 		var list networkingv1alpha1.FloatIPList
-		if err := c.List(ctx, &list, client.MatchingFields{indexPodKey: pod.Namespace + "/" + pod.Name}); err != nil {
+		// Read-only: only the names are used.
+		if err := c.List(ctx, &list, client.MatchingFields{indexPodKey: pod.Namespace + "/" + pod.Name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		out := make([]reconcile.Request, 0, len(list.Items))
@@ -164,12 +167,22 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("floatip").
 		For(&networkingv1alpha1.FloatIP{}).
-		Watches(&corev1.Pod{}, podToFIPs).
+		Watches(&corev1.Pod{}, podToFIPs, builder.WithPredicates(predicate.TypedFuncs[client.Object]{
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				old, okOld := e.ObjectOld.(*corev1.Pod)
+				cur, okCur := e.ObjectNew.(*corev1.Pod)
+				return !okOld || !okCur || holderMayBeGone(old, cur)
+			},
+		})).
 		Complete(gc); err != nil {
 		return fmt.Errorf("building the floatip controller: %w", err)
 	}
 
-	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c}
+	index, err := NewFloatIPIndex(ctx, mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index}
 	if o.ExtenderAddress != "" {
 		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder("floatippool-extender")}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -23,6 +24,36 @@ func setFIPReady(f *networkingv1alpha1.FloatIP) {
 		return
 	}
 	status.SetReady(f, metav1.ConditionTrue, networkingv1alpha1.FloatIPReasonHeld, fmt.Sprintf("The IP is %s", strings.ToLower(string(f.Status.Phase))))
+}
+
+// stampFIPWrite sets f's Ready condition from its phase and stamps its
+// status (observedGeneration and the conditions') with the generation the
+// write about to be sent produces. A FloatIP has no status subresource: its
+// create is generation 1 and every later change of its spec or status one
+// more. The write must be based on f's version (a create, an update, a patch
+// with an optimistic lock); a write of someone else in between fails it.
+func stampFIPWrite(f *networkingv1alpha1.FloatIP) {
+	g := f.Generation
+	f.Generation = g + 1
+	setFIPReady(f)
+	f.Status.ObservedGeneration = f.Generation
+	f.Generation = g
+}
+
+// holdBy records pod on node (for interface iface, "" the primary one) as
+// f's holder, at now.
+func holdBy(f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName, iface string, now metav1.Time) {
+	f.Status.Phase = networkingv1alpha1.FloatIPAllocated
+	f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID, f.Status.NodeName = pod.Namespace, pod.Name, string(pod.UID), nodeName
+	f.Status.Interface = iface
+	f.Status.UpdateTime = &now
+}
+
+// heldBy reports whether f already records pod on node for iface.
+func heldBy(f *networkingv1alpha1.FloatIP, pod *corev1.Pod, nodeName, iface string) bool {
+	return f.Status.Phase == networkingv1alpha1.FloatIPAllocated && f.Status.PodNamespace == pod.Namespace && f.Status.PodName == pod.Name &&
+		f.Status.PodUID == string(pod.UID) && f.Status.NodeName == nodeName && f.Status.Interface == iface &&
+		f.Status.ObservedGeneration == f.Generation
 }
 
 // poolCounts are the numbers in a pool's status.

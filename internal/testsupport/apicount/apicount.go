@@ -5,6 +5,7 @@ package apicount
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -144,6 +145,15 @@ func (c *Counter) String() string {
 			c.first[k].Seconds(), c.last[k].Seconds())
 	}
 	return b.String()
+}
+
+// Counts are every kind of request answered so far, by "VERB resource"
+// (with " (code)" for a status of 400 or more), for a caller that diffs two
+// snapshots around a phase.
+func (c *Counter) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
 }
 
 // Reads is the number of GET and LIST requests.

@@ -68,6 +68,22 @@ func (k Key) String() string {
 // PoolPrefix is the reservation key of a shared pool: "pool__<pool>_".
 func PoolPrefix(pool string) string { return poolKeyPrefix + pool + "_" }
 
+// GroupOfKey is the shared pool whose prefix (PoolPrefix) starts key, or ""
+// when none does. Pool names cannot hold "_", so the name ends at the next
+// one; unlike ParseKey it reads no further, so a key whose rest is malformed
+// still names its pool.
+func GroupOfKey(key string) string {
+	rest, ok := strings.CutPrefix(key, poolKeyPrefix)
+	if !ok {
+		return ""
+	}
+	pool, _, ok := strings.Cut(rest, "_")
+	if !ok {
+		return ""
+	}
+	return pool
+}
+
 // ReservationKey is the key an IP gets when it is kept for the next pod of
 // k's workload: the pool prefix for a pool pod, else the workload prefix
 // ("dp_<ns>_<deployment>_").

@@ -17,6 +17,11 @@ import (
 //
 // A FloatIP is one IP of a FloatIPPool that is allocated to a pod or kept
 // for a workload. Creating it allocates the IP; deleting it releases it.
+//
+// It has no status subresource, so that allocating writes the IP and its
+// holder (status) at once. Every change of spec or status is therefore one
+// generation more; a writer stamps status.observedGeneration with the
+// generation its write produces.
 type FloatIPApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

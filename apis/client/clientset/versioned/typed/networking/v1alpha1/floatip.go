@@ -28,8 +28,6 @@ type FloatIPsGetter interface {
 type FloatIPInterface interface {
 	Create(ctx context.Context, floatIP *networkingv1alpha1.FloatIP, opts v1.CreateOptions) (*networkingv1alpha1.FloatIP, error)
 	Update(ctx context.Context, floatIP *networkingv1alpha1.FloatIP, opts v1.UpdateOptions) (*networkingv1alpha1.FloatIP, error)
-	// Add a +genclient:noStatus comment above the type to avoid generating UpdateStatus().
-	UpdateStatus(ctx context.Context, floatIP *networkingv1alpha1.FloatIP, opts v1.UpdateOptions) (*networkingv1alpha1.FloatIP, error)
 	Delete(ctx context.Context, name string, opts v1.DeleteOptions) error
 	DeleteCollection(ctx context.Context, opts v1.DeleteOptions, listOpts v1.ListOptions) error
 	Get(ctx context.Context, name string, opts v1.GetOptions) (*networkingv1alpha1.FloatIP, error)
@@ -37,8 +35,6 @@ type FloatIPInterface interface {
 	Watch(ctx context.Context, opts v1.ListOptions) (watch.Interface, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts v1.PatchOptions, subresources ...string) (result *networkingv1alpha1.FloatIP, err error)
 	Apply(ctx context.Context, floatIP *applyconfigurationnetworkingv1alpha1.FloatIPApplyConfiguration, opts v1.ApplyOptions) (result *networkingv1alpha1.FloatIP, err error)
-	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
-	ApplyStatus(ctx context.Context, floatIP *applyconfigurationnetworkingv1alpha1.FloatIPApplyConfiguration, opts v1.ApplyOptions) (result *networkingv1alpha1.FloatIP, err error)
 	FloatIPExpansion
 }
 
