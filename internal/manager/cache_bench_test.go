@@ -83,7 +83,7 @@ func podTransform(b *testing.B) toolscache.TransformFunc {
 func runningPod(i int) *corev1.Pod {
 	now := metav1.NewTime(time.Unix(1700000000, 0).Add(time.Duration(i) * time.Millisecond))
 	ip := fmt.Sprintf("10.0.%d.%d", i/256%256, i%256)
-	fields := func(raw string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(raw)} }
+	fields := metav1.NewFieldsV1
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
