@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,8 +88,8 @@ func coversValue(live, want any) bool {
 
 // applyConfiguration turns obj, a generated object holding only the fields
 // the controller owns, into the typed apply configuration of its kind.
-func applyConfiguration(obj client.Object, scheme *runtime.Scheme) (runtime.ApplyConfiguration, error) {
-	var ac runtime.ApplyConfiguration
+func applyConfiguration(obj client.Object, scheme *runtime.Scheme) (appliable, error) {
+	var ac appliable
 	switch obj.(type) {
 	case *appsv1.Deployment:
 		ac = &appsv1ac.DeploymentApplyConfiguration{}
@@ -135,18 +136,57 @@ func (r *Reconciler) applyObject(ctx context.Context, ids *appsv1alpha1.IngressD
 	if err != nil {
 		return err
 	}
-	if err := r.Client.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	answer := &answered{appliable: ac}
+	if err := r.Client.Apply(ctx, answer, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %T %s: %w", obj, obj.GetName(), err)
 	}
-	// The client decoded the answer into the apply configuration.
-	b, err := json.Marshal(ac)
-	if err != nil {
-		return fmt.Errorf("encoding the applied %T %s: %w", obj, obj.GetName(), err)
-	}
-	if err := json.Unmarshal(b, obj); err != nil {
+	if err := json.Unmarshal(answer.stored, obj); err != nil {
 		return fmt.Errorf("decoding the applied %T %s: %w", obj, obj.GetName(), err)
 	}
+	if existing == nil && len(earlierManagers(ids, obj)) == 0 {
+		// Created by this apply (or nothing of an earlier version's on it):
+		// its first update needs no uncached read either.
+		r.adopted.Store(obj.GetUID(), true)
+	}
 	return nil
+}
+
+// appliable is a typed apply configuration, as the client needs it.
+type appliable interface {
+	runtime.ApplyConfiguration
+	GetName() *string
+	GetNamespace() *string
+	GetKind() *string
+	GetAPIVersion() *string
+}
+
+// answered is an apply configuration that keeps, instead of decoding into
+// itself, the object the API server answered with: the whole stored
+// object, managedFields included (an apply configuration has none).
+type answered struct {
+	appliable
+	stored []byte
+}
+
+func (a *answered) MarshalJSON() ([]byte, error) { return json.Marshal(a.appliable) }
+
+func (a *answered) UnmarshalJSON(b []byte) error {
+	a.stored = slices.Clone(b)
+	return nil
+}
+
+// earlierManagers are the managers other than FieldManager that wrote, by
+// Update, the controller reference to ids on obj: earlier versions of the
+// controller.
+func earlierManagers(ids *appsv1alpha1.IngressDaemonSet, obj client.Object) sets.Set[string] {
+	ownerRef := fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "ownerReferences", fieldpath.KeyByFields("uid", string(ids.UID))))
+	managers := sets.New[string]()
+	for _, m := range csaupgrade.FindFieldsOwners(obj.GetManagedFields(), metav1.ManagedFieldsOperationUpdate, ownerRef) {
+		if m.Manager != FieldManager {
+			managers.Insert(m.Manager)
+		}
+	}
+	return managers
 }
 
 // adoptEarlierWrites hands to FieldManager, once per object and process,
@@ -174,14 +214,7 @@ func (r *Reconciler) adoptEarlierWrites(ctx context.Context, ids *appsv1alpha1.I
 	if _, done := r.adopted.Load(live.GetUID()); done {
 		return nil
 	}
-	ownerRef := fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "ownerReferences", fieldpath.KeyByFields("uid", string(ids.UID))))
-	managers := sets.New[string]()
-	for _, m := range csaupgrade.FindFieldsOwners(live.GetManagedFields(), metav1.ManagedFieldsOperationUpdate, ownerRef) {
-		if m.Manager != FieldManager {
-			managers.Insert(m.Manager)
-		}
-	}
-	if managers.Len() > 0 {
+	if managers := earlierManagers(ids, live); managers.Len() > 0 {
 		patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, managers, FieldManager)
 		if err != nil {
 			return fmt.Errorf("handing the fields of %v on %T %s to %s: %w", sets.List(managers), obj, obj.GetName(), FieldManager, err)

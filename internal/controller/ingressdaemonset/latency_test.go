@@ -3,6 +3,7 @@ package ingressdaemonset
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ func (c *slowClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, 
 	err := c.Client.Apply(ctx, obj, opts...)
 	if c.clk != nil {
 		c.clk.Step(c.took)
+	}
+	if a, ok := obj.(*answered); ok {
+		obj = a.appliable
 	}
 	if d, ok := obj.(*appsv1ac.DeploymentApplyConfiguration); ok && err == nil {
 		c.mu.Lock()
@@ -249,26 +253,42 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 }
 
 // TestAdoptionReadsOnce: handing an object's earlier fields to the apply
-// field manager needs an uncached read, once per object: the writes of a
-// rollout after the first do not wait for one.
+// field manager needs an uncached read, once per object and process: a
+// restarted manager's writes of a rollout after the first do not wait for
+// one; and an object the process created itself (the apply's answer shows
+// no earlier writer) needs none.
 func TestAdoptionReadsOnce(t *testing.T) {
-	f := newRolloutFixture(t, "adopt-once", []string{"a1"}, appsv1alpha1.RollingUpdate{
-		MaxUnavailableNodes:        ptr.To[int32](1),
-		AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
-	})
-	observeMetadataChanges(t, f.ctx, f.ns)
-	reader := &countingReader{Reader: env.Client}
-	f.r.APIReader = reader
-	f.update(func(got *appsv1alpha1.IngressDaemonSet) { got.Spec.Template.Spec.Containers[0].Image = "lb:2" })
-	f.reconcile() // detach
-	f.clock.Step(3 * time.Second)
-	f.reconcile() // update
-	f.markUpdatingRolledOut()
-	f.reconcile() // reattach
-	if got := phases(t, f.ctx, f.get())["a1"]; got != "Reattaching" {
-		t.Fatalf("a1 is %s, want Reattaching after three passes", got)
-	}
-	if reader.reads != 1 {
-		t.Errorf("%d uncached reads of a1's Deployment for three writes, want 1", reader.reads)
+	for _, tc := range []struct {
+		name, node string
+		restarted  bool
+		want       int
+	}{
+		{name: "restarted", node: "a1", restarted: true, want: 1},
+		{name: "created here", node: "a2", want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newRolloutFixture(t, "adopt-once-"+strings.ReplaceAll(tc.name, " ", "-"), []string{tc.node}, appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes:        ptr.To[int32](1),
+				AnnotateDeploymentToDetach: &appsv1alpha1.DetachAnnotation{Key: depDetachKey, Value: "true", GracePeriodSeconds: 3},
+			})
+			observeMetadataChanges(t, f.ctx, f.ns)
+			if tc.restarted {
+				f.r = &Reconciler{Client: env.Client, Clock: f.clock}
+			}
+			reader := &countingReader{Reader: env.Client}
+			f.r.APIReader = reader
+			f.update(func(got *appsv1alpha1.IngressDaemonSet) { got.Spec.Template.Spec.Containers[0].Image = "lb:2" })
+			f.reconcile() // detach
+			f.clock.Step(3 * time.Second)
+			f.reconcile() // update
+			f.markUpdatingRolledOut()
+			f.reconcile() // reattach
+			if got := phases(t, f.ctx, f.get())[tc.node]; got != "Reattaching" {
+				t.Fatalf("%s is %s, want Reattaching after three passes", tc.node, got)
+			}
+			if reader.reads != tc.want {
+				t.Errorf("%d uncached reads of %s's Deployment for three writes, want %d", reader.reads, tc.node, tc.want)
+			}
+		})
 	}
 }
