@@ -445,6 +445,66 @@ func (w *world) waitReason(name string, reason xpv2.ConditionReason) *networking
 	return p
 }
 
+// reasons records every Ready reason a PodElasticIP's versions carried,
+// from a watch started before the object exists. A reason that lasts one
+// short pass (TaskFailed, before the next allocation) can fall between two
+// polls of waitReason; the watch sees every version the controller wrote.
+type reasons struct {
+	mu   sync.Mutex
+	seen []xpv2.ConditionReason
+}
+
+func (r *reasons) has(reason xpv2.ConditionReason) (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.seen {
+		if s == reason {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprint(r.seen)
+}
+
+// watchReasons starts recording the Ready reasons of PodElasticIP name.
+func (w *world) watchReasons(name string) *reasons {
+	w.t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: w.c.Scheme()})
+	if err != nil {
+		w.t.Fatalf("watch client: %v", err)
+	}
+	wi, err := wc.Watch(w.ctx, &networkingv1alpha1.PodElasticIPList{}, client.InNamespace(w.ns), client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		w.t.Fatalf("watching PodElasticIP %s: %v", name, err)
+	}
+	w.t.Cleanup(wi.Stop)
+	r := &reasons{}
+	go func() {
+		for ev := range wi.ResultChan() {
+			p, ok := ev.Object.(*networkingv1alpha1.PodElasticIP)
+			if !ok {
+				continue
+			}
+			reason := p.GetCondition(xpv2.TypeReady).Reason
+			r.mu.Lock()
+			if n := len(r.seen); n == 0 || r.seen[n-1] != reason {
+				r.seen = append(r.seen, reason)
+			}
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// waitReasonSeen waits until some version of the PodElasticIP r watches
+// carried the Ready reason.
+func (w *world) waitReasonSeen(name string, r *reasons, reason xpv2.ConditionReason) {
+	w.t.Helper()
+	w.eventually(fmt.Sprintf("PodElasticIP %s Ready reason %s in some version", name, reason), func() (bool, string) {
+		ok, seen := r.has(reason)
+		return ok, "reasons seen " + seen
+	})
+}
+
 func (w *world) waitReady(name string) *networkingv1alpha1.PodElasticIP {
 	w.t.Helper()
 	return w.waitReason(name, xpv2.ReasonAvailable)

@@ -199,8 +199,9 @@ func TestTencentFailedTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.pod("f1", "10.0.1.40", hostIP1, nil)
+	f1 := w.watchReasons("f1")
 	w.peip("f1", "f1", nil)
-	w.waitReason("f1", networkingv1alpha1.PodElasticIPReasonTaskFailed)
+	w.waitReasonSeen("f1", f1, networkingv1alpha1.PodElasticIPReasonTaskFailed)
 	p := w.waitReady("f1")
 	if n := w.tcCalls("AllocateAddresses"); n != 2 {
 		t.Errorf("AllocateAddresses calls = %d, want 2 (the failed one, one under the next token)", n)
@@ -216,8 +217,9 @@ func TestTencentFailedTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.pod("f2", "10.0.1.41", hostIP1, nil)
+	f2 := w.watchReasons("f2")
 	w.peip("f2", "f2", nil)
-	w.waitReason("f2", networkingv1alpha1.PodElasticIPReasonTaskFailed)
+	w.waitReasonSeen("f2", f2, networkingv1alpha1.PodElasticIPReasonTaskFailed)
 	w.waitReady("f2")
 	if n := w.tcCalls("AssociateAddress"); n != 3 {
 		t.Errorf("AssociateAddress calls = %d, want 3 (f1, the failed f2, f2 again)", n)
