@@ -109,7 +109,8 @@ up() {
 		curl -fsS -X POST --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml \
 			"http://$cloudsim_addr/admin/fixtures" > /dev/null
 		# --- end AnycastIPBinding ---
-		# --- PodElasticIP (issue 4): the ENI holding the kwok pod IPs, and room for addresses.
+		# --- PodElasticIP (issues 4, 22): the ENIs holding the kwok pod IPs, on EC2 and on
+		# Tencent Cloud (examples/podelasticip/tencent.yaml), and room for addresses.
 		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
 			"http://$cloudsim_addr/admin/fixtures" > /dev/null
 		# The emulator checks SigV4 signatures: besides its well-known key pair
@@ -186,6 +187,8 @@ up() {
 	say "kubectl edgeplane why: a served pod (its Elastic IP is bound)"
 	served=$(kubectl -n nginx-demo-ns get pods -l app=app-nginx-demo -o name | head -1)
 	bin/kubectl-edgeplane why -n nginx-demo-ns "$served" --kubeconfig "$dir/kubeconfig"
+	say "kubectl edgeplane why: a pod with an elastic IP on Tencent Cloud (examples/podelasticip/tencent.yaml)"
+	bin/kubectl-edgeplane why -n nginx-demo-ns pod/web-tc-0 --kubeconfig "$dir/kubeconfig"
 	say "Leader"
 	kubectl -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}{"\n"}'
 	cat <<MSG

@@ -57,6 +57,33 @@ func (r RateLimit) Or(def RateLimit) RateLimit {
 	return r
 }
 
+// Scale returns r with its refill rate multiplied by rate and its bucket by
+// bucket (at least one token): each cloud's Scaled decides which of the two
+// a raised account limit raises (EC2: the refill only; Tencent Cloud, whose
+// bucket holds one second's worth: both). Unlimited and unset limits stay.
+func (r RateLimit) Scale(rate, bucket float64) RateLimit {
+	if r.QPS <= 0 {
+		return r
+	}
+	return RateLimit{QPS: r.QPS * rate, Burst: max(1, int(float64(r.Burst)*bucket))}
+}
+
+// MissingTags returns the tags of want that have lacks or carries with
+// another value; nil when it carries them all. The tag contracts of every
+// kind check their addresses' tags with it, on either cloud.
+func MissingTags(have, want map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // JitterAllowance is how much closer together than they left requests may
 // reach the cloud (scheduling, connection reuse and network delays vary
 // from one request to the next) without finding its bucket empty; see

@@ -117,6 +117,41 @@ func TestClientSide(t *testing.T) {
 	}
 }
 
+// TestScale: the rate and the bucket scale by their own factors, the
+// bucket keeps at least one token, unlimited and unset limits stay.
+func TestScale(t *testing.T) {
+	cases := []struct {
+		in           RateLimit
+		rate, bucket float64
+		want         RateLimit
+	}{
+		{RateLimit{QPS: 5, Burst: 50}, 10, 1, RateLimit{QPS: 50, Burst: 50}},     // EC2: the refill only
+		{RateLimit{QPS: 10, Burst: 10}, 10, 10, RateLimit{QPS: 100, Burst: 100}}, // Tencent: one second's worth
+		{RateLimit{QPS: 10, Burst: 10}, 0.01, 0.01, RateLimit{QPS: 0.1, Burst: 1}},
+		{Unlimited, 10, 10, Unlimited},
+		{RateLimit{}, 10, 10, RateLimit{}},
+	}
+	for _, c := range cases {
+		if got := c.in.Scale(c.rate, c.bucket); got != c.want {
+			t.Errorf("%+v.Scale(%v, %v) = %+v, want %+v", c.in, c.rate, c.bucket, got, c.want)
+		}
+	}
+}
+
+func TestMissingTags(t *testing.T) {
+	have := map[string]string{"a": "1", "b": "2"}
+	if got := MissingTags(have, map[string]string{"a": "1"}); got != nil {
+		t.Errorf("carried tags: %v, want nil", got)
+	}
+	got := MissingTags(have, map[string]string{"a": "1", "b": "3", "c": ""})
+	if len(got) != 2 || got["b"] != "3" || got["c"] != "" {
+		t.Errorf("missing = %v, want b=3 (another value) and c= (absent)", got)
+	}
+	if got := MissingTags(nil, nil); got != nil {
+		t.Errorf("nothing wanted: %v, want nil", got)
+	}
+}
+
 func TestMetricsAreInTheControllerRuntimeRegistry(t *testing.T) {
 	ObserveCall(ProviderAWS, "DescribeAddresses", "", time.Millisecond)
 	ObserveCall(ProviderAWS, "DescribeAddresses", "RequestLimitExceeded", time.Millisecond)

@@ -33,7 +33,7 @@ import (
 //     storage, hugepages; extended limits are looked up by name: GPUs, float
 //     IPs): stripPod drops them. Once a pod is bound to a node (most pods,
 //     most of the time) the controllers read only its metadata, node name,
-//     hostNetwork, readiness gates, tolerations, phase, IPs and Ready and
+//     hostNetwork, readiness gates, tolerations, phase, IPs and
 //     readiness-gate conditions, and its containers only when they use an
 //     extended resource (float IPs): slimBoundPod keeps only those. (BurstPolicy's rebalancing, which adds up
 //     the requests of the pods on each node like the scheduler, reads those
@@ -69,13 +69,14 @@ import (
 // watchNamespace (if set) as the only namespace watched.
 func CacheOptions(watchNamespace string) cache.Options {
 	strip := cache.TransformStripManagedFields()
+	share := newMetaSharer()
 	ours := labels.NewSelector().Add(mustRequirement(appsv1alpha1.LabelIngressDaemonSet, selection.Exists))
 	opts := cache.Options{
 		// No controller reads managedFields; dropping them before they reach
 		// the cache cuts its memory by about a third for pods and nodes.
 		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:            {Transform: chain(strip, stripPod)},
+			&corev1.Pod{}:            {Transform: chain(strip, stripPod, share.transform)},
 			&corev1.Node{}:           {Transform: chain(strip, stripNode)},
 			&appsv1.Deployment{}:     {Transform: chain(strip, stripWorkload)},
 			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
@@ -147,7 +148,8 @@ func stripPod(obj any) (any, error) {
 // (BurstPolicy: is it a burst pod?), scheduling gates, and the containers
 // (with the pod overhead) only when one uses an extended resource (a float
 // IP's tke.cloud.tencent.com/eni-ip, a GPU); of the status the phase, the
-// IPs, and the Ready and readiness-gate conditions. A pending pod's volumes,
+// IPs, and the readiness gates' conditions (not the kubelet's: nobody reads
+// a bound pod's Ready or progress conditions). A pending pod's volumes,
 // probes, affinity and the rest matter only to its burst decision, before
 // it is bound; on a cluster of mostly running pods this is most of what the
 // pod cache would hold.
@@ -175,8 +177,21 @@ func slimBoundPod(pod *corev1.Pod) {
 		PodIP:      pod.Status.PodIP,
 		PodIPs:     pod.Status.PodIPs,
 	}
-	if slices.ContainsFunc(pod.Status.Conditions, unreadCondition) {
-		pod.Status.Conditions = without(pod.Status.Conditions, unreadCondition)
+	// Of a bound pod's conditions only its readiness gates' are read
+	// (PodElasticIP's); without them most pods keep no condition at all.
+	notAGate := func(c corev1.PodCondition) bool {
+		return !slices.ContainsFunc(pod.Spec.ReadinessGates, func(g corev1.PodReadinessGate) bool { return g.ConditionType == c.Type })
+	}
+	if slices.ContainsFunc(pod.Status.Conditions, notAGate) {
+		pod.Status.Conditions = without(pod.Status.Conditions, notAGate)
+	}
+	// The decoder gives the first of the IPs a string of its own, equal to
+	// PodIP (HostIP): one copy is enough.
+	if len(pod.Status.PodIPs) > 0 && pod.Status.PodIPs[0].IP == pod.Status.PodIP {
+		pod.Status.PodIPs[0].IP = pod.Status.PodIP
+	}
+	if len(pod.Status.HostIPs) > 0 && pod.Status.HostIPs[0].IP == pod.Status.HostIP {
+		pod.Status.HostIPs[0].IP = pod.Status.HostIP
 	}
 }
 
@@ -191,17 +206,6 @@ func without[T any](s []T, drop func(T) bool) []T {
 		}
 	}
 	return slices.Clip(kept)
-}
-
-// unreadCondition reports the conditions of a bound pod that no controller
-// reads: the kubelet's progress conditions and PodScheduled (read only while
-// a pod is pending). Ready and readiness-gate conditions stay.
-func unreadCondition(c corev1.PodCondition) bool {
-	switch c.Type {
-	case corev1.PodInitialized, corev1.ContainersReady, corev1.PodReadyToStartContainers, corev1.PodScheduled:
-		return true
-	}
-	return false
 }
 
 // unreadNodeCondition reports the node conditions no controller reads: all

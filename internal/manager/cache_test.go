@@ -131,7 +131,8 @@ func TestStripPod(t *testing.T) {
 		s.Tolerations = t
 		return s
 	}
-	read := []corev1.PodCondition{conditions[2], conditions[5]}
+	// Only the readiness gate's condition is read of a bound pod.
+	read := []corev1.PodCondition{conditions[5]}
 	// bound is what stays of a bound pod's spec.
 	bound := func(s corev1.PodSpec) corev1.PodSpec {
 		return corev1.PodSpec{NodeName: s.NodeName, HostNetwork: s.HostNetwork, ReadinessGates: s.ReadinessGates, SchedulingGates: s.SchedulingGates,
@@ -147,7 +148,7 @@ func TestStripPod(t *testing.T) {
 		in:   full("", fullContainer("init"), fullContainer("a"), fullContainer("b")),
 		want: &corev1.Pod{ObjectMeta: meta, Spec: spec("", volumes, keptContainer("init"), keptContainer("a"), keptContainer("b")), Status: status(conditions)},
 	}, {
-		name: "bound, with extended resources: the containers stay, the volumes and the kubelet's progress conditions go",
+		name: "bound, with extended resources: the containers stay, the volumes and the kubelet's conditions go",
 		in:   full("n1", fullContainer("init"), fullContainer("a"), fullContainer("b")),
 		want: &corev1.Pod{ObjectMeta: meta, Spec: bound(spec("n1", nil, keptContainer("init"), keptContainer("a"), keptContainer("b"))), Status: status(read)},
 	}, {
@@ -155,9 +156,9 @@ func TestStripPod(t *testing.T) {
 		in:   full("n1", plain(fullContainer("init")), plain(fullContainer("a"))),
 		want: &corev1.Pod{ObjectMeta: meta, Spec: bound(spec("n1", nil)), Status: status(read)},
 	}, {
-		name: "bound, only unread conditions and tolerations",
+		name: "bound, only unread conditions (Ready too) and tolerations",
 		in: &corev1.Pod{ObjectMeta: meta, Spec: withTolerations(spec("n1", nil, plain(fullContainer("init")), plain(fullContainer("a"))), admission),
-			Status: status([]corev1.PodCondition{conditions[0], conditions[1], conditions[4]})},
+			Status: status([]corev1.PodCondition{conditions[0], conditions[1], conditions[2], conditions[4]})},
 		want: &corev1.Pod{ObjectMeta: meta, Spec: withTolerations(bound(spec("n1", nil)), nil), Status: status(nil)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,13 @@ var legacyFlagPrefixes = map[string]string{
 	"floatippool":      "floatip-",
 }
 
+// renamedFlags are single flags renamed to read like the other kinds'
+// (old name: new name). Each old name stays, for one release, a deprecated
+// alias of the new one. Remove an entry when its release has passed.
+var renamedFlags = map[string]string{
+	"podelasticip-sweep-interval": "podelasticip-orphan-interval",
+}
+
 // kindFlagNames returns the name a controller's flag goes by on the command
 // line (the controller's name, a dash, the option) and its deprecated alias
 // ("" if none). A flag its package still spells with the legacy prefix gets
@@ -55,14 +62,24 @@ func BindControllerFlags(fs *pflag.FlagSet, all []Controller) {
 			pf := pflag.PFlagFromGoFlag(f)
 			pf.Name = canonical
 			fs.AddFlag(pf)
-			if alias == "" {
-				return
+			if alias != "" {
+				addAlias(fs, pf, alias)
 			}
-			fs.AddFlag(&pflag.Flag{Name: alias, Usage: pf.Usage, Value: pf.Value, DefValue: pf.DefValue, NoOptDefVal: pf.NoOptDefVal})
-			// Only fails for a name that is not registered.
-			_ = fs.MarkDeprecated(alias, "use --"+canonical+" instead")
 		})
 	}
+	for old, name := range renamedFlags {
+		if pf := fs.Lookup(name); pf != nil {
+			addAlias(fs, pf, old)
+		}
+	}
+}
+
+// addAlias registers alias as a deprecated second name of pf: it sets the
+// same option and prints a warning.
+func addAlias(fs *pflag.FlagSet, pf *pflag.Flag, alias string) {
+	fs.AddFlag(&pflag.Flag{Name: alias, Usage: pf.Usage, Value: pf.Value, DefValue: pf.DefValue, NoOptDefVal: pf.NoOptDefVal})
+	// Only fails for a name that is not registered.
+	_ = fs.MarkDeprecated(alias, "use --"+pf.Name+" instead")
 }
 
 // FlagSet is the manager's command line: the manager-wide options (unprefixed),

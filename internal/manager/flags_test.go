@@ -21,6 +21,7 @@ var oldFlagNames = []string{
 	"burst-disable-pod-gate", "burst-gate-timeout", "burst-rewrite-tke-scheduler", "burst-legacy-switch-table",
 	"floatip-extender-address", "floatip-api-address", "floatip-sweep-interval", "floatip-migrate-galaxy",
 	"floatip-migrate-interval",
+	"podelasticip-sweep-interval",
 }
 
 func controllerFlags() *pflag.FlagSet {
@@ -88,6 +89,9 @@ func TestOldFlagNamesStillWork(t *testing.T) {
 				}
 			}
 			newName := controller + "-" + option
+			if renamed, ok := renamedFlags[old]; ok {
+				newName = renamed
+			}
 			value := nonDefaultValue(t, newName)
 
 			fs := controllerFlags()

@@ -5,10 +5,8 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
 )
@@ -20,20 +18,6 @@ import (
 // little more collector CPU during a full resync, and next to none when
 // idle (see docs/operations.md, "Figures at scale").
 const DefaultGCPercent = 40
-
-// MinHeapGoal is the heap the collector lets the manager reach before a
-// collection however small its live heap, while GOGC is the manager's
-// (unset in the environment). With caches of 15 MiB (a small cluster) GOGC 40
-// alone collected after every 6 MiB allocated: in a wave of 2,000 pods, each
-// admitted by the pod webhook and scheduled through the float-IP extender,
-// the collector took over a quarter of the manager's CPU, and slowed the
-// webhook every pod creation waits for. From 46 MiB of live heap up
-// (46 × 1.4 ≈ 64) DefaultGCPercent alone decides, as before, so the memory
-// figures at scale do not change.
-const MinHeapGoal = 64 << 20
-
-// gcTuneInterval is how often the GC percent follows the live heap.
-const gcTuneInterval = time.Second
 
 // memoryLimitShare is the part of the container's memory limit the Go
 // runtime aims to stay under (GOMEMLIMIT), leaving room for non-heap memory.
@@ -82,49 +66,16 @@ func parseCgroupLimit(s string) (int64, bool) {
 	return n, true
 }
 
-// gcPercentFor is the GC percent that gives a live heap of live bytes a
-// goal (the heap at which the next collection starts) of at least minGoal,
-// and never less than base.
-func gcPercentFor(live uint64, base int, minGoal uint64) int {
-	if live == 0 || live >= minGoal {
-		return base
-	}
-	need := (minGoal*100+live-1)/live - 100 // rounded up
-	return max(base, int(need))
-}
-
-// tuneGC keeps the GC percent at gcPercentFor(the live heap) until ctx
-// ends, looking every interval.
-func tuneGC(ctx context.Context, base int, minGoal uint64, interval time.Duration) {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	current := base
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			if p := gcPercentFor(sample[0].Value.Uint64(), base, minGoal); p != current {
-				debug.SetGCPercent(p)
-				current = p
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // applyRuntimeSettings sets the GC percent and soft memory limit that
-// runtimeSettings decides for this process, and logs what it changed. A GC
-// percent of its own follows the live heap (MinHeapGoal) until ctx ends.
+// runtimeSettings decides for this process, and logs what it changed. With
+// GOGC unset, the GC percent then follows the live heap (gcpace.go) until
+// ctx ends.
 func applyRuntimeSettings(ctx context.Context, log logr.Logger) {
 	gcPercent, memLimit := runtimeSettings(os.Getenv, os.ReadFile)
 	if gcPercent >= 0 {
 		debug.SetGCPercent(gcPercent)
-		log.Info("Set the Go GC percent (GOGC unset)", "gcPercent", gcPercent, "minHeapGoal", MinHeapGoal)
-		go tuneGC(ctx, gcPercent, MinHeapGoal, gcTuneInterval)
+		log.Info("Set the Go GC percent (GOGC unset); it falls as the live heap grows past 80 MiB", "gcPercent", gcPercent, "headroomBytes", GCHeadroom)
+		go paceGC(ctx, log, gcPercent, gcPaceInterval, liveHeap, setGCPercent)
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)

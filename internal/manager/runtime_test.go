@@ -1,11 +1,8 @@
 package manager
 
 import (
-	"context"
 	"io/fs"
-	"runtime/debug"
 	"testing"
-	"time"
 )
 
 func TestRuntimeSettings(t *testing.T) {
@@ -41,61 +38,5 @@ func TestRuntimeSettings(t *testing.T) {
 				t.Errorf("got GC %d, limit %d; want %d, %d", gc, limit, tt.wantGC, tt.wantMemLimit)
 			}
 		})
-	}
-}
-
-func TestGCPercentFor(t *testing.T) {
-	const mib = 1 << 20
-	tests := []struct {
-		live uint64
-		want int
-	}{
-		{live: 0, want: DefaultGCPercent},             // nothing read yet
-		{live: 16 * mib, want: 300},                   // goal 16 × 4 = 64 MiB
-		{live: 15 * mib, want: 327},                   // 15 × 4.27 ≥ 64 MiB
-		{live: 32 * mib, want: 100},                   // 32 × 2
-		{live: 46 * mib, want: 40},                    // 46 × 1.4 ≥ 64: GOGC 40 alone
-		{live: 45 * mib, want: 43},                    // 45 × 1.43 ≥ 64
-		{live: 64 * mib, want: DefaultGCPercent},      // at the goal
-		{live: 500 * mib, want: DefaultGCPercent},     // at scale
-		{live: 1, want: int(MinHeapGoal*100/1 - 100)}, // tiny: the goal, not an overflow
-	}
-	for _, tt := range tests {
-		got := gcPercentFor(tt.live, DefaultGCPercent, MinHeapGoal)
-		if got != tt.want {
-			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tt.live/mib, got, tt.want)
-		}
-		if tt.live > 0 && uint64(got+100)*tt.live < MinHeapGoal*100 {
-			t.Errorf("gcPercentFor(%d) = %d: goal below MinHeapGoal", tt.live, got)
-		}
-	}
-}
-
-// TestTuneGC: the tuner sets the GC percent the live heap calls for, and
-// stops with its context.
-func TestTuneGC(t *testing.T) {
-	orig := debug.SetGCPercent(DefaultGCPercent)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tuneGC(ctx, DefaultGCPercent, 1<<40, 10*time.Millisecond); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		// Reading the percent means setting one: put back what was read.
-		p := debug.SetGCPercent(DefaultGCPercent)
-		debug.SetGCPercent(p)
-		if p > 1000 { // a 1 TiB goal over a test binary's heap
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GC percent still %d", p)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("tuneGC did not stop with its context")
 	}
 }

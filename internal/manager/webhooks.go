@@ -30,7 +30,7 @@ type Manager struct {
 	certs *webhookcert.Rotator
 }
 
-// Start applies the Go runtime's memory settings (runtime.go), writes the
+// Start applies the Go runtime's memory settings (runtime.go, gcpace.go), writes the
 // webhook certificate files if needed, then runs the manager until ctx ends.
 func (m *Manager) Start(ctx context.Context) error {
 	applyRuntimeSettings(ctx, log.FromContext(ctx))

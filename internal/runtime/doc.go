@@ -3,6 +3,9 @@
 //
 //   - batch: one cloud call per window and account for the reads that
 //     concurrent reconciles make;
+//   - cloudtask: an allocation by an asynchronous cloud task with an
+//     idempotency token (Tencent Cloud's AllocateAddresses) kept on the
+//     object: the attempt in its token, the task of the attempt;
 //   - clientcache: one cloud client per account, resolved once for a burst
 //     of reconciles (singleflight) and evicted when unused (LRUExpireCache);
 //   - expect: read-your-writes, so that a pass served a stale copy by a

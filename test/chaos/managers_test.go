@@ -46,7 +46,7 @@ func (rep *replica) args() []string {
 		"--anycastipbinding-provider-config=tencentcloud",
 		// Sweeps often enough that an address leaked by a dropped response
 		// is collected within the convergence wait.
-		"--podelasticip-orphan-grace-period=1m", "--podelasticip-sweep-interval=30s",
+		"--podelasticip-orphan-grace-period=1m", "--podelasticip-orphan-interval=30s",
 		"--anycastipbinding-orphan-grace-period=1m", "--anycastipbinding-orphan-interval=30s",
 		"--floatippool-sweep-interval=30s",
 	}

@@ -305,6 +305,14 @@ type nodeResult struct {
 	DescribeByFilter struct {
 		Total int `json:"total"`
 	} `json:"describeByFilter"`
+	Retagged struct {
+		Tags []struct {
+			Key, Value string
+		} `json:"tags"`
+	} `json:"retagged"`
+	ReservedTag struct {
+		Code string `json:"code"`
+	} `json:"reservedTag"`
 	AfterRelease struct {
 		Total int `json:"total"`
 	} `json:"afterRelease"`
@@ -358,6 +366,10 @@ func TestTencentNodeSDK(t *testing.T) {
 		t.Fatalf("creation tags: %+v", got.DescribeBound.Tags)
 	case got.DescribeByFilter.Total != 1:
 		t.Fatalf("DescribeAddresses by instance-id and address-type: %+v", got.DescribeByFilter)
+	case len(got.Retagged.Tags) != 1 || got.Retagged.Tags[0].Key != "team" || got.Retagged.Tags[0].Value != "edge":
+		t.Fatalf("tags after ModifyResourceTags: %+v, want only team=edge", got.Retagged.Tags)
+	case got.ReservedTag.Code != "InvalidParameter.ReservedTagKey":
+		t.Fatalf("ModifyResourceTags with a reserved key: %+v", got.ReservedTag)
 	case got.AfterRelease.Total != 0:
 		t.Fatalf("the address is still listed after release: %+v", got.AfterRelease)
 	case got.Error.Code != "InvalidAddressId.NotFound" || got.Error.RequestID == "":

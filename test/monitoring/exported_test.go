@@ -277,7 +277,7 @@ func startManager(t *testing.T, metricsAddr, webhookAddr, extenderAddr string) {
 		"--webhook-service-namespace=default",
 		"--floatippool-extender-address=" + extenderAddr, "--floatippool-api-address=",
 		"--anycastipbinding-provider-config=tencentcloud",
-		"--podelasticip-sweep-interval=2s", "--podelasticip-orphan-grace-period=1s", "--podelasticip-orphan-mode=delete",
+		"--podelasticip-orphan-interval=2s", "--podelasticip-orphan-grace-period=1s", "--podelasticip-orphan-mode=delete",
 		"--anycastipbinding-orphan-interval=2s", "--anycastipbinding-orphan-grace-period=1s", "--anycastipbinding-orphan-mode=delete",
 	}
 	logs := &managertest.Log{}

@@ -215,7 +215,7 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 		"webhook-host": "127.0.0.1", "webhook-port": port, "webhook-cert-dir": t.TempDir(),
 		"floatippool-extender-address": "", "floatippool-api-address": "", "floatippool-sweep-interval": "2s", "floatippool-migrate-interval": "2s",
 		"anycastipbinding-provider-config": "tencentcloud",
-		"podelasticip-sweep-interval":      "2s", "podelasticip-orphan-grace-period": "1s",
+		"podelasticip-orphan-interval":     "2s", "podelasticip-orphan-grace-period": "1s",
 		"anycastipbinding-orphan-interval": "2s", "anycastipbinding-orphan-grace-period": "1s",
 	}
 	var args []string

@@ -116,6 +116,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationnetworkingv1alpha1.PodElasticIPSpecApplyConfiguration{}
 	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPStatus"):
 		return &applyconfigurationnetworkingv1alpha1.PodElasticIPStatusApplyConfiguration{}
+	case networkingv1alpha1.SchemeGroupVersion.WithKind("PodElasticIPTencent"):
+		return &applyconfigurationnetworkingv1alpha1.PodElasticIPTencentApplyConfiguration{}
 
 		// Group=scheduling.edgeplane.io, Version=v1alpha1
 	case schedulingv1alpha1.SchemeGroupVersion.WithKind("BurstPolicy"):

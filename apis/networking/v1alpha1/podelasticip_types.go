@@ -71,15 +71,75 @@ type PodElasticIPAllocation struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('edgeplane.io/') && !self.startsWith('networking.edgeplane.io/')",message="tagKey must not be one of edgeplane's own tag keys"
 	TagKey string `json:"tagKey,omitempty"`
 
-	// AllocationID names the address for Static (eipalloc-...).
+	// AllocationID names the address for Static: an EC2 allocation ID
+	// (eipalloc-...) on AWS, a Tencent Cloud address ID (eip-...) on
+	// Tencent Cloud. An ID of the other cloud than the provider config's
+	// is Ready=False ProviderMismatch.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^eipalloc-[0-9a-f]{8,17}$`
+	// +kubebuilder:validation:Pattern=`^(eipalloc-[0-9a-f]{8,17}|eip-[0-9a-z]{8})$`
 	AllocationID string `json:"allocationID,omitempty"`
+}
+
+// PodElasticIPTencentAddressType is the type of a Tencent Cloud address.
+// +kubebuilder:validation:Enum=EIP;HighQualityEIP
+type PodElasticIPTencentAddressType string
+
+// PodElasticIPTencentChargeType is how a Tencent Cloud address's traffic
+// is billed (AllocateAddresses InternetChargeType).
+// +kubebuilder:validation:Enum=TRAFFIC_POSTPAID_BY_HOUR;BANDWIDTH_POSTPAID_BY_HOUR
+type PodElasticIPTencentChargeType string
+
+// PodElasticIPTencentISP is the line of a Tencent Cloud address
+// (AllocateAddresses InternetServiceProvider): BGP, or one carrier's static
+// single line (accounts allow-listed for them).
+// +kubebuilder:validation:Enum=BGP;CMCC;CTCC;CUCC
+type PodElasticIPTencentISP string
+
+// Defaults of spec.tencent: Tencent Cloud's own defaults for
+// AllocateAddresses (https://www.tencentcloud.com/document/api/215/16699),
+// sent explicitly so an address does not change with the cloud's defaults.
+const (
+	PodElasticIPTencentDefaultAddressType PodElasticIPTencentAddressType = "EIP"
+	PodElasticIPTencentDefaultChargeType  PodElasticIPTencentChargeType  = "TRAFFIC_POSTPAID_BY_HOUR"
+	PodElasticIPTencentDefaultBandwidth   int64                          = 1
+	PodElasticIPTencentDefaultISP         PodElasticIPTencentISP         = "BGP"
+)
+
+// PodElasticIPTencent is how an Auto address is allocated on Tencent Cloud
+// (a PodElasticIP whose provider config is a Tencent Cloud one). Every field
+// has the default Tencent Cloud itself applies; a PodElasticIP without the
+// block gets them all.
+type PodElasticIPTencent struct {
+	// AddressType: EIP (default) or HighQualityEIP (accounts allow-listed
+	// for it).
+	// +optional
+	// +kubebuilder:default=EIP
+	AddressType PodElasticIPTencentAddressType `json:"addressType,omitempty"`
+	// InternetChargeType: TRAFFIC_POSTPAID_BY_HOUR (default) or
+	// BANDWIDTH_POSTPAID_BY_HOUR.
+	// +optional
+	// +kubebuilder:default=TRAFFIC_POSTPAID_BY_HOUR
+	InternetChargeType PodElasticIPTencentChargeType `json:"internetChargeType,omitempty"`
+	// InternetMaxBandwidthOut is the outbound bandwidth cap in Mbps
+	// (default 1).
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2000
+	InternetMaxBandwidthOut int64 `json:"internetMaxBandwidthOut,omitempty"`
+	// InternetServiceProvider: BGP (default), or CMCC, CTCC, CUCC for a
+	// static single-line address.
+	// +optional
+	// +kubebuilder:default=BGP
+	InternetServiceProvider PodElasticIPTencentISP `json:"internetServiceProvider,omitempty"`
 }
 
 // PodElasticIPSpec is the desired state of a PodElasticIP.
 // +kubebuilder:validation:XValidation:rule="(has(self.releasePolicy) && self.releasePolicy == 'AfterDelay') == has(self.releaseDelay)",message="releaseDelay is required with releasePolicy AfterDelay and only allowed with it"
 // +kubebuilder:validation:XValidation:rule="!has(self.releasePolicy) || self.releasePolicy != 'Delete' || self.allocation.mode == 'Auto'",message="releasePolicy Delete releases the address and is only allowed with allocation.mode Auto"
+// +kubebuilder:validation:XValidation:rule="!has(self.tencent) || self.allocation.mode == 'Auto'",message="tencent says how Auto allocates on Tencent Cloud and is only allowed with allocation.mode Auto"
+// +kubebuilder:validation:XValidation:rule="!has(self.tencent) || !has(self.allocation.publicIPv4Pool)",message="allocation.publicIPv4Pool is AWS's and tencent is Tencent Cloud's: set at most one"
+// +kubebuilder:validation:XValidation:rule="has(self.tencent) == has(oldSelf.tencent)",message="tencent is immutable; delete and recreate the PodElasticIP to change it"
 //
 // writeConnectionSecretToRef comes with crossplane's ManagedResourceSpec but is
 // refused: an address has no secret to publish, and publishing an empty one
@@ -121,6 +181,15 @@ type PodElasticIPSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.lowerAscii().startsWith('aws:') && !k.startsWith('edgeplane.io/') && !k.startsWith('networking.edgeplane.io/') && !k.startsWith('aws-samples.github.com/'))",message="tags must not use the aws:, edgeplane.io/, networking.edgeplane.io/ or aws-samples.github.com/ prefixes"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 127 && size(self[k]) <= 255)",message="tag keys are at most 127 and values at most 255 characters"
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// Tencent is how an Auto address is allocated when the provider config
+	// is a Tencent Cloud one: type, bandwidth, charge type and line (every
+	// field defaults to Tencent Cloud's own default). It is Tencent Cloud's
+	// provider block: on an AWS provider config it is Ready=False
+	// ProviderMismatch. Immutable, as the allocation is.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="tencent is immutable; delete and recreate the PodElasticIP to change it"
+	Tencent *PodElasticIPTencent `json:"tencent,omitempty"`
 }
 
 // PodElasticIPStatus is the observed state of a PodElasticIP.
@@ -164,7 +233,8 @@ type PodElasticIPStatus struct {
 // +kubebuilder:printcolumn:name="ALLOCATION",type="string",JSONPath=".status.allocationID",priority=1
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".status.nodeName",priority=1
 
-// A PodElasticIP gives one pod an AWS Elastic IP: allocated for it (Auto),
+// A PodElasticIP gives one pod an elastic IP on AWS or Tencent Cloud (the
+// provider config's cloud): allocated for it (Auto),
 // claimed from a pool of pre-tagged addresses (Pool) or one known address
 // (Static), associated with the pod's private IP on its ENI, and followed
 // when the pod is recreated. It is a crossplane-runtime managed resource;
@@ -243,6 +313,28 @@ func (p *PodElasticIP) SetWriteConnectionSecretToReference(r *xpv2.LocalSecretRe
 	p.Spec.WriteConnectionSecretToReference = r
 }
 
+// TencentSettings is spec.tencent with Tencent Cloud's defaults for what
+// it leaves out (all of them without the block).
+func (p *PodElasticIP) TencentSettings() PodElasticIPTencent {
+	var t PodElasticIPTencent
+	if p.Spec.Tencent != nil {
+		t = *p.Spec.Tencent
+	}
+	if t.AddressType == "" {
+		t.AddressType = PodElasticIPTencentDefaultAddressType
+	}
+	if t.InternetChargeType == "" {
+		t.InternetChargeType = PodElasticIPTencentDefaultChargeType
+	}
+	if t.InternetMaxBandwidthOut == 0 {
+		t.InternetMaxBandwidthOut = PodElasticIPTencentDefaultBandwidth
+	}
+	if t.InternetServiceProvider == "" {
+		t.InternetServiceProvider = PodElasticIPTencentDefaultISP
+	}
+	return t
+}
+
 // EffectiveReleasePolicy is spec.releasePolicy or the mode's default.
 func (p *PodElasticIP) EffectiveReleasePolicy() PodElasticIPReleasePolicy {
 	if p.Spec.ReleasePolicy != "" {
@@ -281,20 +373,21 @@ const (
 	// PodElasticIPReasonAddressInUse: the Static address is associated with
 	// something else.
 	PodElasticIPReasonAddressInUse xpv2.ConditionReason = "AddressInUse"
-	// PodElasticIPReasonQuotaExceeded: the account's Elastic IP quota is
-	// reached (AddressLimitExceeded).
+	// PodElasticIPReasonQuotaExceeded: the account's elastic IP quota is
+	// reached (EC2 AddressLimitExceeded, Tencent Cloud
+	// AddressQuotaLimitExceeded).
 	PodElasticIPReasonQuotaExceeded xpv2.ConditionReason = "QuotaExceeded"
-	// PodElasticIPReasonThrottled: EC2 kept throttling the calls.
+	// PodElasticIPReasonThrottled: the cloud kept throttling the calls.
 	PodElasticIPReasonThrottled xpv2.ConditionReason = "Throttled"
 	// PodElasticIPReasonInvalidSpec: the spec (or the legacy annotations it
 	// was translated from) cannot be acted on; see the message.
 	PodElasticIPReasonInvalidSpec xpv2.ConditionReason = "InvalidSpec"
 	// PodElasticIPReasonPrivateIPInUse: the pod's private IP already carries
-	// another Elastic IP (not this PodElasticIP's); EC2 refuses to
+	// another elastic IP (not this PodElasticIP's); the cloud refuses to
 	// associate a second one. Retried with backoff until that address is
 	// gone.
 	PodElasticIPReasonPrivateIPInUse xpv2.ConditionReason = "PrivateIPInUse"
-	// PodElasticIPReasonCredentialsRejected: EC2 refused the provider
+	// PodElasticIPReasonCredentialsRejected: the cloud refused the provider
 	// config's credentials; the account's calls are held back with a
 	// growing backoff (see the ProviderConfig's Ready condition).
 	PodElasticIPReasonCredentialsRejected xpv2.ConditionReason = "CredentialsRejected"
@@ -303,6 +396,16 @@ const (
 	// clusterIdentity, an endpoint the cluster admin does not allow); no
 	// cloud call is made with it. Its own Ready condition says why.
 	PodElasticIPReasonProviderConfigNotAllowed xpv2.ConditionReason = "ProviderConfigNotAllowed"
+	// PodElasticIPReasonProviderMismatch: the spec carries settings of
+	// another cloud than its provider config's (spec.tencent or a Tencent
+	// address ID on an AWS config; allocation.publicIPv4Pool or an EC2
+	// allocation ID on a Tencent Cloud config). Nothing is allocated or
+	// claimed; only a person can fix it (Stalled).
+	PodElasticIPReasonProviderMismatch xpv2.ConditionReason = "ProviderMismatch"
+	// PodElasticIPReasonTaskFailed: a Tencent Cloud task (allocation,
+	// association) ended FAILED and was rolled back by the cloud; the step
+	// is tried again (an allocation with a new ClientToken).
+	PodElasticIPReasonTaskFailed xpv2.ConditionReason = "TaskFailed"
 	// PodElasticIPReasonCloudError: any other cloud error; see the message
 	// and the Synced condition.
 	PodElasticIPReasonCloudError xpv2.ConditionReason = "CloudError"

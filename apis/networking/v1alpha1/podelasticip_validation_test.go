@@ -111,6 +111,33 @@ func TestPodElasticIPValidation(t *testing.T) {
 		"aws tag": {mutate: func(p *pe) { p.Spec.Tags = map[string]string{"aws:x": "y"} }, wantErr: "tags must not use the"},
 		"long tag value": {mutate: func(p *pe) { p.Spec.Tags = map[string]string{"k": strings.Repeat("v", 256)} },
 			wantErr: "tag keys are at most 127 and values at most 255 characters"},
+		"tencent": {mutate: func(p *pe) {
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{AddressType: "HighQualityEIP", InternetChargeType: "BANDWIDTH_POSTPAID_BY_HOUR",
+				InternetMaxBandwidthOut: 100, InternetServiceProvider: "CMCC"}
+		}},
+		"static by tencent address ID": {mutate: func(p *pe) {
+			p.Spec.Allocation = networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModeStatic, AllocationID: "eip-0a1b2c3d"}
+		}},
+		"tencent on pool": {mutate: func(p *pe) {
+			p.Spec.Allocation = networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModePool, TagKey: "k"}
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{}
+		}, wantErr: "tencent says how Auto allocates on Tencent Cloud and is only allowed with allocation.mode Auto"},
+		"tencent with public IPv4 pool": {mutate: func(p *pe) {
+			p.Spec.Allocation.PublicIPv4Pool = "amazon"
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{}
+		}, wantErr: "allocation.publicIPv4Pool is AWS's and tencent is Tencent Cloud's: set at most one"},
+		"tencent bandwidth too high": {mutate: func(p *pe) {
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{InternetMaxBandwidthOut: 2001}
+		}, wantErr: "spec.tencent.internetMaxBandwidthOut"},
+		"tencent unknown charge type": {mutate: func(p *pe) {
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{InternetChargeType: "BANDWIDTH_PREPAID_BY_MONTH"}
+		}, wantErr: "spec.tencent.internetChargeType"},
+		"tencent unknown address type": {mutate: func(p *pe) {
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{AddressType: "AnycastEIP"}
+		}, wantErr: "spec.tencent.addressType"},
+		"tencent unknown line": {mutate: func(p *pe) {
+			p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{InternetServiceProvider: "ACME"}
+		}, wantErr: "spec.tencent.internetServiceProvider"},
 		"too many tags": {mutate: func(p *pe) {
 			p.Spec.Tags = map[string]string{}
 			for i := range 21 {
@@ -175,5 +202,50 @@ func TestPodElasticIPDefaults(t *testing.T) {
 	}
 	if got := p.EffectiveReleasePolicy(); got != networkingv1alpha1.PodElasticIPReleaseDelete {
 		t.Errorf("effective release policy = %q, want Delete", got)
+	}
+}
+
+// TestPodElasticIPTencentBlock proves spec.tencent gets Tencent Cloud's
+// defaults from the API server, and can be neither changed, added nor
+// removed once the PodElasticIP exists.
+func TestPodElasticIPTencentBlock(t *testing.T) {
+	ctx := testenv.Context(t)
+	p := peip("peip-tencent", func(p *networkingv1alpha1.PodElasticIP) { p.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{} })
+	if err := env.Client.Create(ctx, p); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
+	want := networkingv1alpha1.PodElasticIPTencent{AddressType: "EIP", InternetChargeType: "TRAFFIC_POSTPAID_BY_HOUR",
+		InternetMaxBandwidthOut: 1, InternetServiceProvider: "BGP"}
+	if p.Spec.Tencent == nil || *p.Spec.Tencent != want {
+		t.Errorf("tencent = %+v, want the defaults %+v", p.Spec.Tencent, want)
+	}
+	if got := p.TencentSettings(); got != want {
+		t.Errorf("TencentSettings() = %+v, want %+v", got, want)
+	}
+	if got := peip("x", nil).TencentSettings(); got != want {
+		t.Errorf("TencentSettings() without the block = %+v, want %+v", got, want)
+	}
+
+	changed := p.DeepCopy()
+	changed.Spec.Tencent.InternetMaxBandwidthOut = 10
+	if err := env.Client.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "tencent is immutable") {
+		t.Fatalf("changing tencent: err = %v, want tencent is immutable", err)
+	}
+	changed = p.DeepCopy()
+	changed.Spec.Tencent = nil
+	if err := env.Client.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "tencent is immutable") {
+		t.Fatalf("removing tencent: err = %v, want tencent is immutable", err)
+	}
+
+	plain := peip("peip-tencent-added", nil)
+	if err := env.Client.Create(ctx, plain); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, plain) })
+	changed = plain.DeepCopy()
+	changed.Spec.Tencent = &networkingv1alpha1.PodElasticIPTencent{}
+	if err := env.Client.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "tencent is immutable") {
+		t.Fatalf("adding tencent: err = %v, want tencent is immutable", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 // DefaultPublicIPv4Pool is the pool AllocateAddress uses when none is asked
@@ -32,16 +33,7 @@ func (a Address) Associated() bool { return a.AssociationID != "" }
 // MissingTags returns the tags of want the address lacks or carries with
 // another value; nil when it carries them all.
 func (a Address) MissingTags(want map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range want {
-		if got, ok := a.Tags[k]; !ok || got != v {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
+	return cloud.MissingTags(a.Tags, want)
 }
 
 // AllocateRequest is what edgeplane allocates: a public IPv4 pool (empty:

@@ -157,7 +157,7 @@ func Scaled(s float64) RateLimits {
 	if s <= 0 || s == 1 {
 		return def
 	}
-	scale := func(r cloud.RateLimit) cloud.RateLimit { return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst} }
+	scale := func(r cloud.RateLimit) cloud.RateLimit { return r.Scale(s, 1) }
 	return RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
 		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
 }

@@ -336,25 +336,49 @@ func List(ctx context.Context, r client.Reader, provider cloudv1alpha1.Provider,
 }
 
 // ResolveAWS resolves ref (as Resolve does) for an EC2 client: the config,
-// the client's options — tune sets what the kind decides (rate limits,
-// credential backoff, clock) — and the fingerprint that names the client in
-// a runtime/clientcache: configs that resolve to the same endpoint, keys and
-// cluster identity share one client (its rate-limit buckets and credential
-// gate), and changed keys get a new one.
+// the client's options and fingerprint (see AWSClient).
 func ResolveAWS(ctx context.Context, r client.Reader, ref *xpv2.ProviderConfigReference, namespace, clusterName string,
 	tune func(*aws.Options), opts ...Option) (Config, aws.Options, string, error) {
 	cfg, err := Resolve(ctx, r, ref, namespace, clusterName, opts...)
 	if err != nil {
 		return Config{}, aws.Options{}, "", err
 	}
-	o, err := cfg.AWS()
+	o, fingerprint, err := cfg.AWSClient(tune)
 	if err != nil {
-		return Config{}, aws.Options{}, "", fmt.Errorf("configuring the EC2 client: %w", err)
+		return Config{}, aws.Options{}, "", err
+	}
+	return cfg, o, fingerprint, nil
+}
+
+// AWSClient returns the options of the config's EC2 client — tune sets
+// what the kind decides (rate limits, credential backoff, clock) — and the
+// fingerprint that names the client in a runtime/clientcache: configs that
+// resolve to the same cloud, endpoint, keys and cluster identity share one
+// client (its rate-limit buckets and credential gate), and changed keys get
+// a new one.
+func (c Config) AWSClient(tune func(*aws.Options)) (aws.Options, string, error) {
+	o, err := c.AWS()
+	if err != nil {
+		return aws.Options{}, "", fmt.Errorf("configuring the EC2 client: %w", err)
 	}
 	if tune != nil {
 		tune(&o)
 	}
 	cr := o.Credentials
-	return cfg, o, clientcache.Fingerprint(o.Region, o.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken,
-		cfg.ClusterIdentity), nil
+	return o, clientcache.Fingerprint(string(c.Provider), o.Region, o.Endpoint, string(cr.Source), cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken,
+		c.ClusterIdentity), nil
+}
+
+// TencentClient is AWSClient for the Tencent Cloud clients.
+func (c Config) TencentClient(tune func(*tencentcloud.Options)) (tencentcloud.Options, string, error) {
+	o, err := c.Tencent()
+	if err != nil {
+		return tencentcloud.Options{}, "", fmt.Errorf("configuring the Tencent Cloud client: %w", err)
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	cr := o.Credentials
+	return o, clientcache.Fingerprint(string(c.Provider), o.Region, o.Endpoint, string(cr.Source), cr.SecretID, cr.SecretKey, cr.Token,
+		c.ClusterIdentity), nil
 }

@@ -429,3 +429,37 @@ func TestResolveAWSFingerprint(t *testing.T) {
 		t.Errorf("a missing config: %v, want ErrNotFound", err)
 	}
 }
+
+// TestClientFingerprintNamesTheCloud: an AWS and a Tencent Cloud config
+// with the same region, endpoint, keys and identity need different clients,
+// so a kind serving both clouds from one client cache (PodElasticIP) never
+// hands one cloud's client to the other's config; tune sees the options.
+func TestClientFingerprintNamesTheCloud(t *testing.T) {
+	keys := map[string][]byte{
+		cloudv1alpha1.SecretKeyAWSAccessKeyID: []byte("KEY"), cloudv1alpha1.SecretKeyAWSSecretAccessKey: []byte("SECRET"),
+		cloudv1alpha1.SecretKeyTencentSecretID: []byte("KEY"), cloudv1alpha1.SecretKeyTencentSecretKey: []byte("SECRET"),
+	}
+	base := Config{Region: "r1", Endpoint: "http://127.0.0.1:1", ClusterIdentity: "c", source: cloudv1alpha1.CredentialsSecret, secret: keys}
+	awsCfg, tcCfg := base, base
+	awsCfg.Provider, tcCfg.Provider = cloudv1alpha1.ProviderAWS, cloudv1alpha1.ProviderTencentCloud
+	_, fa, err := awsCfg.AWSClient(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ft, err := tcCfg.TencentClient(func(o *tencentcloud.Options) { o.RateLimits = tencentcloud.Scaled(10) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fa == ft {
+		t.Errorf("one fingerprint %q for an AWS and a Tencent Cloud config", fa)
+	}
+	if o.RateLimits.PerAction["AllocateAddresses"].QPS != 100 || o.Credentials.SecretID != "KEY" {
+		t.Errorf("options %v: tune not applied or keys not read", o)
+	}
+	if _, ft2, _ := tcCfg.TencentClient(nil); ft2 != ft {
+		t.Errorf("fingerprint %q then %q for the same config", ft, ft2)
+	}
+	if _, _, err := tcCfg.AWSClient(nil); !errors.Is(err, ErrWrongProvider) {
+		t.Errorf("EC2 options of a Tencent Cloud config: %v, want ErrWrongProvider", err)
+	}
+}

@@ -3,7 +3,7 @@
 // (VPCAPI, TagAPI, CVMAPI), an SDK configuration that carries the per-action
 // client-side rate limits, the SDK's own retries and the endpoint override
 // (NewAPIs), pure mappers and error classifiers, and a typed Client for the
-// AnycastIPBinding reconciler.
+// AnycastIPBinding and PodElasticIP reconcilers.
 //
 // Rate limiting and retries live in the SDK configuration: callers never
 // sleep and never retry by hand. AllocateAddresses is made idempotent with a
@@ -38,6 +38,7 @@ type VPCAPI interface {
 // context travels on the request (SetContext).
 type TagAPI interface {
 	DescribeResourcesByTags(request *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error)
+	ModifyResourceTags(request *tag.ModifyResourceTagsRequest) (*tag.ModifyResourceTagsResponse, error)
 }
 
 // CVMAPI is the subset of the CVM client edgeplane uses.
@@ -121,6 +122,10 @@ type instrumentedTag struct {
 
 func (t instrumentedTag) DescribeResourcesByTags(r *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error) {
 	return call(t.gate, "DescribeResourcesByTags", func() (*tag.DescribeResourcesByTagsResponse, error) { return t.api.DescribeResourcesByTags(r) })
+}
+
+func (t instrumentedTag) ModifyResourceTags(r *tag.ModifyResourceTagsRequest) (*tag.ModifyResourceTagsResponse, error) {
+	return call(t.gate, "ModifyResourceTags", func() (*tag.ModifyResourceTagsResponse, error) { return t.api.ModifyResourceTags(r) })
 }
 
 type instrumentedCVM struct {

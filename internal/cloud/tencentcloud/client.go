@@ -29,6 +29,8 @@ type Client struct {
 	cvm          CVMAPI
 	pollInterval time.Duration
 	gate         *cloud.CredentialGate
+	// region names addresses for the tag API.
+	region string
 }
 
 // New builds a Client on configured SDK clients (see NewAPIs).
@@ -46,7 +48,7 @@ func New(opts Options) (*Client, error) {
 
 // NewWithAPIs wraps any implementations, typically fakes in tests.
 func NewWithAPIs(apis APIs) *Client {
-	return &Client{vpc: apis.VPC, tag: apis.Tag, cvm: apis.CVM, pollInterval: time.Second, gate: apis.Gate}
+	return &Client{vpc: apis.VPC, tag: apis.Tag, cvm: apis.CVM, pollInterval: time.Second, gate: apis.Gate, region: apis.Region}
 }
 
 // CredentialsRejected returns Tencent Cloud's last refusal of this client's
@@ -266,6 +268,23 @@ func (c *Client) FindResourcesByTags(ctx context.Context, tags map[string]string
 		}
 	}
 	return nil, fmt.Errorf("looking resources up by tags: more than %d pages", maxPages)
+}
+
+// TagAddress sets tags on an address and removes the keys in remove, in
+// one tag API ModifyResourceTags call (an address's tags after its
+// allocation: AllocateAddresses takes tags only at creation). A key may
+// not be in both; removing a key the address does not carry is not an
+// error. With nothing to set or remove it calls nothing.
+func (c *Client) TagAddress(ctx context.Context, addressID string, tags map[string]string, remove ...string) error {
+	if len(tags) == 0 && len(remove) == 0 {
+		return nil
+	}
+	req := modifyResourceTagsRequest(EIPResourceName(c.region, addressID), tags, remove)
+	req.SetContext(ctx)
+	if _, err := c.tag.ModifyResourceTags(req); err != nil {
+		return fmt.Errorf("tagging address %s: %w", addressID, err)
+	}
+	return nil
 }
 
 // DescribeInstances returns the CVM instances with the given IDs (unknown

@@ -676,3 +676,32 @@ func TestNetworkInterfacePaging(t *testing.T) {
 		t.Fatalf("%d DescribeNetworkInterfaces requests, want 4 (two pages, two ID batches)", n)
 	}
 }
+
+// TestTagAddress: an address allocated with tags gets more and loses some
+// through the tag API, which the address listing then shows; an unknown
+// address and a reserved key are refused.
+func TestTagAddress(t *testing.T) {
+	ctx := context.Background()
+	emu := start(t, cloudsim.Options{Seed: 5})
+	c := newClient(t, testOptions(emu.URL()))
+	res, err := c.AllocateAddress(ctx, tc.AllocateRequest{Tags: map[string]string{"keep": "1", "drop": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.AddressIDs[0]
+	if err := c.TagAddress(ctx, id, map[string]string{"edgeplane.io/cluster": "c1", "keep": "3"}, "drop"); err != nil {
+		t.Fatalf("TagAddress: %v", err)
+	}
+	if diff := cmp.Diff(map[string]string{"edgeplane.io/cluster": "c1", "keep": "3"}, describeOne(t, c, id).Tags); diff != "" {
+		t.Fatalf("tags (-want +got):\n%s", diff)
+	}
+	if err := c.TagAddress(ctx, id, nil); err != nil {
+		t.Fatalf("TagAddress with nothing to do: %v", err)
+	}
+	if err := c.TagAddress(ctx, "eip-00000000", map[string]string{"k": "v"}); tc.ErrorCode(err) != "InvalidParameterValue.ResourceIdInvalid" {
+		t.Fatalf("tagging an unknown address: %v", err)
+	}
+	if err := c.TagAddress(ctx, id, map[string]string{"tencent:x": "v"}); !tc.IsInvalidParameter(err) {
+		t.Fatalf("a reserved key: %v, want an invalid parameter", err)
+	}
+}

@@ -36,6 +36,17 @@ const (
 	StatusOffline   = "OFFLINING"
 )
 
+// Transitional reports whether an address in status has a task running on
+// it (allocation, binding, unbinding, release): it takes no other change
+// until the task ends.
+func Transitional(status string) bool {
+	switch status {
+	case StatusCreating, StatusBinding, StatusUnbinding, StatusOffline:
+		return true
+	}
+	return false
+}
+
 // Task results (DescribeTaskResult.Result).
 const (
 	TaskRunning = "RUNNING"
@@ -56,6 +67,9 @@ type AllocateRequest struct {
 	AddressName             string
 	// Tags are applied at creation.
 	Tags map[string]string
+	// InternetServiceProvider is the line (BGP, CMCC, CTCC, CUCC); "" is
+	// not sent.
+	InternetServiceProvider string
 	// ClientToken makes the call idempotent: derive it from the owning
 	// object's UID so every retry, by the SDK or by a later reconcile,
 	// returns the same address. At most 64 ASCII characters.
@@ -295,6 +309,9 @@ func allocateAddressesRequest(r AllocateRequest) *vpc.AllocateAddressesRequest {
 	if r.InternetChargeType != "" {
 		req.InternetChargeType = common.StringPtr(r.InternetChargeType)
 	}
+	if r.InternetServiceProvider != "" {
+		req.InternetServiceProvider = common.StringPtr(r.InternetServiceProvider)
+	}
 	if r.AddressName != "" {
 		req.AddressName = common.StringPtr(r.AddressName)
 	}
@@ -370,6 +387,26 @@ func addressFromSDK(a *vpc.Address) Address {
 		}
 	}
 	return out
+}
+
+// EIPResourceName is an address's six-segment resource description, as
+// the tag API names resources: qcs::cvm:<region>:uin/:eip/<id> (addresses
+// are filed under service type cvm with prefix eip; an empty uin is the
+// caller's account, as Tencent's Terraform provider writes it).
+func EIPResourceName(region, addressID string) string {
+	return "qcs::cvm:" + region + ":uin/:eip/" + addressID
+}
+
+func modifyResourceTagsRequest(resource string, replace map[string]string, remove []string) *tag.ModifyResourceTagsRequest {
+	req := tag.NewModifyResourceTagsRequest()
+	req.Resource = common.StringPtr(resource)
+	for _, k := range sortedKeys(replace) {
+		req.ReplaceTags = append(req.ReplaceTags, &tag.Tag{TagKey: common.StringPtr(k), TagValue: common.StringPtr(replace[k])})
+	}
+	for _, k := range slices.Sorted(slices.Values(remove)) {
+		req.DeleteTags = append(req.DeleteTags, &tag.TagKeyObject{TagKey: common.StringPtr(k)})
+	}
+	return req
 }
 
 func describeResourcesByTagsRequest(tags map[string]string, resourcePrefix string, offset, limit uint64) *tag.DescribeResourcesByTagsRequest {

@@ -45,6 +45,10 @@ func TestAllocateAddressesRequest(t *testing.T) {
 				ClientToken: common.StringPtr("uid"),
 			},
 		},
+		"a static single line": {
+			in:   AllocateRequest{InternetServiceProvider: "CMCC"},
+			want: vpc.AllocateAddressesRequestParams{AddressCount: common.Int64Ptr(1), InternetServiceProvider: common.StringPtr("CMCC")},
+		},
 		"the zone is only sent for AnycastEIP": {
 			in:   AllocateRequest{AddressType: AddressTypeHighQualityEIP, AnycastZone: AnycastZoneGlobal},
 			want: vpc.AllocateAddressesRequestParams{AddressCount: common.Int64Ptr(1), AddressType: common.StringPtr("HighQualityEIP")},
@@ -473,5 +477,54 @@ func TestDefaultRateLimitsMatchTheEmulator(t *testing.T) {
 	}
 	if rl := DefaultRateLimits().PerAction["DescribeNetworkInterfaces"]; rl.QPS != 100 || rl.Burst != 100 {
 		t.Errorf("DescribeNetworkInterfaces = %+v, want 100 per second (API page 215/15817)", rl)
+	}
+}
+
+func TestModifyResourceTagsRequest(t *testing.T) {
+	got := modifyResourceTagsRequest(EIPResourceName("ap-hongkong", "eip-0a1b2c3d"), map[string]string{"b": "2", "a": "1"}, []string{"y", "x"})
+	var gotParams tag.ModifyResourceTagsRequest
+	if err := jsonRoundTrip(got, &gotParams); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Resource":"qcs::cvm:ap-hongkong:uin/:eip/eip-0a1b2c3d","ReplaceTags":[{"TagKey":"a","TagValue":"1"},{"TagKey":"b","TagValue":"2"}],"DeleteTags":[{"TagKey":"x"},{"TagKey":"y"}]}`
+	if s := got.ToJsonString(); s != want {
+		t.Fatalf("request = %s, want %s", s, want)
+	}
+	if only := modifyResourceTagsRequest("r", nil, []string{"k"}).ToJsonString(); only != `{"Resource":"r","DeleteTags":[{"TagKey":"k"}]}` {
+		t.Fatalf("a removal alone sends %s: an empty ReplaceTags must be left out", only)
+	}
+}
+
+func TestTransitional(t *testing.T) {
+	for status, want := range map[string]bool{StatusCreating: true, StatusBinding: true, StatusUnbinding: true, StatusOffline: true,
+		StatusUnbind: false, StatusBind: false, StatusBindENI: false} {
+		if got := Transitional(status); got != want {
+			t.Errorf("Transitional(%s) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestRateLimitsIntervalAndScaled(t *testing.T) {
+	def := DefaultRateLimits()
+	if got := def.Interval("DescribeAddresses"); got != 50*time.Millisecond {
+		t.Errorf("DescribeAddresses interval = %s, want 50ms (20/s)", got)
+	}
+	if got := (RateLimits{}).Interval("AllocateAddresses"); got != 100*time.Millisecond {
+		t.Errorf("an unset action's interval = %s, want the default's 100ms", got)
+	}
+	if got := (RateLimits{Disabled: true}).Interval("DescribeAddresses"); got != 0 {
+		t.Errorf("interval with limits off = %s, want 0", got)
+	}
+	x10 := Scaled(10)
+	if got := x10.PerAction["AllocateAddresses"]; got.QPS != 100 || got.Burst != 100 {
+		t.Errorf("x10 AllocateAddresses = %+v, want 100/s with a bucket of 100 (one second's worth)", got)
+	}
+	if got := DefaultRateLimits().PerAction["AllocateAddresses"]; got.QPS != 10 || got.Burst != 10 {
+		t.Errorf("Scaled changed the defaults: %+v", got)
+	}
+	for _, s := range []float64{1, 0, -2} {
+		if got := Scaled(s); !cmp.Equal(got, def) {
+			t.Errorf("x%v changed the limits: %+v", s, got.PerAction)
+		}
 	}
 }

@@ -84,7 +84,7 @@ type RateLimits struct {
 // DefaultRateLimits are Tencent's documented per-action limits (writes
 // 10/s, DescribeAddresses and DescribeTaskResult 20/s, cvm
 // DescribeInstances 40/s, DescribeNetworkInterfaces and tag
-// DescribeResourcesByTags 100/s).
+// DescribeResourcesByTags 100/s, tag ModifyResourceTags 20/s).
 func DefaultRateLimits() RateLimits {
 	perSecond := func(n int) cloud.RateLimit { return cloud.RateLimit{QPS: float64(n), Burst: n} }
 	return RateLimits{PerAction: map[string]cloud.RateLimit{
@@ -98,7 +98,39 @@ func DefaultRateLimits() RateLimits {
 		"DescribeNetworkInterfaces": perSecond(100),
 		"DescribeInstances":         perSecond(40),
 		"DescribeResourcesByTags":   perSecond(100),
+		// Tag write actions: 20/s (https://www.tencentcloud.com/document/api/651/33003).
+		"ModifyResourceTags": perSecond(20),
 	}}
+}
+
+// Interval is the time between two tokens of action's bucket (0 when the
+// limits are off): how long a caller batching that action's look-ups
+// should collect them so each batch costs at most one token.
+func (l RateLimits) Interval(action string) time.Duration {
+	if l.Disabled {
+		return 0
+	}
+	rl := l.PerAction[action].Or(DefaultRateLimits().PerAction[action])
+	if rl.QPS <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / rl.QPS)
+}
+
+// Scaled returns Tencent's documented limits (DefaultRateLimits) with
+// every action's rate and bucket multiplied by s (a bucket holds one
+// second's worth): an account with raised limits, or an emulator whose
+// rate limits run on a faster clock. s <= 0 or 1: the defaults. It is
+// aws.Scaled's twin; both scale through cloud.RateLimit.Scale.
+func Scaled(s float64) RateLimits {
+	def := DefaultRateLimits()
+	if s <= 0 || s == 1 {
+		return def
+	}
+	for k, v := range def.PerAction {
+		def.PerAction[k] = v.Scale(s, s)
+	}
+	return def
 }
 
 // RetryOptions configure the SDK's built-in retries.
@@ -286,6 +318,8 @@ type APIs struct {
 	CVM CVMAPI
 	// Gate is the credential gate the three share (nil for fakes).
 	Gate *cloud.CredentialGate
+	// Region is the clients' region (tag API resource names carry it).
+	Region string
 }
 
 // NewAPIs builds the vpc, tag and cvm SDK clients edgeplane uses, sharing
@@ -325,7 +359,8 @@ func NewAPIs(opts Options) (*APIs, error) {
 	if gate == nil {
 		gate = cloud.NewCredentialGate(opts.CredentialBackoff, opts.Clock)
 	}
-	return &APIs{VPC: instrumentedVPC{api: v, gate: gate}, Tag: instrumentedTag{api: t, gate: gate}, CVM: instrumentedCVM{api: c, gate: gate}, Gate: gate}, nil
+	return &APIs{VPC: instrumentedVPC{api: v, gate: gate}, Tag: instrumentedTag{api: t, gate: gate}, CVM: instrumentedCVM{api: c, gate: gate}, Gate: gate,
+		Region: opts.Region}, nil
 }
 
 // rateLimitedTransport takes a token from the action's bucket (the

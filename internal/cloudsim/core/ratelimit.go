@@ -54,6 +54,8 @@ func DefaultBuckets() map[string]Bucket {
 		ProviderTencent + "/DescribeNetworkInterfaces": perSecond(100),
 		ProviderTencent + "/DescribeInstances":         perSecond(40),
 		ProviderTencent + "/DescribeResourcesByTags":   perSecond(100),
+		// Tag write actions: 20/s (https://www.tencentcloud.com/document/api/651/33003).
+		ProviderTencent + "/ModifyResourceTags": perSecond(20),
 	}
 }
 

@@ -58,6 +58,7 @@ var actions = map[string]action{
 	"DescribeNetworkInterfaces": {service: "vpc", version: VersionVPC, needsRgn: true, run: (*Handler).describeNetworkInterfaces},
 	"DescribeInstances":         {service: "cvm", version: VersionCVM, needsRgn: true, run: (*Handler).describeInstances},
 	"DescribeResourcesByTags":   {service: "tag", version: VersionTag, run: (*Handler).describeResourcesByTags},
+	"ModifyResourceTags":        {service: "tag", version: VersionTag, run: (*Handler).modifyResourceTags},
 }
 
 var knownServices = map[string]bool{"vpc": true, "cvm": true, "tag": true}
@@ -387,4 +388,30 @@ func (h *Handler) describeResourcesByTags(c *call) (any, *core.APIError) {
 		out.Rows = append(out.Rows, row)
 	}
 	return out, nil
+}
+
+func (h *Handler) modifyResourceTags(c *call) (any, *core.APIError) {
+	var p modifyResourceTagsParams
+	if err := decodeParams(c.req.Body, &p); err != nil {
+		return nil, err
+	}
+	in := core.TCModifyResourceTagsInput{Resource: str(p.Resource), ReplaceSent: p.ReplaceTags != nil, DeleteSent: p.DeleteTags != nil}
+	for _, t := range *orEmpty(p.ReplaceTags) {
+		in.ReplaceTags = append(in.ReplaceTags, core.Tag{Key: str(t.TagKey), Value: str(t.TagValue)})
+	}
+	for _, t := range *orEmpty(p.DeleteTags) {
+		in.DeleteTags = append(in.DeleteTags, str(t.TagKey))
+	}
+	if err := h.world.TCModifyResourceTags(in); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// orEmpty reads a list that may have been left out.
+func orEmpty[T any](p *[]T) *[]T {
+	if p == nil {
+		return &[]T{}
+	}
+	return p
 }

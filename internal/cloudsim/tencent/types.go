@@ -88,6 +88,23 @@ type describeInstancesParams struct {
 	Limit       *int64     `json:"Limit"`
 }
 
+// modifyResourceTagsParams: the lists are pointers, as leaving one out
+// is allowed and sending it empty is not.
+type modifyResourceTagsParams struct {
+	Resource    *string         `json:"Resource"`
+	ReplaceTags *[]tagPair      `json:"ReplaceTags"`
+	DeleteTags  *[]tagKeyObject `json:"DeleteTags"`
+}
+
+type tagPair struct {
+	TagKey   *string `json:"TagKey"`
+	TagValue *string `json:"TagValue"`
+}
+
+type tagKeyObject struct {
+	TagKey *string `json:"TagKey"`
+}
+
 type tagFilter struct {
 	TagKey   *string  `json:"TagKey"`
 	TagValue []string `json:"TagValue"`

@@ -104,10 +104,9 @@ type Options struct {
 	// coalesced into one call (0 disables batching).
 	BatchWindow time.Duration
 
-	// OrphanMode, OrphanGracePeriod and OrphanInterval configure the sweep.
-	OrphanMode        orphan.Mode
-	OrphanGracePeriod time.Duration
-	OrphanInterval    time.Duration
+	// Settings (OrphanMode, OrphanGracePeriod, OrphanInterval) configure
+	// the orphan sweep.
+	orphan.Settings
 
 	// ClientOptions adjusts the Tencent client options after they are
 	// resolved from the provider config (tests and benchmarks scale the
@@ -163,9 +162,7 @@ func DefaultOptions() Options {
 		BlockedPollInterval:     30 * time.Second,
 		MaxConcurrentReconciles: 10,
 		BatchWindow:             20 * time.Millisecond,
-		OrphanMode:              orphan.ModeDelete,
-		OrphanGracePeriod:       10 * time.Minute,
-		OrphanInterval:          5 * time.Minute,
+		Settings:                orphan.DefaultSettings(10 * time.Minute),
 	}
 }
 
@@ -185,9 +182,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	o.CredentialBackoff.BindFlags(fs, "anycastipbinding", "Tencent Cloud")
 	fs.DurationVar(&o.BatchWindow, "anycastipbinding-describe-batch-window", o.BatchWindow, "How long address look-ups wait to be coalesced into one DescribeAddresses call (0 disables batching).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "anycastipbinding-max-concurrent-reconciles", o.MaxConcurrentReconciles, "AnycastIPBindings reconciled in parallel.")
-	fs.Var(&o.OrphanMode, "anycastipbinding-orphan-mode", "Orphan sweep of addresses whose binding and node are gone: off, report or delete (delete only touches addresses tagged with this cluster's identity and a binding UID; others are reported).")
-	fs.DurationVar(&o.OrphanGracePeriod, "anycastipbinding-orphan-grace-period", o.OrphanGracePeriod, "Addresses younger than this are never treated as orphans.")
-	fs.DurationVar(&o.OrphanInterval, "anycastipbinding-orphan-interval", o.OrphanInterval, "Time between two orphan sweeps.")
+	o.Settings.BindFlags(fs, "anycastipbinding", "addresses whose binding and node are gone")
 }
 
 // translatedSpec is what translated bindings get, validated once.
@@ -217,11 +212,11 @@ func (o Options) validate() (translatedSpec, error) {
 	if o.Bandwidth < 0 || o.Bandwidth > 2000 {
 		errs = append(errs, fmt.Errorf("--anycastipbinding-bandwidth %d: want 0 (cloud default) to 2000", o.Bandwidth))
 	}
-	if o.PollInterval <= 0 || o.TaskPollInterval <= 0 || o.BlockedPollInterval <= 0 || o.OrphanInterval <= 0 {
-		errs = append(errs, fmt.Errorf("poll and sweep intervals must be positive"))
+	if o.PollInterval <= 0 || o.TaskPollInterval <= 0 || o.BlockedPollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("poll intervals must be positive"))
 	}
-	if _, err := orphan.ParseMode(string(o.OrphanMode)); err != nil {
-		errs = append(errs, fmt.Errorf("--anycastipbinding-orphan-mode: %w", err))
+	if err := o.Settings.Validate("anycastipbinding"); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return translatedSpec{}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -155,13 +156,11 @@ func (s *Sweep) listOwners(ctx context.Context) (sets.Set[types.UID], error) {
 		recorded.Insert(b.Status.AddressID, meta.GetExternalName(&b), b.Spec.AddressID)
 	}
 	recorded.Delete("")
-	var nodes corev1.NodeList
-	if err := s.reader.List(ctx, &nodes); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
 	names := sets.New[string]()
-	for _, n := range nodes.Items {
+	if err := orphan.EachLive(ctx, s.reader, corev1.SchemeGroupVersion.WithKind("NodeList"), func(n *metav1.PartialObjectMetadata) {
 		names.Insert(n.Name)
+	}); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	listed := make([]tencentcloud.Address, 0, len(s.listed))

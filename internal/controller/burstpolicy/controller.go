@@ -232,7 +232,7 @@ type Reconciler struct {
 	fresh expect.Lazy[types.UID, *corev1.Pod]
 	// evicted remembers the evictions of rebalancing in flight (see
 	// evictions).
-	evicted expect.Lazy[types.NamespacedName, types.UID]
+	evicted expect.Lazy[types.NamespacedName, eviction]
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }

@@ -37,9 +37,20 @@ const (
 const maxEvictions = 1 << 12
 
 // evictions remembers, per policy, the pod last evicted until the cache
-// shows it terminating or gone (one eviction at a time), on runtime/expect.
+// shows it terminating or gone and shows its replacement (one eviction at a
+// time), on runtime/expect.
 type evictions struct {
-	w *expect.Writes[types.NamespacedName, types.UID]
+	w *expect.Writes[types.NamespacedName, eviction]
+}
+
+// eviction is a policy's last eviction: the pod, and how many of the
+// policy's pods were live (not terminating) when it was evicted. The
+// evicted pod can leave the cache before its replacement enters it; until
+// as many other live pods are seen, the replacement is still to come, and
+// the floor only looks short.
+type eviction struct {
+	uid  types.UID
+	live int
 }
 
 // evictions returns the evictions of rebalancing in flight.
@@ -47,24 +58,46 @@ func (r *Reconciler) evictions() evictions {
 	return evictions{r.evicted.Get(evictionTTL, maxEvictions, r.Clock)}
 }
 
-func (e evictions) record(policy types.NamespacedName, uid types.UID) {
-	e.w.Record(policy, uid, "")
+// record remembers the eviction of uid, one of live pods of policy.
+func (e evictions) record(policy types.NamespacedName, uid types.UID, live int) {
+	e.w.Record(policy, eviction{uid: uid, live: live}, "")
 }
 
-// inFlight reports whether the last eviction of policy is not visible in
-// pods (the cache) yet, and forgets it once it is (or evictionTTL passed).
+// inFlight reports whether the last eviction of policy is not complete in
+// pods (the cache): its pod still runs there, or its replacement is not
+// there yet. It forgets the eviction once it is complete (or evictionTTL
+// passed: a workload scaled down meanwhile never shows the replacement).
 func (e evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod) bool {
-	uid, ok := e.w.Get(policy)
+	ev, ok := e.w.Get(policy)
 	if !ok {
 		return false
 	}
+	others := 0
 	for i := range pods {
-		if pods[i].UID == uid && pods[i].DeletionTimestamp.IsZero() {
+		if !pods[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		if pods[i].UID == ev.uid {
 			return true
 		}
+		others++
+	}
+	if others < ev.live {
+		return true
 	}
 	e.w.Forget(policy)
 	return false
+}
+
+// livePods counts the pods that are not terminating.
+func livePods(pods []corev1.Pod) int {
+	n := 0
+	for i := range pods {
+		if pods[i].DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // rebalance moves one burst pod home when spec.rebalance says so and the
@@ -138,14 +171,14 @@ func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstP
 			why = no
 			continue
 		}
-		return r.evict(ctx, p, pod, node, st, now)
+		return r.evict(ctx, p, pod, node, livePods(pods), st, now)
 	}
 	st.Message = fmt.Sprintf("the local floor is short, but no burst pod fits locally: %s", why)
 	return rebalanceRetry, nil
 }
 
 // evict evicts the burst pod so that its replacement runs on a local node.
-func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pod *corev1.Pod, node string, st *schedulingv1alpha1.RebalanceStatus, now time.Time) (time.Duration, error) {
+func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pod *corev1.Pod, node string, live int, st *schedulingv1alpha1.RebalanceStatus, now time.Time) (time.Duration, error) {
 	ev := &policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
@@ -169,7 +202,7 @@ func (r *Reconciler) evict(ctx context.Context, p *schedulingv1alpha1.BurstPolic
 	default:
 		return 0, fmt.Errorf("evicting burst pod %s: %w", pod.Name, err)
 	}
-	r.evictions().record(client.ObjectKeyFromObject(p), pod.UID)
+	r.evictions().record(client.ObjectKeyFromObject(p), pod.UID, live)
 	st.LastEvictedPod = pod.Name
 	st.LastEvictionTime = &metav1.Time{Time: now}
 	st.Message = fmt.Sprintf("evicted burst pod %s; waiting for its replacement to be placed", pod.Name)

@@ -122,10 +122,12 @@ func applyConfiguration(obj client.Object, scheme *runtime.Scheme) (runtime.Appl
 }
 
 // applyObject server-side applies obj (only the fields the controller owns)
-// as FieldManager, taking the fields back from whoever changed them.
-func (r *Reconciler) applyObject(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, exists bool) error {
-	if exists {
-		if err := r.adoptEarlierWrites(ctx, ids, obj); err != nil {
+// as FieldManager, taking the fields back from whoever changed them, and
+// leaves the stored object the API server returned in obj. existing is the
+// cache's copy of the object, nil when it is created.
+func (r *Reconciler) applyObject(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj, existing client.Object) error {
+	if existing != nil {
+		if err := r.adoptEarlierWrites(ctx, ids, obj, existing.GetUID()); err != nil {
 			return err
 		}
 	}
@@ -136,6 +138,14 @@ func (r *Reconciler) applyObject(ctx context.Context, ids *appsv1alpha1.IngressD
 	if err := r.Client.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %T %s: %w", obj, obj.GetName(), err)
 	}
+	// The client decoded the answer into the apply configuration.
+	b, err := json.Marshal(ac)
+	if err != nil {
+		return fmt.Errorf("encoding the applied %T %s: %w", obj, obj.GetName(), err)
+	}
+	if err := json.Unmarshal(b, obj); err != nil {
+		return fmt.Errorf("decoding the applied %T %s: %w", obj, obj.GetName(), err)
+	}
 	return nil
 }
 
@@ -144,7 +154,12 @@ func (r *Reconciler) applyObject(ctx context.Context, ids *appsv1alpha1.IngressD
 // Update (recognised by owning the controller reference to ids). Left with
 // their old manager, such fields would outlive the controller no longer
 // applying them: an env var removed from the template, a rollout phase label.
-func (r *Reconciler) adoptEarlierWrites(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object) error {
+// cachedUID is the UID of the cache's copy: an object already handed over
+// costs no uncached read (a round trip added to every write of a rollout).
+func (r *Reconciler) adoptEarlierWrites(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, cachedUID types.UID) error {
+	if _, done := r.adopted.Load(cachedUID); done && cachedUID != "" {
+		return nil
+	}
 	live, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return nil

@@ -45,6 +45,9 @@ import (
 // staleCacheRequeue is the fallback pace while the cache catches up with a write.
 const staleCacheRequeue = 250 * time.Millisecond
 
+// minRequeue is the requeue of a wait that ended while the pass ran.
+const minRequeue = time.Millisecond
+
 // Name is the controller's name (for --controllers and the event recorder).
 const Name = "ingressdaemonset"
 
@@ -108,9 +111,17 @@ type Reconciler struct {
 	// expect holds this process's writes the cache may not show yet (see
 	// expectations).
 	expect expect.Lazy[types.NamespacedName, expectation]
+	// statuses holds the IngressDaemonSets as this process's last status
+	// write left them, until the cache shows that write (see freshest).
+	statuses expect.Lazy[types.NamespacedName, *appsv1alpha1.IngressDaemonSet]
+	// untouched holds per Deployment what its status still describes after
+	// this process's own writes that left its pods alone (see settled).
+	untouched expect.Lazy[types.NamespacedName, untouchedPods]
 	// adopted holds the UIDs of the objects whose earlier writes this
 	// process has handed to FieldManager.
 	adopted sync.Map
+	// synced holds the Deployments found in sync (see inSync).
+	synced inSync
 }
 
 // Why each grant (cluster-wide, because IngressDaemonSets live in any namespace):
@@ -163,7 +174,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
 			}},
 		))).
-		Owns(&appsv1.Deployment{}).
+		// Owned Deployments, at once or within statusOnlyDelay (see
+		// classifyDeploymentUpdate).
+		Watches(&appsv1.Deployment{}, deploymentEvents{}).
 		Owns(&appsv1.DaemonSet{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)
@@ -202,6 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, ids); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	ids = r.freshest(ids)
 	if !ids.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, ids)
 	}
@@ -245,13 +259,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		status.ObserveGeneration(ids)
 	}
 	res, err := status.Patch(ctx, r.Client, before, ids)
+	if err == nil && ids.ResourceVersion != before.ResourceVersion {
+		r.statusWrites().Record(req.NamespacedName, ids.DeepCopy(), ids.ResourceVersion, before.ResourceVersion)
+	}
 	if err := errors.Join(runErr, hcErr, err); err != nil {
 		return ctrl.Result{}, err
+	}
+	if !s.requeueAt.IsZero() {
+		// The wait ends at a time, not after a duration from the end of
+		// this pass: its writes took time since the plan was made.
+		result.RequeueAfter = max(s.requeueAt.Sub(r.now()), minRequeue)
 	}
 	if res.RequeueAfter > 0 && (result.RequeueAfter == 0 || res.RequeueAfter < result.RequeueAfter) {
 		result.RequeueAfter = res.RequeueAfter
 	}
 	return result, nil
+}
+
+// statusTTL bounds how long a status write is remembered: far longer than
+// the cache takes to show it.
+const statusTTL = time.Minute
+
+func (r *Reconciler) statusWrites() *expect.Writes[types.NamespacedName, *appsv1alpha1.IngressDaemonSet] {
+	return r.statuses.Get(statusTTL, maxExpectations, r.Clock)
+}
+
+// freshest returns the IngressDaemonSet as this process's last status write
+// left it when cached is the version that write replaced: a pass that
+// starts before the cache shows the previous pass's status write would
+// otherwise lose its own status write to the optimistic lock (and wait a
+// second for the next try).
+func (r *Reconciler) freshest(cached *appsv1alpha1.IngressDaemonSet) *appsv1alpha1.IngressDaemonSet {
+	if written, v := r.statusWrites().Observe(client.ObjectKeyFromObject(cached), cached.ResourceVersion); v == expect.Behind {
+		return written.DeepCopy()
+	}
+	return cached
 }
 
 // reconcileDelete removes the node annotations a rollout left on nodes, then
@@ -304,7 +346,7 @@ func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonS
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return r.applyObject(ctx, ids, obj, false)
+		return r.applyObject(ctx, ids, obj, nil)
 	case err != nil:
 		return fmt.Errorf("getting %T %s: %w", obj, obj.GetName(), err)
 	}
@@ -314,7 +356,7 @@ func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonS
 	if covers(existing, obj) {
 		return nil
 	}
-	return r.applyObject(ctx, ids, obj, true)
+	return r.applyObject(ctx, ids, obj, existing)
 }
 
 // reconcileHealthCheck ensures the health checker's RBAC and one DaemonSet per port, and deletes DaemonSets of removed ports.
@@ -369,7 +411,7 @@ func (r *Reconciler) applyRoleBinding(ctx context.Context, ids *appsv1alpha1.Ing
 		}
 		// A stale cache may show the old binding again after an earlier pass
 		// replaced it: applying the new one is the same write again.
-		return r.applyObject(ctx, ids, rb, false)
+		return r.applyObject(ctx, ids, rb, nil)
 	}
 	return r.apply(ctx, ids, rb, existing)
 }

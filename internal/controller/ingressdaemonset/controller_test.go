@@ -33,7 +33,7 @@ const (
 	depDetachKey = "ingressdaemonsets.mumoshu.github.com/to-be-updated"
 )
 
-func createNode(t *testing.T, ctx context.Context, name string, labels map[string]string) {
+func createNode(t testing.TB, ctx context.Context, name string, labels map[string]string) {
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := env.Client.Create(ctx, n); err != nil {

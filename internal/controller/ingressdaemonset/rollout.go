@@ -41,6 +41,8 @@ type scope struct {
 	// stale is set by observe when the cache does not show this process's
 	// own latest writes to the Deployments yet: nothing may be planned.
 	stale bool
+	// requeueAt is when the plan's earliest wait ends (zero: none).
+	requeueAt time.Time
 	// problems and degradedReason feed the Degraded condition.
 	problems       []string
 	degradedReason string
@@ -94,7 +96,7 @@ func (r *Reconciler) observe(ctx context.Context, ids *appsv1alpha1.IngressDaemo
 			s.stray = append(s.stray, d)
 			continue
 		}
-		s.deployments[node] = d
+		s.deployments[node] = r.settled(d)
 	}
 	return s, nil
 }
@@ -153,10 +155,13 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	for node, msg := range s.plan.InvalidTimestamps {
 		s.problem(appsv1alpha1.ReasonInvalidDetachmentTimestamp, "node "+node+": "+msg)
 	}
+	if s.plan.RequeueAfter > 0 {
+		s.requeueAt = now.Add(s.plan.RequeueAfter)
+	}
 	stepped := map[string]bool{}
-	for _, step := range s.plan.Steps {
+	for _, step := range executionOrder(s.plan.Steps) {
 		stepped[step.Node] = true
-		if err := r.execute(ctx, s, step, now); err != nil {
+		if err := r.execute(ctx, s, step); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %s: %w", step.Node, step.Action, err))
 		}
 	}
@@ -173,27 +178,52 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 				errs = append(errs, fmt.Errorf("node %s: %w", name, err))
 			}
 		}
+		if r.synced.known(s.ids, d) {
+			continue
+		}
 		nd := d.DeepCopy()
 		if syncDeployment(s.ids, nd, name, s.revision, false) {
 			errs = append(errs, r.updateDeployment(ctx, s, name, nd))
+		} else {
+			r.synced.remember(s.ids, d)
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.plan.RequeueAfter}, errors.Join(errs...)
 }
 
+// executionOrder orders a pass's steps so that the nodes leaving the
+// rollout leave it before others enter it: reattachments first, then
+// updates, creations and, last, detachments (each group in node-name
+// order). The planner may free a node's place in the budget and give it to
+// another node in the same pass; were the newcomer written first, for a
+// moment one node more than the budget would be detached.
+func executionOrder(steps []decide.Step) []decide.Step {
+	rank := map[decide.Action]int{decide.Reattach: 0, decide.Finish: 0, decide.Update: 1, decide.Create: 2, decide.Detach: 3}
+	out := slices.Clone(steps)
+	slices.SortStableFunc(out, func(a, b decide.Step) int { return rank[a.Action] - rank[b.Action] })
+	return out
+}
+
 // updateDeployment applies the owned fields of d, node's Deployment as this
 // pass wants it.
 func (r *Reconciler) updateDeployment(ctx context.Context, s *scope, node string, d *appsv1.Deployment) error {
-	if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), true); err != nil {
+	prev := s.deployments[node]
+	var existing client.Object
+	if prev != nil {
+		existing = prev
+	}
+	live := ownedDeployment(s.ids, d)
+	if err := r.applyObject(ctx, s.ids, live, existing); err != nil {
 		return err
 	}
+	r.wroteMetadata(prev, live)
 	r.expectations().wrote(s.ids.Name, d)
 	s.deployments[node] = d
 	return nil
 }
 
 // execute runs one planned step.
-func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step, now time.Time) error {
+func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step) error {
 	ru := s.ids.Spec.UpdateStrategy.RollingUpdate
 	if ru == nil {
 		ru = &appsv1alpha1.RollingUpdate{}
@@ -213,7 +243,7 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step, no
 		case !apierrors.IsNotFound(err):
 			return fmt.Errorf("getting Deployment %s: %w", d.Name, err)
 		}
-		if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), false); err != nil {
+		if err := r.applyObject(ctx, s.ids, ownedDeployment(s.ids, d), nil); err != nil {
 			return err
 		}
 		r.expectations().wrote(s.ids.Name, d)
@@ -227,7 +257,10 @@ func (r *Reconciler) execute(ctx context.Context, s *scope, step decide.Step, no
 	switch step.Action {
 	case decide.Detach:
 		setPhase(d, appsv1alpha1.NodePhaseDetaching)
-		d.Labels[appsv1alpha1.LabelDetachStartedAt] = strconv.FormatInt(now.UnixMilli(), 10)
+		// The grace period runs from this write, not from the start of the
+		// pass: the steps before it (other nodes' writes) take time, and the
+		// node only fails its health check once this write lands.
+		d.Labels[appsv1alpha1.LabelDetachStartedAt] = strconv.FormatInt(r.now().UnixMilli(), 10)
 		if a := ru.AnnotateDeploymentToDetach; a != nil {
 			d.Annotations[a.Key] = a.Value
 			d.Annotations[appsv1alpha1.AnnotationDeploymentDetachKey] = a.Key

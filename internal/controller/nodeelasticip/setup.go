@@ -113,10 +113,9 @@ type Options struct {
 	// EC2 rejects.
 	CredentialBackoff cloud.CredentialBackoff
 
-	// OrphanMode, OrphanGracePeriod and OrphanInterval configure the sweep.
-	OrphanMode        orphan.Mode
-	OrphanGracePeriod time.Duration
-	OrphanInterval    time.Duration
+	// Settings (OrphanMode, OrphanGracePeriod, OrphanInterval) configure
+	// the orphan sweep.
+	orphan.Settings
 
 	// ClientOptions adjusts the EC2 client options after they are resolved
 	// (tests and benchmarks). Not a flag.
@@ -154,9 +153,7 @@ func DefaultOptions() Options {
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
 		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
-		OrphanMode:              orphan.ModeDelete,
-		OrphanGracePeriod:       10 * time.Minute,
-		OrphanInterval:          5 * time.Minute,
+		Settings:                orphan.DefaultSettings(10 * time.Minute),
 	}
 }
 
@@ -181,9 +178,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.MaxBackoff, "nodeelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed NodeElasticIP is retried.")
 	fs.Float64Var(&o.AWSRateLimitScale, "nodeelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
 	o.CredentialBackoff.BindFlags(fs, "nodeelasticip", "EC2")
-	fs.Var(&o.OrphanMode, "nodeelasticip-orphan-mode", "Orphan sweep of this cluster's node addresses whose NodeElasticIP is gone: off, report or delete.")
-	fs.DurationVar(&o.OrphanGracePeriod, "nodeelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
-	fs.DurationVar(&o.OrphanInterval, "nodeelasticip-orphan-interval", o.OrphanInterval, "Time between two orphan sweeps.")
+	o.Settings.BindFlags(fs, "nodeelasticip", "this cluster's node addresses whose NodeElasticIP is gone")
 }
 
 // translated is what translated NodeElasticIPs get, validated once.
@@ -219,11 +214,11 @@ func (o Options) validate() (translated, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--nodeelasticip-tags: %w", err))
 	}
-	if o.PollInterval <= 0 || o.BlockedPollInterval <= 0 || o.OrphanInterval <= 0 || o.MaxConcurrentReconciles < 1 {
-		errs = append(errs, errors.New("--nodeelasticip poll and sweep intervals and max-concurrent-reconciles must be positive"))
+	if o.PollInterval <= 0 || o.BlockedPollInterval <= 0 || o.MaxConcurrentReconciles < 1 {
+		errs = append(errs, errors.New("--nodeelasticip poll intervals and max-concurrent-reconciles must be positive"))
 	}
-	if _, err := orphan.ParseMode(string(o.OrphanMode)); err != nil {
-		errs = append(errs, fmt.Errorf("--nodeelasticip-orphan-mode: %w", err))
+	if err := o.Settings.Validate("nodeelasticip"); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return translated{}, err

@@ -7,9 +7,6 @@ import (
 	"maps"
 	"time"
 
-	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -19,9 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/runtime/cloudtask"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
@@ -43,12 +41,16 @@ const (
 	reasonLegacyFailed   = "EIPAssociationFailed"
 )
 
-// errPrivateIPInUse: the pod's private IP carries another Elastic IP, so
-// EC2 refuses ours there (reason PrivateIPInUse).
-var errPrivateIPInUse = errors.New("the pod's private IP already carries another Elastic IP")
+// Warning Event reasons on the PodElasticIP: a refused association onto an
+// occupied private IP, a spec for another cloud, a failed cloud task.
+const (
+	reasonPrivateIPInUse   = "PrivateIPInUse"
+	reasonProviderMismatch = "ProviderMismatch"
+	reasonTaskFailed       = "TaskFailed"
+)
 
-// Event reason of a refused association onto an occupied private IP.
-const reasonPrivateIPInUse = "PrivateIPInUse"
+// tokenPrefix prefixes a PodElasticIP's ClientTokens (runtime/cloudtask).
+const tokenPrefix = "peip"
 
 // external is one reconcile's view of one PodElasticIP: Observe records
 // what it found (pod, address, plan) for Create, Update or Delete in the
@@ -61,20 +63,33 @@ type external struct {
 	pod   *corev1.Pod
 	ps    decide.Pod
 	plan  decide.Plan
-	dups  []aws.Address
+	dups  []decide.Address
 	match decide.Match
 	// podAddr is the address the pod is marked for by SyncCluster (nil:
 	// the pod is left as it is).
-	podAddr *aws.Address
+	podAddr *decide.Address
+	// poll is when the pass wants the PodElasticIP looked at again (a
+	// cloud task runs); 0: the reconciler's default.
+	poll time.Duration
 }
 
 var (
 	_ managed.TypedExternalClient[*networkingv1alpha1.PodElasticIP] = &external{}
 	_ reconciler.ClusterSyncer[*networkingv1alpha1.PodElasticIP]    = &external{}
+	_ reconciler.Poller                                             = &external{}
 )
 
 // Disconnect implements managed.TypedExternalClient; clients are shared.
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// PollAfter implements reconciler.Poller: soon while a cloud task runs.
+func (e *external) PollAfter() (time.Duration, bool) { return e.poll, e.poll > 0 }
+
+// awaitTask asks for the next pass after the task poll interval.
+func (e *external) awaitTask() { e.poll = e.conn.opts.taskPollInterval() }
+
+// async reports whether the account's cloud changes addresses by tasks.
+func (e *external) async() bool { return e.acct.tasks != nil }
 
 func (e *external) ownerOf(cr *networkingv1alpha1.PodElasticIP) decide.Owner {
 	o := decide.Owner{
@@ -103,6 +118,18 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 		pod = nil
 	}
 	e.pod, e.ps = pod, decide.PodFrom(pod)
+	deleting := meta.WasDeleted(cr)
+	if !deleting {
+		if reason, msg := decide.CheckProvider(e.acct.cloud.Provider(), cr.Spec); reason != "" {
+			// Nothing was allocated or claimed with this spec: say why
+			// (once per change) and wait for a person.
+			if cr.GetCondition(xpv2.TypeReady).Reason != reason {
+				e.conn.event(cr, nil, corev1.EventTypeWarning, string(reason), "Validate", "%s", msg)
+			}
+			setReady(cr, decide.Unavailable(reason, msg))
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		}
+	}
 
 	addrs, err := e.addresses(ctx, cr)
 	if err != nil {
@@ -110,13 +137,28 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 		return managed.ExternalObservation{}, err
 	}
 	best, how, dups := decide.Select(addrs, e.owner)
+	if best == nil && e.async() && !deleting && meta.GetExternalName(cr) != "" {
+		return e.observeLost(ctx, cr)
+	}
 	e.dups, e.match = dups, how
 	e.plan = decide.Decide(decide.PlanInput{
-		Owner: e.owner, Deleting: meta.WasDeleted(cr), Invalid: cr.GetAnnotations()[networkingv1alpha1.AnnotationPodElasticIPInvalid],
+		Owner: e.owner, Deleting: deleting, Invalid: cr.GetAnnotations()[networkingv1alpha1.AnnotationPodElasticIPInvalid],
 		Pod: e.ps, Addr: best, Match: how, Duplicates: dups, KnownAssociationID: cr.Status.AssociationID,
 	})
+	if e.plan.Wait {
+		e.awaitTask()
+	}
+	knownAssociation := cr.Status.AssociationID
 	setStatus(cr, e.plan.Addr, e.ps)
 	setReady(cr, e.plan.Ready)
+	if e.async() && e.plan.Addr != nil && e.plan.Addr.Pending == "" {
+		if failed := e.checkTask(ctx, cr, *e.plan.Addr); failed && !deleting {
+			// Report the failure for one short pass; the next one tries
+			// again.
+			e.plan.UpToDate = true
+			e.awaitTask()
+		}
+	}
 	if e.plan.LateInit {
 		// An allocation ID found by tags (after a crash, for a kept or a
 		// legacy address) becomes the external name; the reconciler
@@ -127,22 +169,139 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 				"Adopted %s (%s), kept for pod %s (%s)", e.plan.Addr.PublicIP, e.plan.Addr.AllocationID, e.owner.PodKey(), how)
 		}
 	}
-	if e.plan.UpToDate && !meta.WasDeleted(cr) && e.plan.Addr != nil {
+	if e.plan.UpToDate && !deleting && e.plan.Addr != nil && e.plan.Addr.Pending == "" {
 		e.podAddr = e.plan.Addr
+		if a := e.plan.Addr; e.async() && a.Associated() && a.AssociationID != knownAssociation && a.PrivateIPAddress == e.ps.IP {
+			// A task associated it since the last pass: the one Event of
+			// the association.
+			e.conn.event(cr, pod, corev1.EventTypeNormal, reasonAssociated, "Associate",
+				"Associated %s (%s) with pod IP %s on %s", a.PublicIP, a.AllocationID, a.PrivateIPAddress, a.NetworkInterfaceID)
+		}
 	}
 	return managed.ExternalObservation{
 		ResourceExists: e.plan.Exists, ResourceUpToDate: e.plan.UpToDate,
 	}, nil
 }
 
+// observeLost handles a recorded address the cloud does not show, on a
+// cloud whose allocations are tasks with a ClientToken: the allocation task
+// still runs (wait), it FAILED (report, and allocate again under a new
+// token), the address is not visible yet after its allocation (wait for
+// it: the cloud's read-after-create lag), or it was released behind
+// edgeplane's back (allocate a new one).
+func (e *external) observeLost(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.ExternalObservation, error) {
+	lost := meta.GetExternalName(cr)
+	setStatus(cr, nil, e.ps)
+	if task, ok := cloudtask.AllocationTask(cr); ok {
+		res, err := e.acct.cloud.TaskResult(ctx, task)
+		if err != nil {
+			setReady(cr, decide.Unavailable(classify(err), err.Error()))
+			return managed.ExternalObservation{}, err
+		}
+		switch res {
+		case tencentcloud.TaskRunning:
+			e.awaitTask()
+			setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, decide.MessageAllocating))
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		case tencentcloud.TaskFailed:
+			msg := fmt.Sprintf("the allocation task %d of %s FAILED; allocating again", task, lost)
+			e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonTaskFailed, "Allocate", "%s", msg)
+			cloudtask.Forget(cr)
+			// Report TaskFailed for one short pass before allocating again.
+			setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonTaskFailed, msg))
+			e.awaitTask()
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		}
+	}
+	ready := decide.Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, decide.MessageAllocating)
+	if ip, reason, msg := e.ps.Target(); ip == "" {
+		ready = decide.Unavailable(reason, msg)
+	}
+	setReady(cr, ready)
+	if meta.ExternalCreateSucceededDuring(cr, lostGrace) {
+		// Maybe not visible yet: look again soon rather than send the
+		// allocation again (its ClientToken would return the same address,
+		// at the price of a write call per pass).
+		e.awaitTask()
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	log.FromContext(ctx).Info("Recorded address is gone; allocating a new one", "address", lost)
+	cloudtask.Forget(cr)
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+// lostGrace is how long after its allocation a recorded address the cloud
+// does not show may just not be visible yet.
+const lostGrace = 30 * time.Second
+
+// checkTask looks at the task this process last started on a (now settled)
+// address: ended as meant, or FAILED (the cloud rolled it back: Ready
+// TaskFailed, a Warning Event, and true so the pass reports it).
+func (e *external) checkTask(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a decide.Address) bool {
+	v, ok := e.acct.tasks.Get(a.AllocationID)
+	if !ok {
+		return false
+	}
+	t := v.(startedTask)
+	e.acct.tasks.Remove(a.AllocationID)
+	switch {
+	case t.action == actionAssociate && a.Associated() && a.PrivateIPAddress == t.ip,
+		t.action == actionDisassociate && !a.Associated():
+		// Ended as meant: no need to ask.
+		return false
+	}
+	res, err := e.acct.cloud.TaskResult(ctx, t.id)
+	if err != nil || res != tencentcloud.TaskFailed {
+		return false
+	}
+	msg := fmt.Sprintf("the %s task %d of %s FAILED; trying again", t.action, t.id, a.AllocationID)
+	e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonTaskFailed, t.action, "%s", msg)
+	if t.action == actionAssociate {
+		e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, msg)
+	}
+	setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonTaskFailed, msg))
+	return true
+}
+
+// startedTask is a cloud task this process started on an address.
+type startedTask struct {
+	action string
+	id     uint64
+	// ip is the private IP an association binds to.
+	ip string
+}
+
+// Task actions, as the Events name them.
+const (
+	actionAssociate    = "AssociateAddress"
+	actionDisassociate = "DisassociateAddress"
+	actionRelease      = "ReleaseAddresses"
+)
+
+// rememberTask records a task started on an address, for checkTask.
+func (e *external) rememberTask(id string, t startedTask) {
+	if t.id != 0 && e.async() {
+		e.acct.tasks.Add(id, t, tasksTTL)
+	}
+}
+
 // addresses returns the candidates for this PodElasticIP's address: the
 // one just written (no describe), or a listing fresh enough to be sure of.
-func (e *external) addresses(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) ([]aws.Address, error) {
+func (e *external) addresses(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) ([]decide.Address, error) {
 	ext := meta.GetExternalName(cr)
 	deleting := meta.WasDeleted(cr)
+	if ext != "" && e.async() {
+		// Tasks change the recorded address between passes: describe it
+		// now, with every other one awaited in the same window.
+		a, ok, err := e.acct.look.ByID(ctx, ext)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []decide.Address{a}, nil
+	}
 	if ext != "" && !deleting {
 		if a, ok := e.acct.look.Recent(ext); ok {
-			return []aws.Address{a}, nil
+			return []decide.Address{a}, nil
 		}
 	}
 	now := e.conn.opts.clock().Now()
@@ -179,36 +338,23 @@ func (e *external) addresses(ctx context.Context, cr *networkingv1alpha1.PodElas
 }
 
 // setStatus copies what is known about the address and the pod.
-func setStatus(cr *networkingv1alpha1.PodElasticIP, a *aws.Address, p decide.Pod) {
+func setStatus(cr *networkingv1alpha1.PodElasticIP, a *decide.Address, p decide.Pod) {
 	s := &cr.Status
 	if a == nil {
 		s.AllocationID, s.PublicIP, s.AssociationID, s.NetworkInterfaceID, s.PrivateIP, s.PodUID, s.NodeName = "", "", "", "", "", "", ""
 		return
 	}
 	s.AllocationID, s.PublicIP = a.AllocationID, a.PublicIP
+	if a.Pending == decide.PendingCreating {
+		// The IP is recorded once the address is allocated, so the passes
+		// that wait for the allocation find nothing new to write.
+		s.PublicIP = ""
+	}
 	s.AssociationID, s.NetworkInterfaceID, s.PrivateIP = a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress
 	if a.Associated() && p.IP != "" && a.PrivateIPAddress == p.IP {
 		s.PodUID, s.NodeName = p.UID, p.NodeName
 	} else {
 		s.PodUID, s.NodeName = "", ""
-	}
-}
-
-// classify maps a cloud error to a stable reason.
-func classify(err error) xpv2.ConditionReason {
-	switch {
-	case errors.Is(err, errPrivateIPInUse):
-		return networkingv1alpha1.PodElasticIPReasonPrivateIPInUse
-	case aws.IsCredentialsRejected(err):
-		return networkingv1alpha1.PodElasticIPReasonCredentialsRejected
-	case aws.IsQuotaExceeded(err):
-		return networkingv1alpha1.PodElasticIPReasonQuotaExceeded
-	case aws.IsThrottled(err):
-		return networkingv1alpha1.PodElasticIPReasonThrottled
-	case aws.IsInvalidParameter(err):
-		return networkingv1alpha1.PodElasticIPReasonInvalidSpec
-	default:
-		return networkingv1alpha1.PodElasticIPReasonCloudError
 	}
 }
 
@@ -229,13 +375,25 @@ func (e *external) Create(ctx context.Context, cr *networkingv1alpha1.PodElastic
 	case networkingv1alpha1.PodElasticIPModePool, networkingv1alpha1.PodElasticIPModeStatic:
 		return managed.ExternalCreation{}, e.claim(ctx, cr, ip)
 	}
-	a, err := e.acct.aws.AllocateAddress(ctx, aws.AllocateRequest{PublicIPv4Pool: cr.Spec.Allocation.PublicIPv4Pool, Tags: decide.Tags(e.owner)})
+	a, task, err := e.acct.cloud.Allocate(ctx, allocateRequest{
+		Tags: decide.Tags(e.owner), PublicIPv4Pool: cr.Spec.Allocation.PublicIPv4Pool,
+		Tencent: cr.TencentSettings(), ClientToken: cloudtask.Token(tokenPrefix, cr),
+	})
 	if err != nil {
 		// After a timeout the address may exist: the next Observe looks for
-		// it by its creation tags before anything is allocated again.
+		// it by its creation tags (or the ClientToken returns it) before
+		// anything is allocated again.
 		return managed.ExternalCreation{}, fail(cr, classify(err), err)
 	}
 	meta.SetExternalName(cr, a.AllocationID)
+	if a.Pending != "" {
+		// The allocation is a task: the address is associated once it has
+		// ended (Update); the task is recorded so a failure is seen.
+		cloudtask.RecordAllocation(cr, task)
+		setStatus(cr, &a, e.ps)
+		e.awaitTask()
+		return managed.ExternalCreation{}, nil
+	}
 	// Associate in the same pass: while this pod's association waits for
 	// AssociateAddress's bucket, the next pod's allocation can use
 	// AllocateAddress's (EC2 throttles each action separately), so both
@@ -253,24 +411,20 @@ func (e *external) Create(ctx context.Context, cr *networkingv1alpha1.PodElastic
 }
 
 // claim takes a Pool or Static address for the pod: tag it with the claim,
-// associate it (EC2 lets only one claimer associate an unassociated address
-// when reassociation is off), then verify the claim and re-assert it if a
-// concurrent claimer overwrote it. A claimer that loses the association
-// withdraws its tags (only where they are still its own) and tries the next
-// candidate.
+// associate it (the cloud lets only one claimer associate an unassociated
+// address), then verify the claim and re-assert it if a concurrent claimer
+// overwrote it. A claimer that loses the association withdraws its tags
+// (only where they are still its own) and tries the next candidate.
 func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, ip string) error {
 	eni, err := e.acct.look.ENI(ctx, ip, e.ps.HostIP)
 	if err != nil {
-		if aws.IsNotFound(err) {
-			return fail(cr, networkingv1alpha1.PodElasticIPReasonNetworkInterfaceNotFound, err)
-		}
 		return fail(cr, classify(err), err)
 	}
 	const rounds, perRound = 3, 4
 	for range rounds {
-		var cands []aws.Address
+		var cands []decide.Address
 		if e.owner.Mode == networkingv1alpha1.PodElasticIPModePool {
-			addrs, err := e.acct.aws.DescribeAddresses(ctx, aws.AddressQuery{TagKeys: []string{e.owner.TagKey}})
+			addrs, err := e.acct.cloud.Describe(ctx, addressQuery{TagKeys: []string{e.owner.TagKey}})
 			if err != nil {
 				return fail(cr, classify(err), err)
 			}
@@ -280,11 +434,11 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 					fmt.Errorf("no free address carries tag key %q", e.owner.TagKey))
 			}
 		} else {
-			q := aws.AddressQuery{Tags: map[string]string{e.owner.TagKey: e.owner.PodKey()}}
+			q := addressQuery{Tags: map[string]string{e.owner.TagKey: e.owner.PodKey()}}
 			if e.owner.AllocationID != "" {
-				q = aws.AddressQuery{AllocationIDs: []string{e.owner.AllocationID}}
+				q = addressQuery{IDs: []string{e.owner.AllocationID}}
 			}
-			addrs, err := e.acct.aws.DescribeAddresses(ctx, q)
+			addrs, err := e.acct.cloud.Describe(ctx, q)
 			if err != nil {
 				return fail(cr, classify(err), err)
 			}
@@ -292,7 +446,7 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 			if a == nil {
 				return fail(cr, xpv2.ConditionReason(why), fmt.Errorf("the static address (%s) is not usable: %s", staticSelector(e.owner), why))
 			}
-			cands = []aws.Address{*a}
+			cands = []decide.Address{*a}
 		}
 		for i, a := range cands {
 			if i == perRound {
@@ -325,98 +479,73 @@ func staticSelector(o decide.Owner) string {
 	return o.TagKey + "=" + o.PodKey()
 }
 
-func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a aws.Address, eni aws.NetworkInterface, ip string) (bool, error) {
+func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a decide.Address, eni, ip string) (bool, error) {
 	tags := decide.Tags(e.owner)
-	if err := e.acct.aws.CreateTags(ctx, a.AllocationID, tags); err != nil {
+	if err := e.acct.cloud.Tag(ctx, a.AllocationID, tags); err != nil {
 		return false, err
 	}
-	assoc := a.AssociationID
 	if !(a.Associated() && a.PrivateIPAddress == ip) {
-		var err error
-		assoc, err = e.acct.aws.AssociateAddress(ctx, a.AllocationID, eni.ID, ip)
+		got, task, err := e.acct.cloud.Associate(ctx, a, eni, ip)
 		switch {
-		case aws.IsAlreadyAssociated(err):
+		case errors.Is(err, errAddressTaken):
 			e.withdraw(ctx, a.AllocationID, tags)
+			return false, nil
+		case errors.Is(err, errPrivateIPInUse):
 			// Another address on the pod's IP refuses every candidate
 			// alike: stop instead of cycling through the pool.
-			if inUse := e.targetInUse(ctx, a, eni.ID, ip); inUse != nil {
-				return false, inUse
-			}
-			return false, nil
+			e.withdraw(ctx, a.AllocationID, tags)
+			return false, err
 		case err != nil:
 			return false, err
 		}
+		a = got
+		e.rememberTask(a.AllocationID, startedTask{action: actionAssociate, id: task, ip: ip})
 	}
 	// Verify: a concurrent claimer may have overwritten the claim between
 	// our tagging and our association; we hold the association, so the
 	// address is ours and the claim is re-asserted.
-	got, err := e.acct.aws.DescribeAddresses(ctx, aws.AddressQuery{AllocationIDs: []string{a.AllocationID}})
+	got, err := e.acct.cloud.Describe(ctx, addressQuery{IDs: []string{a.AllocationID}})
 	if err != nil {
 		return false, err
 	}
 	if len(got) == 1 {
 		if miss := decide.MissingTags(got[0], tags); len(miss) > 0 {
-			if err := e.acct.aws.CreateTags(ctx, a.AllocationID, miss); err != nil {
+			if err := e.acct.cloud.Tag(ctx, a.AllocationID, miss); err != nil {
 				return false, err
 			}
 		}
 	}
+	if a.Tags == nil {
+		a.Tags = map[string]string{}
+	}
 	maps.Copy(a.Tags, tags)
-	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = assoc, eni.ID, ip
-	e.acct.look.Remember(a)
 	meta.SetExternalName(cr, a.AllocationID)
 	setStatus(cr, &a, e.ps)
+	if a.Pending != "" {
+		e.awaitTask()
+		setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, decide.AssociatingMessage(a.PublicIP, ip)))
+		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonClaimed, "Claim", "Claimed %s (%s); binding it to pod IP %s on %s",
+			a.PublicIP, a.AllocationID, ip, eni)
+		return true, nil
+	}
+	e.acct.look.Remember(a)
 	e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonClaimed, "Claim", "Claimed %s (%s) and associated it with pod IP %s on %s",
-		a.PublicIP, a.AllocationID, ip, eni.ID)
+		a.PublicIP, a.AllocationID, ip, eni)
 	return true, nil
 }
 
-// targetInUse, after EC2 refused to associate a with ip on eniID because
-// of an existing association, finds out whether another address sits on
-// ip. It returns an errPrivateIPInUse error naming the holder, or nil when
-// the refusal was about a itself (or the look failed: the caller then
-// treats the refusal as before).
-func (e *external) targetInUse(ctx context.Context, a aws.Address, eniID, ip string) error {
-	enis, err := e.acct.aws.DescribeNetworkInterfaces(ctx, "network-interface-id", []string{eniID})
-	if err != nil {
-		return nil
-	}
-	var eniPublic string
-	if len(enis) == 1 {
-		eniPublic = enis[0].PublicIPs[ip]
-	}
-	var visible []aws.Address
-	if eniPublic == "" {
-		// A pod IP from a delegated prefix is not among the ENI's listed
-		// private IPs; the account's own addresses still show it.
-		if visible, err = e.acct.aws.DescribeAddresses(ctx, aws.AddressQuery{NetworkInterfaceID: eniID, PrivateIPAddress: ip}); err != nil {
-			return nil
-		}
-	}
-	holder := decide.ForeignHolder(eniPublic, visible, a)
-	if holder == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: %s is associated with %s on %s; remove that association and the PodElasticIP retries", errPrivateIPInUse, holder, ip, eniID)
-}
-
-// withdraw removes the claim tags we wrote, each only if it still has our
-// value (EC2 DeleteTags with a value is conditional), so a winner's tags
-// survive.
+// withdraw removes the claim tags we wrote where they still carry our
+// values, so a winner's tags survive.
 func (e *external) withdraw(ctx context.Context, id string, tags map[string]string) {
-	var del []ec2types.Tag
-	for _, k := range []string{decide.TagClaim, decide.TagOwnerUID, decide.TagPod} {
-		if v, ok := tags[k]; ok {
-			del = append(del, ec2types.Tag{Key: awssdk.String(k), Value: awssdk.String(v)})
-		}
-	}
-	if _, err := e.acct.aws.API().DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: []string{id}, Tags: del}); err != nil {
+	if err := e.acct.cloud.Withdraw(ctx, id, tags); err != nil {
 		log.FromContext(ctx).V(1).Info("Could not withdraw a lost claim; the winner re-asserts its own", "allocationID", id, "error", err.Error())
 	}
 }
 
 // Update carries out Observe's plan: clean up duplicates, write missing
 // ownership tags, and (re)associate the address with the pod's current IP.
+// On a cloud with tasks, an association waits for a disassociation's task
+// to end (the next pass associates).
 func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.ExternalUpdate, error) {
 	p := e.plan
 	if p.Addr == nil {
@@ -430,7 +559,7 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		}
 	}
 	if len(p.Tags) > 0 {
-		if err := e.acct.aws.CreateTags(ctx, a.AllocationID, p.Tags); err != nil {
+		if err := e.acct.cloud.Tag(ctx, a.AllocationID, p.Tags); err != nil {
 			e.acct.look.Forget(a.AllocationID)
 			return managed.ExternalUpdate{}, err
 		}
@@ -440,7 +569,7 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		maps.Copy(a.Tags, p.Tags)
 	}
 	if len(p.RemoveTags) > 0 {
-		if err := e.acct.aws.DeleteTags(ctx, a.AllocationID, p.RemoveTags...); err != nil {
+		if err := e.acct.cloud.Untag(ctx, a.AllocationID, p.RemoveTags...); err != nil {
 			e.acct.look.Forget(a.AllocationID)
 			return managed.ExternalUpdate{}, err
 		}
@@ -449,21 +578,37 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		}
 	}
 	if p.Disassociate {
-		if err := e.acct.aws.DisassociateAddress(ctx, a.AssociationID); aws.IgnoreNotFound(err) != nil {
+		from := a.PrivateIPAddress
+		next, task, err := e.acct.cloud.Disassociate(ctx, a)
+		if errors.Is(err, errBusy) {
+			e.awaitTask()
+			return managed.ExternalUpdate{}, nil
+		}
+		if err != nil {
 			e.acct.look.Forget(a.AllocationID)
 			return managed.ExternalUpdate{}, err
 		}
 		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonDisassociated, "Disassociate",
-			"Disassociated %s from %s", a.PublicIP, a.PrivateIPAddress)
-		a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = "", "", ""
+			"Disassociated %s from %s", a.PublicIP, from)
+		a = next
+		if task != 0 {
+			e.rememberTask(a.AllocationID, startedTask{action: actionDisassociate, id: task})
+			setStatus(cr, &a, e.ps)
+			e.awaitTask()
+			return managed.ExternalUpdate{}, nil
+		}
 	}
 	if p.AssociateIP != "" {
 		if err := e.associate(ctx, cr, &a, p.AssociateIP, false); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 	}
-	e.acct.look.Remember(a)
 	setStatus(cr, &a, e.ps)
+	if a.Pending != "" {
+		// The pod is marked once the task has ended.
+		return managed.ExternalUpdate{}, nil
+	}
+	e.acct.look.Remember(a)
 	e.podAddr = &a
 	return managed.ExternalUpdate{}, nil
 }
@@ -471,42 +616,42 @@ func (e *external) Update(ctx context.Context, cr *networkingv1alpha1.PodElastic
 // associate associates a (allocated in this pass: the Event says so) with
 // the pod IP ip on the pod's ENI, and records it in a and the Ready
 // condition; a failure is Ready=False with its reason and the legacy
-// controller's Warning on the pod.
-func (e *external) associate(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a *aws.Address, ip string, allocated bool) error {
+// controller's Warning on the pod. On a cloud with tasks it starts the
+// association: the Event follows when Observe sees it done.
+func (e *external) associate(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a *decide.Address, ip string, allocated bool) error {
 	eni, err := e.acct.look.ENI(ctx, ip, e.ps.HostIP)
 	if err != nil {
 		e.acct.look.Remember(*a)
-		reason := classify(err)
-		if aws.IsNotFound(err) {
-			reason = networkingv1alpha1.PodElasticIPReasonNetworkInterfaceNotFound
-		}
-		setReady(cr, decide.Unavailable(reason, err.Error()))
+		setReady(cr, decide.Unavailable(classify(err), err.Error()))
 		e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
 		return err
 	}
-	id, err := e.acct.aws.AssociateAddress(ctx, a.AllocationID, eni.ID, ip)
-	if aws.IsAlreadyAssociated(err) {
-		if inUse := e.targetInUse(ctx, *a, eni.ID, ip); inUse != nil {
-			e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Associate", "%v", inUse)
-			err = inUse
-		}
+	got, task, err := e.acct.cloud.Associate(ctx, *a, eni, ip)
+	if errors.Is(err, errPrivateIPInUse) {
+		e.conn.event(cr, e.pod, corev1.EventTypeWarning, reasonPrivateIPInUse, "Associate", "%v", err)
 	}
 	if err != nil {
 		e.acct.look.Forget(a.AllocationID)
-		if aws.IsInvalidParameter(err) || aws.IsNotFound(err) {
+		if e.acct.cloud.StaleENI(err) {
 			e.acct.look.ForgetENI(ip)
 		}
 		setReady(cr, decide.Unavailable(classify(err), err.Error()))
 		e.conn.podEvent(e.pod, cr, corev1.EventTypeWarning, reasonLegacyFailed, err.Error())
 		return err
 	}
-	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = id, eni.ID, ip
+	*a = got
+	if task != 0 {
+		e.rememberTask(a.AllocationID, startedTask{action: actionAssociate, id: task, ip: ip})
+		e.awaitTask()
+		setReady(cr, decide.Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, decide.AssociatingMessage(a.PublicIP, ip)))
+		return nil
+	}
 	verb := "Associated"
 	if allocated {
 		verb = "Allocated and associated"
 	}
 	e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonAssociated, "Associate",
-		"%s %s (%s) with pod IP %s on %s", verb, a.PublicIP, a.AllocationID, ip, eni.ID)
+		"%s %s (%s) with pod IP %s on %s", verb, a.PublicIP, a.AllocationID, ip, eni)
 	setReady(cr, xpv2.Available())
 	return nil
 }
@@ -521,15 +666,28 @@ func (e *external) SyncCluster(ctx context.Context, cr *networkingv1alpha1.PodEl
 	return e.syncPod(ctx, cr, *e.podAddr)
 }
 
-// giveUp releases (Auto) or un-tags (Pool, Static) a duplicate address.
-func (e *external) giveUp(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, d aws.Address) error {
+// giveUp releases (Auto) or un-tags (Pool, Static) a duplicate address. On
+// a cloud with tasks, a duplicate still associated is released by a later
+// pass, once its disassociation's task has ended.
+func (e *external) giveUp(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, d decide.Address) error {
+	if d.Pending != "" {
+		return nil
+	}
 	if d.Associated() {
-		if err := e.acct.aws.DisassociateAddress(ctx, d.AssociationID); aws.IgnoreNotFound(err) != nil {
+		next, task, err := e.acct.cloud.Disassociate(ctx, d)
+		if err != nil && !errors.Is(err, errBusy) {
 			return err
 		}
+		if err != nil || task != 0 {
+			e.awaitTask()
+			if e.owner.Mode == networkingv1alpha1.PodElasticIPModeAuto {
+				return nil
+			}
+		}
+		d = next
 	}
 	if e.owner.Mode == networkingv1alpha1.PodElasticIPModeAuto {
-		if err := e.acct.aws.ReleaseAddress(ctx, d.AllocationID); aws.IgnoreNotFound(err) != nil {
+		if _, err := e.acct.cloud.Release(ctx, d); err != nil && !errors.Is(err, errBusy) {
 			return err
 		}
 		e.acct.look.Forget(d.AllocationID)
@@ -537,15 +695,22 @@ func (e *external) giveUp(ctx context.Context, cr *networkingv1alpha1.PodElastic
 		return nil
 	}
 	e.acct.look.Forget(d.AllocationID)
-	return e.acct.aws.DeleteTags(ctx, d.AllocationID, decide.ReleaseKeys(d)...)
+	return e.acct.cloud.Untag(ctx, d.AllocationID, decide.ReleaseKeys(d)...)
 }
 
 // Delete applies the release policy. The reconciler calls Observe again
 // afterwards and removes the finalizer once the address is no longer
 // this PodElasticIP's (released, given back or kept for the pod's name).
+// On a cloud with tasks it takes a step per pass: an address is released
+// only once its disassociation has ended, and nothing is done while a task
+// runs.
 func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElasticIP) (managed.ExternalDelete, error) {
 	p := e.plan
 	if p.Addr == nil {
+		return managed.ExternalDelete{}, nil
+	}
+	if p.Addr.Pending != "" {
+		e.awaitTask()
 		return managed.ExternalDelete{}, nil
 	}
 	for _, d := range e.dups {
@@ -562,28 +727,51 @@ func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElastic
 	dp := decide.PlanDelete(policy, e.owner.Mode, a, e.conn.opts.clock().Now(), delay)
 	e.acct.look.Forget(a.AllocationID)
 	if dp.Disassociate {
-		if err := e.acct.aws.DisassociateAddress(ctx, a.AssociationID); aws.IgnoreNotFound(err) != nil {
+		next, task, err := e.acct.cloud.Disassociate(ctx, a)
+		if errors.Is(err, errBusy) {
+			e.awaitTask()
+			return managed.ExternalDelete{}, nil
+		}
+		if err != nil {
 			return managed.ExternalDelete{}, err
 		}
 		e.conn.event(cr, e.pod, corev1.EventTypeNormal, reasonDisassociated, "Disassociate", "Disassociated %s from %s", a.PublicIP, a.PrivateIPAddress)
+		if task != 0 {
+			e.rememberTask(a.AllocationID, startedTask{action: actionDisassociate, id: task})
+			if dp.Release {
+				// Released once unbound (a later pass).
+				setStatus(cr, &next, e.ps)
+				e.awaitTask()
+				return managed.ExternalDelete{}, e.unlabelPod(ctx, cr)
+			}
+		}
 	}
 	if err := e.unlabelPod(ctx, cr); err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	switch {
 	case dp.Release:
-		if err := e.acct.aws.ReleaseAddress(ctx, a.AllocationID); aws.IgnoreNotFound(err) != nil {
+		task, err := e.acct.cloud.Release(ctx, a)
+		if errors.Is(err, errBusy) {
+			e.awaitTask()
+			return managed.ExternalDelete{}, nil
+		}
+		if err != nil {
 			return managed.ExternalDelete{}, err
+		}
+		if task != 0 {
+			e.rememberTask(a.AllocationID, startedTask{action: actionRelease, id: task})
+			e.awaitTask()
 		}
 		e.conn.event(cr, nil, corev1.EventTypeNormal, reasonReleased, "Release", "Released %s (%s)", a.PublicIP, a.AllocationID)
 	case len(dp.Tags) > 0:
-		if err := e.acct.aws.CreateTags(ctx, a.AllocationID, dp.Tags); err != nil {
+		if err := e.acct.cloud.Tag(ctx, a.AllocationID, dp.Tags); err != nil {
 			return managed.ExternalDelete{}, err
 		}
 		e.conn.event(cr, nil, corev1.EventTypeNormal, reasonKept, "Keep", "Kept %s (%s) for pod %s until %s",
 			a.PublicIP, a.AllocationID, e.owner.PodKey(), dp.Tags[decide.TagReleaseAfter])
 	default:
-		if err := e.acct.aws.DeleteTags(ctx, a.AllocationID, dp.UntagKeys...); err != nil {
+		if err := e.acct.cloud.Untag(ctx, a.AllocationID, dp.UntagKeys...); err != nil {
 			return managed.ExternalDelete{}, err
 		}
 		e.conn.event(cr, nil, corev1.EventTypeNormal, reasonGivenBack, "GiveBack", "Gave %s (%s) back", a.PublicIP, a.AllocationID)
@@ -592,9 +780,11 @@ func (e *external) Delete(ctx context.Context, cr *networkingv1alpha1.PodElastic
 }
 
 // setReady sets the Ready condition and the kstatus conditions that go with
-// it: Stalled for an invalid spec (only a person can fix it), Reconciling
-// while the address is being allocated or associated or waits for the pod.
+// it: Stalled for an invalid spec or one for another cloud (only a person
+// can fix them), Reconciling while the address is being allocated or
+// associated or waits for the pod.
 func setReady(cr *networkingv1alpha1.PodElasticIP, ready xpv2.Condition) {
 	cr.SetConditions(ready)
-	cr.SetConditions(status.ManagedKstatus(ready, ready.Reason == networkingv1alpha1.PodElasticIPReasonInvalidSpec)...)
+	stalled := ready.Reason == networkingv1alpha1.PodElasticIPReasonInvalidSpec || ready.Reason == networkingv1alpha1.PodElasticIPReasonProviderMismatch
+	cr.SetConditions(status.ManagedKstatus(ready, stalled)...)
 }

@@ -86,14 +86,64 @@ func runChildManager() int {
 // two pods; and after one sweep no address tagged for this cluster lacks a
 // PodElasticIP.
 func TestFaultChurnWithManagerKills(t *testing.T) {
-	w := newWorld(t, worldOpts{defaultConfig: true, noManager: true})
+	faultChurn(t, false)
+}
+
+// TestFaultChurnWithManagerKillsTencent is the same churn on a Tencent
+// Cloud provider config: every write action (AllocateAddresses,
+// AssociateAddress, DisassociateAddress, ReleaseAddresses,
+// ModifyResourceTags) is throttled 10% of the time and committed-then-
+// dropped 5% of the time, and 5% of the tasks they start end FAILED (the
+// cloud rolls them back); the manager is SIGKILLed three times. The same
+// invariants hold: every live pod's IP carries exactly the address its
+// PodElasticIP records, none carries two, no address serves two pods, and
+// after one sweep of the Tencent accounts every address tagged for the
+// cluster has a PodElasticIP.
+func TestFaultChurnWithManagerKillsTencent(t *testing.T) {
+	faultChurn(t, true)
+}
+
+// faultAddr is an address as the fault test's invariants see it, on
+// either cloud: bound to PrivateIP (empty: bound to nothing).
+type faultAddr struct {
+	ID, PrivateIP string
+	Tags          map[string]string
+}
+
+func faultChurn(t *testing.T, tencent bool) {
+	w := newWorld(t, worldOpts{defaultConfig: true, noManager: true, tencent: tencent})
 	var faults []core.FaultSpec
-	for _, a := range []string{"AllocateAddress", "AssociateAddress", "DisassociateAddress", "ReleaseAddress", "CreateTags", "DeleteTags"} {
-		faults = append(faults, core.FaultSpec{Provider: core.ProviderEC2, Action: a, ErrorRate: 0.10, ErrorCode: core.EC2RequestLimitExceeded,
-			DropRate: 0.05, DropHold: core.Duration(300 * time.Millisecond)})
+	if tencent {
+		for _, a := range []string{"AllocateAddresses", "AssociateAddress", "DisassociateAddress", "ReleaseAddresses", "ModifyResourceTags"} {
+			faults = append(faults, core.FaultSpec{Provider: core.ProviderTencent, Action: a, ErrorRate: 0.10, ErrorCode: core.TCRequestLimitExceeded,
+				DropRate: 0.05, DropHold: core.Duration(300 * time.Millisecond), TaskFailureRate: 0.05})
+		}
+	} else {
+		for _, a := range []string{"AllocateAddress", "AssociateAddress", "DisassociateAddress", "ReleaseAddress", "CreateTags", "DeleteTags"} {
+			faults = append(faults, core.FaultSpec{Provider: core.ProviderEC2, Action: a, ErrorRate: 0.10, ErrorCode: core.EC2RequestLimitExceeded,
+				DropRate: 0.05, DropHold: core.Duration(300 * time.Millisecond)})
+		}
 	}
 	if err := w.sim.World().SetFaults(faults); err != nil {
 		t.Fatal(err)
+	}
+	// addresses are the cloud's addresses, bound ones with their pod IP.
+	addresses := func() []faultAddr {
+		var out []faultAddr
+		if tencent {
+			for _, a := range w.tcAddresses() {
+				fa := faultAddr{ID: a.AddressID, Tags: tagMap(a.Tags)}
+				if a.AddressStatus == "BIND" || a.AddressStatus == "BIND_ENI" {
+					fa.PrivateIP = a.PrivateAddressIP
+				}
+				out = append(out, fa)
+			}
+			return out
+		}
+		for _, a := range w.addresses() {
+			out = append(out, faultAddr{ID: a.AllocationID, PrivateIP: a.PrivateIPAddress, Tags: tagMap(a.Tags)})
+		}
+		return out
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
@@ -199,11 +249,15 @@ func TestFaultChurnWithManagerKills(t *testing.T) {
 	kill() // stop the manager before checking the cloud
 	child = nil
 
+	if tencent {
+		// Tasks started before the last kill end on the cloud's clock.
+		time.Sleep(time.Second)
+	}
 	// Invariants.
-	byIP := map[string][]core.EC2Address{}
-	for _, a := range w.addresses() {
-		if a.PrivateIPAddress != "" {
-			byIP[a.PrivateIPAddress] = append(byIP[a.PrivateIPAddress], a)
+	byIP := map[string][]faultAddr{}
+	for _, a := range addresses() {
+		if a.PrivateIP != "" {
+			byIP[a.PrivateIP] = append(byIP[a.PrivateIP], a)
 		}
 	}
 	crByPod, uids, allocs := map[string]networkingv1alpha1.PodElasticIP{}, sets.New[string](), map[string]string{}
@@ -216,20 +270,24 @@ func TestFaultChurnWithManagerKills(t *testing.T) {
 		pod := w.getPod(name)
 		got := byIP[pod.Status.PodIP]
 		cr := crByPod[name]
-		if len(got) != 1 || got[0].AllocationID != cr.Status.AllocationID {
+		if len(got) != 1 || got[0].ID != cr.Status.AllocationID {
 			t.Errorf("pod %s (%s): %d associated addresses %+v, PodElasticIP records %q", name, pod.Status.PodIP, len(got), got, cr.Status.AllocationID)
 			continue
 		}
 		livePodsWithOne++
-		if other, ok := allocs[got[0].AllocationID]; ok {
+		if other, ok := allocs[got[0].ID]; ok {
 			twice++
-			t.Errorf("address %s serves %s and %s", got[0].AllocationID, other, name)
+			t.Errorf("address %s serves %s and %s", got[0].ID, other, name)
 		}
-		allocs[got[0].AllocationID] = name
+		allocs[got[0].ID] = name
 	}
 	o := testOptions()
 	o.OrphanMode, o.OrphanGracePeriod = orphan.ModeDelete, 0
-	s, err := podelasticip.NewSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
+	newSweeper := podelasticip.NewSweeper
+	if tencent {
+		newSweeper = podelasticip.NewTencentSweeper
+	}
+	s, err := newSweeper(env.Client, env.Client, o, setup.Config{ClusterName: w.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,24 +295,33 @@ func TestFaultChurnWithManagerKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tencent && len(rep.Deleted) > 0 {
+		// Released orphans are gone once their tasks end.
+		time.Sleep(time.Second)
+	}
 	tagged, unowned := 0, 0
-	for _, a := range w.addresses() {
-		tags := tagMap(a.Tags)
-		if tags[decide.TagCluster] != w.cluster {
+	final := addresses()
+	for _, a := range final {
+		if a.Tags[decide.TagCluster] != w.cluster {
 			continue
 		}
 		tagged++
-		if !uids.Has(tags[decide.TagOwnerUID]) {
+		if !uids.Has(a.Tags[decide.TagOwnerUID]) {
 			unowned++
-			t.Errorf("address %s is tagged for this cluster but its PodElasticIP %s is gone", a.AllocationID, tags[decide.TagOwnerUID])
+			t.Errorf("address %s is tagged for this cluster but its PodElasticIP %s is gone", a.ID, a.Tags[decide.TagOwnerUID])
 		}
 	}
 	stats := w.sim.World().Stats()
-	fmt.Printf("fault test: %d pods created, %d deleted, %d live; manager SIGKILLed %d times during the churn; live pods with exactly one associated address matching their PodElasticIP: %d/%d; "+
+	allocate, release := stats["ec2/AllocateAddress/OK"], stats["ec2/ReleaseAddress/OK"]
+	if tencent {
+		allocate, release = stats["tencent/AllocateAddresses/OK"], stats["tencent/ReleaseAddresses/OK"]
+	}
+	fmt.Printf("fault test (%s): %d pods created, %d deleted, %d live; manager SIGKILLed %d times during the churn; live pods with exactly one associated address matching their PodElasticIP: %d/%d; "+
 		"addresses associated with two pods: %d; sweep deleted %d orphans; addresses tagged for this cluster after the sweep: %d, without a PodElasticIP: %d; "+
 		"total addresses %d; injected: throttled %d, allocations OK %d, releases OK %d\n",
-		created, deleted, live.Len(), churnKills, livePodsWithOne, live.Len(), twice, len(rep.Deleted), tagged, unowned, len(w.addresses()),
-		sumSuffix(stats, "/RequestLimitExceeded"), stats["ec2/AllocateAddress/OK"], stats["ec2/ReleaseAddress/OK"])
+		map[bool]string{false: "aws", true: "tencentcloud"}[tencent],
+		created, deleted, live.Len(), churnKills, livePodsWithOne, live.Len(), twice, len(rep.Deleted), tagged, unowned, len(final),
+		sumSuffix(stats, "/RequestLimitExceeded"), allocate, release)
 	if churnKills != 3 || livePodsWithOne != live.Len() || twice != 0 || unowned != 0 || tagged != live.Len() {
 		t.Fatalf("invariants broken: %d/%d live pods with one address, %d twice, %d unowned, %d tagged", livePodsWithOne, live.Len(), twice, unowned, tagged)
 	}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -37,6 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/controller/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
@@ -99,6 +99,31 @@ func fixtures() *core.Fixtures {
 	}}}
 }
 
+// The emulated Tencent VPC: node w1 (instance ins-node0001, host IP
+// 10.0.0.10 on its primary ENI) holds pod IPs 10.0.1.1-10.0.1.250 on its
+// secondary ENI eni-pods0001 and 10.0.2.1-10.0.2.250 on eni-pods0002, the
+// pod IPs of the EC2 fixtures, so a test's pods fit either cloud.
+const (
+	tcENI1 = "eni-pods0001"
+	tcENI2 = "eni-pods0002"
+)
+
+func tencentFixtures() core.TencentFixtures {
+	var ips1, ips2 []string
+	for i := 1; i <= 250; i++ {
+		ips1 = append(ips1, fmt.Sprintf("10.0.1.%d", i))
+		ips2 = append(ips2, fmt.Sprintf("10.0.2.%d", i))
+	}
+	return core.TencentFixtures{Instances: []core.TCInstanceFixture{{
+		InstanceID: "ins-node0001", VpcID: "vpc-1", SubnetID: "subnet-1", Zone: "ap-hongkong-2",
+		NetworkInterfaceID: "eni-node0001", PrivateIPAddresses: []string{hostIP1},
+		NetworkInterfaces: []core.TCENIFixture{
+			{NetworkInterfaceID: tcENI1, PrivateIPAddresses: ips1},
+			{NetworkInterfaceID: tcENI2, PrivateIPAddresses: ips2},
+		},
+	}}}
+}
+
 // world is one test's cloud and cluster: an emulator, a namespace, a
 // ClusterProviderConfig pointing at the emulator, and a running manager
 // with the PodElasticIP controllers.
@@ -139,6 +164,11 @@ type worldOpts struct {
 	// wrap wraps the manager's API transport (a benchmark's request
 	// counter).
 	wrap func(http.RoundTripper) http.RoundTripper
+	// tencent makes the test's config a Tencent Cloud one, on the
+	// emulator's Tencent front (tencentFixtures; tasks take 200ms unless
+	// settings say otherwise); tcAddresses seeds Tencent addresses.
+	tencent     bool
+	tcAddresses func(ns string) []core.TCAddressFixture
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -147,6 +177,12 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	t.Cleanup(cancel)
 	if wo.settings.EC2AddressQuota == 0 {
 		wo.settings.EC2AddressQuota = 1000
+	}
+	if wo.settings.TencentAddressQuota == 0 {
+		wo.settings.TencentAddressQuota = 1000
+	}
+	if wo.tencent && wo.settings.TaskDuration == 0 {
+		wo.settings.TaskDuration = core.Duration(200 * time.Millisecond)
 	}
 	wo.settings.RateLimitsDisabled = wo.settings.RateLimitsDisabled || wo.settings.RateLimitScale == 0
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
@@ -157,6 +193,12 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	fx := fixtures()
 	if wo.addresses != nil {
 		fx.EC2.Addresses = append(fx.EC2.Addresses, wo.addresses(name)...)
+	}
+	if wo.tencent {
+		fx.Tencent = tencentFixtures()
+		if wo.tcAddresses != nil {
+			fx.Tencent.Addresses = append(fx.Tencent.Addresses, wo.tcAddresses(name)...)
+		}
 	}
 	sim := wo.sim
 	if sim == nil {
@@ -181,6 +223,9 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 	}
 	cpc := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: w.cpc}}
 	cpc.Spec.Provider, cpc.Spec.Region, cpc.Spec.Endpoint = cloudv1alpha1.ProviderAWS, "us-east-1", sim.URL()
+	if wo.tencent {
+		cpc.Spec.Provider, cpc.Spec.Region = cloudv1alpha1.ProviderTencentCloud, "ap-hongkong"
+	}
 	cpc.Spec.ClusterIdentity = w.cluster
 	cpc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
 	if err := env.Client.Create(ctx, cpc); err != nil {
@@ -229,8 +274,9 @@ func testOptions() podelasticip.Options {
 	o.PollInterval = 2 * time.Second
 	o.ListingMaxAge = time.Second
 	o.OrphanMode = orphan.ModeOff
-	o.SweepInterval = time.Hour
+	o.OrphanInterval = time.Hour
 	o.MaxBackoff = 2 * time.Second
+	o.TaskPollInterval = 100 * time.Millisecond
 	return o
 }
 
@@ -252,9 +298,10 @@ func (w *world) startManager(mutate func(*podelasticip.Options)) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		// Each test's manager sees only its namespace: PodElasticIPs left by
-		// earlier tests must not reach this test's emulator.
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{w.ns: {}}},
+		// The manager's own cache (its transforms included), on the test's
+		// namespace only: PodElasticIPs left by earlier tests must not reach
+		// this test's emulator.
+		Cache: manager.CacheOptions(w.ns),
 	})
 	if err != nil {
 		w.t.Fatalf("creating manager: %v", err)
@@ -313,6 +360,9 @@ func (w *world) setPodIP(p *corev1.Pod, ip, hostIP string) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.PodIP, p.Status.HostIP = ip, hostIP
 		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		// The kubelet's conditions, which the manager's cache does not keep
+		// of a bound pod: writes of the readiness gate must leave them.
+		p.Status.Conditions = kubeletConditions()
 		return w.c.Status().Update(w.ctx, p)
 	})
 	if err != nil {
@@ -493,4 +543,51 @@ func (w *world) waitRetries(names []string) {
 		got := cloud.CredentialHolds()
 		return got >= start+float64(2*len(names)), fmt.Sprint(got - start)
 	})
+}
+
+// tcAddresses lists the emulator's Tencent addresses.
+func (w *world) tcAddresses() []core.TCAddress {
+	return w.sim.World().Snapshot().Tencent.Addresses
+}
+
+func (w *world) tcAddress(id string) (core.TCAddress, bool) {
+	for _, a := range w.tcAddresses() {
+		if a.AddressID == id {
+			return a, true
+		}
+	}
+	return core.TCAddress{}, false
+}
+
+// tcCalls returns the emulator's successful call count of a Tencent action.
+func (w *world) tcCalls(action string) int64 {
+	return w.sim.World().Stats()["tencent/"+action+"/OK"]
+}
+
+// setPodConditions replaces the pod's conditions.
+func (w *world) setPodConditions(name string, conds []corev1.PodCondition) {
+	w.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, p); err != nil {
+			return err
+		}
+		p.Status.Conditions = conds
+		return w.c.Status().Update(w.ctx, p)
+	})
+	if err != nil {
+		w.t.Fatalf("setting the conditions of pod %s: %v", name, err)
+	}
+}
+
+// kubeletConditions are a running pod's conditions as its kubelet sets them
+// while a readiness gate is not yet True.
+func kubeletConditions() []corev1.PodCondition {
+	at := metav1.NewTime(time.Unix(1700000000, 0))
+	return []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady", LastTransitionTime: at},
+	}
 }

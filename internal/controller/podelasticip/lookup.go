@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/utils/clock"
 
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/batch"
 	"github.com/edgeplane/edgeplane/internal/runtime/expect"
@@ -29,8 +28,12 @@ import (
 //     one, which starts after a short window collecting other callers.
 //   - ENI look-ups. Pod IPs are resolved in one DescribeNetworkInterfaces
 //     per window; every private IP of every ENI returned is cached, so a
-//     node's ENIs are described once for all its pods. Prefix delegation
-//     falls back to the node's instance and its ENIs' delegated prefixes.
+//     node's ENIs are described once for all its pods. (On EC2, prefix
+//     delegation falls back to the node's instance and its ENIs'
+//     delegated prefixes: cloud_aws.go.)
+//   - Addresses by ID (clouds with tasks): a recorded address whose task
+//     is awaited is described with every other one awaited in the same
+//     window, up to 100 IDs per DescribeAddresses.
 //   - Addresses edgeplane just wrote (allocated, associated, tagged) are
 //     remembered for a short time (runtime/expect), so the reconcile right
 //     after a write needs no describe at all.
@@ -38,17 +41,17 @@ import (
 // Every cache is bounded and expires (LRUExpireCache), so pods and nodes
 // that come and go leave nothing behind.
 type lookup struct {
-	c             *aws.Client
+	c             addressCloud
 	cluster       string
 	legacyCluster string
 	eniTTL        time.Duration
 	clock         clock.PassiveClock
 
 	listings *batch.Batcher[struct{}, string, *listing]
-	eniCalls *batch.Batcher[struct{}, podHost, map[string]aws.NetworkInterface]
-	recent   *expect.Writes[string, aws.Address]
-	enis     *cache.LRUExpireCache // pod IP -> aws.NetworkInterface
-	prefix   *cache.LRUExpireCache // instance ID -> []aws.NetworkInterface
+	eniCalls *batch.Batcher[struct{}, podHost, map[string]string]
+	byID     *batch.Batcher[struct{}, string, map[string]decide.Address]
+	recent   *expect.Writes[string, decide.Address]
+	enis     *cache.LRUExpireCache // pod IP -> ENI ID
 
 	mu     sync.Mutex
 	latest *listing
@@ -58,43 +61,71 @@ type lookup struct {
 type listing struct {
 	started time.Time
 	ids     map[string]bool
-	addrs   []aws.Address
+	addrs   []decide.Address
 }
 
 // podHost is a pod IP to find the ENI of, with its node's IP.
 type podHost struct{ pod, host string }
 
 // Bounds of the look-up caches: far above one account's addresses and
-// ENI addresses, so only expiry drops entries in practice.
+// ENI addresses, so only expiry drops entries in practice. eniTTL is how
+// long a pod IP's ENI is trusted.
 const (
 	maxRecent   = 1 << 14
 	maxENIAddrs = 1 << 16
+	eniTTL      = time.Minute
 )
 
 // newLookup returns the look-ups of an account. clk is the controller's
 // clock (listing ages are compared with its times); batch windows run on
-// real timers.
-func newLookup(c *aws.Client, cluster, legacyCluster string, clk clock.PassiveClock) *lookup {
+// real timers. byIDWindow is how long describes by ID are collected (0:
+// each runs alone).
+func newLookup(c addressCloud, cluster, legacyCluster string, clk clock.PassiveClock, byIDWindow time.Duration) *lookup {
 	l := &lookup{
-		c: c, cluster: cluster, legacyCluster: legacyCluster, eniTTL: time.Minute, clock: clk,
-		recent: expect.New[string, aws.Address](30*time.Second, maxRecent, clk),
+		c: c, cluster: cluster, legacyCluster: legacyCluster, eniTTL: eniTTL, clock: clk,
+		recent: expect.New[string, decide.Address](30*time.Second, maxRecent, clk),
 		enis:   cache.NewLRUExpireCacheWithClock(maxENIAddrs, clk),
-		prefix: cache.NewLRUExpireCacheWithClock(maxENIAddrs, clk),
 	}
 	const window, timeout = 100 * time.Millisecond, 2 * time.Minute
 	timers := clock.RealClock{}
 	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
-	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]aws.NetworkInterface]{Window: window, Timeout: timeout, Clock: timers,
-		Run: func(ctx context.Context, _ struct{}, ips []podHost) (map[string]aws.NetworkInterface, error) {
+	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]string]{Window: window, Timeout: timeout, Clock: timers,
+		Run: func(ctx context.Context, _ struct{}, ips []podHost) (map[string]string, error) {
 			return l.findENIs(ctx, ips)
+		}})
+	l.byID = batch.New(batch.Config[struct{}, string, map[string]decide.Address]{Window: byIDWindow, Max: c.MaxIDs(), Timeout: timeout, Clock: timers,
+		Run: func(ctx context.Context, _ struct{}, ids []string) (map[string]decide.Address, error) {
+			got, err := c.Describe(ctx, addressQuery{IDs: ids})
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]decide.Address, len(got))
+			for _, a := range got {
+				out[a.AllocationID] = a
+			}
+			return out, nil
 		}})
 	return l
 }
 
+// ByID describes the address id now, batched with the other describes by
+// ID of the window; ok is false when it does not exist.
+func (l *lookup) ByID(ctx context.Context, id string) (decide.Address, bool, error) {
+	got, err := l.byID.Do(ctx, struct{}{}, id)
+	if err != nil {
+		return decide.Address{}, false, err
+	}
+	a, ok := got[id]
+	if ok {
+		a.Tags = maps.Clone(a.Tags)
+	}
+	return a, ok, nil
+}
+
 // Addresses returns a listing of this cluster's addresses (and the legacy
 // controller's, and ids) that started at or after notBefore.
-func (l *lookup) Addresses(ctx context.Context, notBefore time.Time, ids ...string) ([]aws.Address, error) {
+func (l *lookup) Addresses(ctx context.Context, notBefore time.Time, ids ...string) ([]decide.Address, error) {
 	l.mu.Lock()
 	cur := l.latest
 	l.mu.Unlock()
@@ -115,7 +146,7 @@ func covers(l *listing, ids []string) bool {
 		if id == "" || l.ids[id] {
 			continue
 		}
-		if !slices.ContainsFunc(l.addrs, func(a aws.Address) bool { return a.AllocationID == id }) {
+		if !slices.ContainsFunc(l.addrs, func(a decide.Address) bool { return a.AllocationID == id }) {
 			return false
 		}
 	}
@@ -130,8 +161,8 @@ func (l *lookup) list(ctx context.Context, ids []string) (*listing, error) {
 		b.ids[id] = true
 	}
 	seen := map[string]bool{}
-	add := func(q aws.AddressQuery) error {
-		got, err := l.c.DescribeAddresses(ctx, q)
+	add := func(q addressQuery) error {
+		got, err := l.c.Describe(ctx, q)
 		for _, a := range got {
 			if !seen[a.AllocationID] {
 				seen[a.AllocationID] = true
@@ -140,9 +171,9 @@ func (l *lookup) list(ctx context.Context, ids []string) (*listing, error) {
 		}
 		return err
 	}
-	err := add(aws.AddressQuery{Tags: map[string]string{decide.TagCluster: l.cluster}})
+	err := add(addressQuery{Tags: map[string]string{decide.TagCluster: l.cluster}})
 	if err == nil && l.legacyCluster != "" {
-		err = add(aws.AddressQuery{Tags: map[string]string{decide.LegacyTagCluster: l.legacyCluster}})
+		err = add(addressQuery{Tags: map[string]string{decide.LegacyTagCluster: l.legacyCluster}})
 	}
 	var missing []string
 	for _, id := range slices.Sorted(maps.Keys(b.ids)) {
@@ -150,9 +181,9 @@ func (l *lookup) list(ctx context.Context, ids []string) (*listing, error) {
 			missing = append(missing, id)
 		}
 	}
-	for chunk := range slices.Chunk(missing, 200) {
+	for chunk := range slices.Chunk(missing, l.c.MaxIDs()) {
 		if err == nil {
-			err = add(aws.AddressQuery{AllocationIDs: chunk})
+			err = add(addressQuery{IDs: chunk})
 		}
 	}
 	if err != nil {
@@ -167,15 +198,15 @@ func (l *lookup) list(ctx context.Context, ids []string) (*listing, error) {
 }
 
 // Remember records an address edgeplane just wrote.
-func (l *lookup) Remember(a aws.Address) {
+func (l *lookup) Remember(a decide.Address) {
 	l.recent.Record(a.AllocationID, a, "")
 }
 
 // Recent returns a remembered address still within its TTL.
-func (l *lookup) Recent(id string) (aws.Address, bool) {
+func (l *lookup) Recent(id string) (decide.Address, bool) {
 	a, ok := l.recent.Get(id)
 	if !ok {
-		return aws.Address{}, false
+		return decide.Address{}, false
 	}
 	a.Tags = maps.Clone(a.Tags)
 	return a, true
@@ -188,103 +219,33 @@ func (l *lookup) Forget(id string) { l.recent.Forget(id) }
 // not there).
 func (l *lookup) ForgetENI(ip string) { l.enis.Remove(ip) }
 
-// ENI returns the ENI holding podIP, as a private address or in a
-// delegated prefix of an ENI of the instance that holds hostIP. It fails
-// with an error IsNotFound recognises when there is none.
-func (l *lookup) ENI(ctx context.Context, podIP, hostIP string) (aws.NetworkInterface, error) {
+// ENI returns the ID of the ENI holding podIP (as a private address, or on
+// EC2 in a delegated prefix of an ENI of the instance that holds hostIP).
+// It fails with errNoENI when there is none.
+func (l *lookup) ENI(ctx context.Context, podIP, hostIP string) (string, error) {
 	if e, ok := l.enis.Get(podIP); ok {
-		return e.(aws.NetworkInterface), nil
+		return e.(string), nil
 	}
 	found, err := l.eniCalls.Do(ctx, struct{}{}, podHost{pod: podIP, host: hostIP})
 	if err != nil {
-		return aws.NetworkInterface{}, err
+		return "", err
 	}
 	if e, ok := found[podIP]; ok {
 		return e, nil
 	}
-	return aws.NetworkInterface{}, fmt.Errorf("no ENI holds pod IP %s, neither as a private address nor in a delegated prefix of the node's instance (host IP %q): %w",
-		podIP, hostIP, aws.ErrNotFound)
+	return "", fmt.Errorf("%w: %s, neither as a private address nor in a delegated prefix of the node's instance (host IP %q)",
+		errNoENI, podIP, hostIP)
 }
 
-// findENIs finds the ENIs of pod IPs in one DescribeNetworkInterfaces
-// (plus one for the node instances of pod IPs in delegated prefixes).
-func (l *lookup) findENIs(ctx context.Context, asked []podHost) (map[string]aws.NetworkInterface, error) {
-	ips := map[string]string{}
-	for _, p := range asked {
-		ips[p.pod] = p.host
+// findENIs resolves the pod IPs of one window and caches every private IP
+// the cloud's answer showed.
+func (l *lookup) findENIs(ctx context.Context, asked []podHost) (map[string]string, error) {
+	ans, err := l.c.FindENIs(ctx, asked)
+	if err != nil {
+		return nil, err
 	}
-	found := map[string]aws.NetworkInterface{}
-
-	// Pod IPs and host IPs in one call: the host IPs serve the prefix
-	// delegation fallback.
-	want := map[string]bool{}
-	for pod, host := range ips {
-		want[pod] = true
-		if host != "" {
-			want[host] = true
-		}
-	}
-	byIP := map[string]aws.NetworkInterface{}
-	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(want)), 200) {
-		enis, err := l.c.DescribeNetworkInterfaces(ctx, "addresses.private-ip-address", chunk)
-		if err != nil {
-			return nil, fmt.Errorf("finding the ENIs of pod IPs: %w", err)
-		}
-		for _, e := range enis {
-			for _, ip := range e.PrivateIPs {
-				byIP[ip] = e
-			}
-		}
-	}
-	for ip, e := range byIP {
+	for ip, e := range ans.All {
 		l.enis.Add(ip, e, l.eniTTL)
 	}
-
-	// Prefix delegation: the pod IP is in a /28 delegated to one of the
-	// node instance's ENIs.
-	instances := map[string]bool{}
-	for pod, host := range ips {
-		if e, ok := byIP[pod]; ok {
-			found[pod] = e
-			continue
-		}
-		if n, ok := byIP[host]; ok && n.InstanceID != "" {
-			instances[n.InstanceID] = true
-		}
-	}
-	var ask []string
-	cached := map[string][]aws.NetworkInterface{}
-	for id := range instances {
-		if p, ok := l.prefix.Get(id); ok {
-			cached[id] = p.([]aws.NetworkInterface)
-		} else {
-			ask = append(ask, id)
-		}
-	}
-	slices.Sort(ask)
-	for chunk := range slices.Chunk(ask, 200) {
-		enis, err := l.c.DescribeNetworkInterfaces(ctx, "attachment.instance-id", chunk)
-		if err != nil {
-			return nil, fmt.Errorf("listing the ENIs of node instances: %w", err)
-		}
-		for _, e := range enis {
-			cached[e.InstanceID] = append(cached[e.InstanceID], e)
-		}
-	}
-	for _, id := range ask {
-		l.prefix.Add(id, cached[id], l.eniTTL)
-	}
-	for pod, host := range ips {
-		if _, ok := found[pod]; ok {
-			continue
-		}
-		n, ok := byIP[host]
-		if !ok {
-			continue
-		}
-		if e, ok := aws.ENIWithPrefixFor(cached[n.InstanceID], pod); ok {
-			found[pod] = e
-		}
-	}
-	return found, nil
+	return ans.Found, nil
 }

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
@@ -34,7 +34,7 @@ func (m podMarks) equal(o podMarks) bool {
 
 // wantMarks computes the marks for an address (associated with the pod's
 // IP, or not).
-func wantMarks(cr *networkingv1alpha1.PodElasticIP, a aws.Address, podIP string) podMarks {
+func wantMarks(cr *networkingv1alpha1.PodElasticIP, a decide.Address, podIP string) podMarks {
 	if !a.Associated() || podIP == "" || a.PrivateIPAddress != podIP {
 		return podMarks{}
 	}
@@ -42,7 +42,7 @@ func wantMarks(cr *networkingv1alpha1.PodElasticIP, a aws.Address, podIP string)
 }
 
 // syncPod brings the pod's marks in line with the address.
-func (e *external) syncPod(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a aws.Address) error {
+func (e *external) syncPod(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a decide.Address) error {
 	if e.pod == nil || e.pod.DeletionTimestamp != nil {
 		return nil
 	}
@@ -134,7 +134,11 @@ func (c *connector) markPod(ctx context.Context, pod *corev1.Pod, cr *networking
 	} else {
 		pod.Status.Conditions = append(pod.Status.Conditions, cond)
 	}
-	if err := c.kube.Status().Patch(ctx, pod, client.MergeFrom(beforeStatus)); err != nil && !apierrors.IsNotFound(err) {
+	// A strategic merge patch names only this condition (conditions merge
+	// by type): a JSON merge patch would replace the whole list with the
+	// cached pod's, which keeps no condition but the readiness gates'
+	// (internal/manager/cache.go), and drop the kubelet's.
+	if err := c.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(beforeStatus)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("setting the %s condition of pod %s/%s: %w", networkingv1alpha1.PodConditionElasticIPReady, pod.Namespace, pod.Name, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package podelasticip_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,6 +60,19 @@ func TestAutoLifecycle(t *testing.T) {
 				pod.Annotations[networkingv1alpha1.AnnotationPodPublicIP] == a.PublicIP && cond == "True",
 			fmt.Sprintf("labels %v annotations %v condition %q", pod.Labels, pod.Annotations, cond)
 	})
+	// Setting the gate's condition left the kubelet's as they were.
+	keptKubeletConditions(t, w.getPod("web-0"))
+	// Without its gate's condition (lost, say, to a restart between the two
+	// writes) but with its marks, the pod gets the condition back in a write
+	// of that condition alone, from the cached pod, which keeps none of the
+	// kubelet's: they must stay.
+	w.setPodConditions("web-0", kubeletConditions())
+	w.eventually("the readiness gate written again", func() (bool, string) {
+		pod := w.getPod("web-0")
+		i := slices.IndexFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == networkingv1alpha1.PodConditionElasticIPReady })
+		return i >= 0 && pod.Status.Conditions[i].Status == corev1.ConditionTrue, fmt.Sprintf("%+v", pod.Status.Conditions)
+	})
+	keptKubeletConditions(t, w.getPod("web-0"))
 
 	// The pod is recreated (a StatefulSet pod moving) with a new IP.
 	oldUID := p.Status.PodUID
@@ -231,5 +245,18 @@ func TestNamespacedProviderConfig(t *testing.T) {
 	}
 	if u.ProviderConfigReference.Kind != cloudv1alpha1.ProviderConfigKind || u.ProviderConfigReference.Name != "tenant" || u.ResourceReference.Kind != "PodElasticIP" {
 		t.Fatalf("usage %+v", u.TypedProviderConfigUsage)
+	}
+}
+
+// keptKubeletConditions fails unless the pod still has the conditions
+// setPodIP gave it: the manager's cache keeps none of them, so a write of
+// the readiness gate's condition must name only that one.
+func keptKubeletConditions(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	for _, want := range kubeletConditions() {
+		i := slices.IndexFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == want.Type })
+		if i < 0 || pod.Status.Conditions[i].Status != want.Status || pod.Status.Conditions[i].Reason != want.Reason {
+			t.Errorf("pod %s: after its readiness gate was written, its %s condition is gone or changed: %+v", pod.Name, want.Type, pod.Status.Conditions)
+		}
 	}
 }

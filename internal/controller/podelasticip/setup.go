@@ -1,9 +1,11 @@
-// Package podelasticip reconciles PodElasticIPs: AWS Elastic IPs for pods,
+// Package podelasticip reconciles PodElasticIPs: elastic IPs for pods on AWS
+// or Tencent Cloud (the provider config's cloud; cloud.go is the seam),
 // allocated (Auto), claimed from a pool of pre-tagged addresses (Pool) or
 // taken by tag value or ID (Static), associated with the pod's private IP on
 // its ENI and followed when the pod is recreated. The reconciler is the
 // cloud kinds' shared one (internal/runtime/reconciler); this package adds
-// the external client (external.go), batched cloud look-ups (lookup.go), the pod's labels,
+// the external client (external.go) on either cloud's adapter (cloud_aws.go,
+// cloud_tencent.go), batched cloud look-ups (lookup.go), the pod's labels,
 // annotation and readiness condition (pod.go), the translator of
 // aws-pod-eip-controller's annotations (translator.go) and the orphan sweep
 // (sweep.go). Pure decisions live in ./decide, the annotation parser in
@@ -32,7 +34,6 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
@@ -76,13 +77,9 @@ type Options struct {
 	// LegacyClusterName is the legacy controller's --cluster-name (empty:
 	// this cluster's identity).
 	LegacyClusterName string
-	// OrphanMode is what the sweep does with addresses whose PodElasticIP is
-	// gone: off, report or delete.
-	OrphanMode orphan.Mode
-	// OrphanGracePeriod protects recently seen addresses.
-	OrphanGracePeriod time.Duration
-	// SweepInterval is the time between sweeps.
-	SweepInterval time.Duration
+	// Settings (OrphanMode, OrphanGracePeriod, OrphanInterval) configure
+	// the orphan sweep of addresses whose PodElasticIP is gone.
+	orphan.Settings
 	// MaxBackoff caps the per-PodElasticIP retry backoff.
 	MaxBackoff time.Duration
 	// AWSRateLimitScale multiplies the refill rates of the client-side EC2
@@ -93,6 +90,17 @@ type Options struct {
 	// EC2 rejects: none until the window has passed, then one probe,
 	// whatever the number of PodElasticIPs using it.
 	CredentialBackoff cloud.CredentialBackoff
+	// TaskPollInterval is how often a running Tencent Cloud task (an
+	// allocation, an association, a release) is checked.
+	TaskPollInterval time.Duration
+	// TencentRateLimitScale multiplies the client-side Tencent Cloud
+	// limits, each a bucket of one second's worth (so its size scales with
+	// its rate): for an account with raised limits, or an emulator whose
+	// clock runs faster.
+	TencentRateLimitScale float64
+	// TencentRetryBaseDelay is the first step of the Tencent SDK's backoff
+	// after a throttled call (0: the client's default, 500ms).
+	TencentRetryBaseDelay time.Duration
 	// Clock is the controller's time: the reconciler's, listing ages,
 	// release delays, the orphan sweep's grace and the credential backoff
 	// (nil: the real clock); tests set it.
@@ -116,11 +124,11 @@ func DefaultOptions() Options {
 		ListingMaxAge:           10 * time.Second,
 		TranslateAnnotations:    true,
 		AdoptLegacy:             true,
-		OrphanMode:              orphan.ModeDelete,
-		OrphanGracePeriod:       5 * time.Minute,
-		SweepInterval:           5 * time.Minute,
+		Settings:                orphan.DefaultSettings(5 * time.Minute),
 		MaxBackoff:              time.Minute,
 		AWSRateLimitScale:       1,
+		TaskPollInterval:        time.Second,
+		TencentRateLimitScale:   1,
 		CredentialBackoff:       cloud.DefaultCredentialBackoff(),
 	}
 }
@@ -133,26 +141,20 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.TranslateAnnotations, "podelasticip-translate-annotations", o.TranslateAnnotations, "Translate aws-pod-eip-controller's pod annotations into PodElasticIPs.")
 	fs.BoolVar(&o.AdoptLegacy, "podelasticip-adopt-legacy", o.AdoptLegacy, "Adopt addresses aws-pod-eip-controller tagged for a pod instead of allocating new ones.")
 	fs.StringVar(&o.LegacyClusterName, "podelasticip-legacy-cluster-name", o.LegacyClusterName, "aws-pod-eip-controller's --cluster-name, for adoption; empty: this cluster's identity.")
-	fs.Var(&o.OrphanMode, "podelasticip-orphan-mode", "What the sweep does with this cluster's addresses whose PodElasticIP is gone: off, report or delete.")
-	fs.DurationVar(&o.OrphanGracePeriod, "podelasticip-orphan-grace-period", o.OrphanGracePeriod, "How long an unowned address is left alone before the sweep acts.")
-	fs.DurationVar(&o.SweepInterval, "podelasticip-sweep-interval", o.SweepInterval, "Time between orphan sweeps.")
+	o.Settings.BindFlags(fs, "podelasticip", "this cluster's addresses whose PodElasticIP is gone")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
 	o.CredentialBackoff.BindFlags(fs, "podelasticip", "EC2")
 	fs.Float64Var(&o.AWSRateLimitScale, "podelasticip-aws-rate-limit-scale", o.AWSRateLimitScale, "Multiplier for the refill rates of the client-side EC2 token buckets (raised account limits); bucket sizes stay.")
+	fs.DurationVar(&o.TaskPollInterval, "podelasticip-task-poll-interval", o.TaskPollInterval, "How often a running Tencent Cloud task (allocation, association, release) is checked.")
+	fs.Float64Var(&o.TencentRateLimitScale, "podelasticip-tencent-rate-limit-scale", o.TencentRateLimitScale, "Multiplier for the client-side Tencent Cloud limits (raised account limits); each bucket holds one second's worth.")
 }
 
-// rateLimits are EC2's default buckets scaled.
-func (o Options) rateLimits() aws.RateLimits {
-	def := aws.DefaultRateLimits()
-	s := o.AWSRateLimitScale
-	if s <= 0 || s == 1 {
-		return def
+// taskPollInterval is TaskPollInterval or its default.
+func (o Options) taskPollInterval() time.Duration {
+	if o.TaskPollInterval <= 0 {
+		return time.Second
 	}
-	scale := func(r cloud.RateLimit) cloud.RateLimit {
-		return cloud.RateLimit{QPS: r.QPS * s, Burst: r.Burst}
-	}
-	return aws.RateLimits{Mutating: scale(def.Mutating), NonMutating: scale(def.NonMutating),
-		UnfilteredNonMutating: scale(def.UnfilteredNonMutating), Tags: scale(def.Tags)}
+	return o.TaskPollInterval
 }
 
 // Setup registers the reconciler with default options.
@@ -164,12 +166,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 // and the orphan sweep.
 func (o Options) Setup() setup.Func {
 	return func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
-		if o.MaxConcurrentReconciles < 1 || o.PollInterval <= 0 || o.SweepInterval <= 0 {
-			return fmt.Errorf("--podelasticip-max-concurrent-reconciles (%d), --podelasticip-poll-interval (%s) and --podelasticip-sweep-interval (%s) must be positive",
-				o.MaxConcurrentReconciles, o.PollInterval, o.SweepInterval)
+		if o.MaxConcurrentReconciles < 1 || o.PollInterval <= 0 {
+			return fmt.Errorf("--podelasticip-max-concurrent-reconciles (%d) and --podelasticip-poll-interval (%s) must be positive",
+				o.MaxConcurrentReconciles, o.PollInterval)
 		}
 		if o.OrphanMode == "" {
 			o.OrphanMode = orphan.ModeDelete
+		}
+		if err := o.Settings.Validate("podelasticip"); err != nil {
+			return err
 		}
 		if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err

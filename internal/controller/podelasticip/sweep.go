@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,33 +17,50 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
 
-// SweepKind is the orphan sweep's kind label.
-const SweepKind = "aws-elastic-ip"
+// The orphan sweeps' kind labels: one sweep per cloud, so the metrics say
+// which cloud's addresses they count.
+const (
+	SweepKind        = "aws-elastic-ip"
+	SweepKindTencent = "tencentcloud-elastic-ip"
+)
+
+// sweepKinds names each cloud's sweep.
+var sweepKinds = map[cloudv1alpha1.Provider]string{
+	cloudv1alpha1.ProviderAWS:          SweepKind,
+	cloudv1alpha1.ProviderTencentCloud: SweepKindTencent,
+}
 
 func setupSweep(mgr ctrl.Manager, conn *connector, o Options) error {
-	s, err := newSweeper(mgr.GetAPIReader(), conn, o)
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(s); err != nil {
-		return fmt.Errorf("adding the PodElasticIP orphan sweep: %w", err)
+	for _, p := range []cloudv1alpha1.Provider{cloudv1alpha1.ProviderAWS, cloudv1alpha1.ProviderTencentCloud} {
+		s, err := newSweeper(mgr.GetAPIReader(), conn, o, p)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(s); err != nil {
+			return fmt.Errorf("adding the PodElasticIP orphan sweep of %s: %w", p, err)
+		}
 	}
 	return nil
 }
 
-// NewSweeper builds the orphan sweep on its own clients, for tools and
-// tests; the manager's sweep runs inside Setup.
+// NewSweeper builds the orphan sweep of the AWS accounts on its own
+// clients, for tools and tests; the manager's sweeps run inside Setup.
 func NewSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Config) (*orphan.Sweeper, error) {
-	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o)
+	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderAWS)
 }
 
-// newSweeper lists, for every AWS provider config's account, the addresses
+// NewTencentSweeper is NewSweeper for the Tencent Cloud accounts.
+func NewTencentSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Config) (*orphan.Sweeper, error) {
+	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderTencentCloud)
+}
+
+// newSweeper lists, for every provider config's account of one cloud, the addresses
 // tagged with this cluster's identity and those tagged only by the legacy
 // controller for this cluster, then the PodElasticIPs (and, for legacy
 // addresses, their pods). In a tenant's account (a ProviderConfig) only
@@ -54,17 +70,18 @@ func NewSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Co
 // Static) once past the grace period. Addresses kept for a pod name
 // (AfterDelay) are left alone until their time is up; addresses of a
 // PodElasticIP whose management policies leave out Delete, and legacy
-// addresses whose pod is gone, are only ever reported.
-func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweeper, error) {
+// addresses whose pod is gone, are only ever reported. An address a cloud
+// task is running on is left for the next sweep.
+func newSweeper(reader client.Reader, conn *connector, o Options, provider cloudv1alpha1.Provider) (*orphan.Sweeper, error) {
 	var mu sync.Mutex
 	found := map[string]sweptAddr{}
 	// legacyNS are the namespaces of the pods legacy addresses were listed
 	// for, read by ListOwners after ListCloud.
 	var legacyNS sets.Set[string]
 	return orphan.New(orphan.Config{
-		Kind: SweepKind,
+		Kind: sweepKinds[provider],
 		ListCloud: func(ctx context.Context) ([]orphan.CloudObject, error) {
-			scopes, err := sweepScopes(ctx, reader, conn)
+			scopes, err := sweepScopes(ctx, reader, conn, provider)
 			if err != nil {
 				return nil, err
 			}
@@ -74,12 +91,12 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			var out []orphan.CloudObject
 			for _, scope := range scopes {
 				acct := scope.acct
-				addrs, err := acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: decide.SweepTags(acct.cluster, scope.namespace)})
+				addrs, err := acct.cloud.Describe(ctx, addressQuery{Tags: decide.SweepTags(acct.cluster, scope.namespace)})
 				if err != nil {
 					return nil, fmt.Errorf("listing this cluster's addresses: %w", err)
 				}
 				for _, a := range addrs {
-					if _, dup := next[a.AllocationID]; dup || !decide.InSweepScope(a, acct.cluster, scope.namespace) {
+					if _, dup := next[a.AllocationID]; dup || a.Pending != "" || !decide.InSweepScope(a, acct.cluster, scope.namespace) {
 						continue
 					}
 					v := decide.Sweep(a, now)
@@ -94,7 +111,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 					})
 				}
 				legacy := cmp.Or(o.LegacyClusterName, acct.cluster)
-				addrs, err = acct.aws.DescribeAddresses(ctx, aws.AddressQuery{Tags: map[string]string{decide.LegacyTagCluster: legacy}})
+				addrs, err = acct.cloud.Describe(ctx, addressQuery{Tags: map[string]string{decide.LegacyTagCluster: legacy}})
 				if err != nil {
 					return nil, fmt.Errorf("listing the legacy controller's addresses: %w", err)
 				}
@@ -141,13 +158,10 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			namespaces := sets.List(legacyNS)
 			mu.Unlock()
 			for _, ns := range namespaces {
-				var pods metav1.PartialObjectMetadataList
-				pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-				if err := reader.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
-				}
-				for _, p := range pods.Items {
+				if err := orphan.EachLive(ctx, reader, corev1.SchemeGroupVersion.WithKind("PodList"), func(p *metav1.PartialObjectMetadata) {
 					out.Insert(decide.LegacyOwner(p.Namespace + "/" + p.Name))
+				}, client.InNamespace(ns)); err != nil {
+					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
 				}
 			}
 			return out, nil
@@ -165,13 +179,13 @@ func newSweeper(reader client.Reader, conn *connector, o Options) (*orphan.Sweep
 			}
 			return s.remove(ctx)
 		},
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.SweepInterval,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval,
 	})
 }
 
 type sweptAddr struct {
 	acct    *account
-	addr    aws.Address
+	addr    decide.Address
 	release bool
 	// reportOnly: never released nor untagged (see decide.SweepVerdict).
 	reportOnly string
@@ -179,18 +193,25 @@ type sweptAddr struct {
 
 // remove releases an orphaned Auto address or takes edgeplane's tags off a
 // Pool or Static one (which stays associated if it is: only the claim goes).
+// On a cloud with tasks the sweep waits for the disassociation before the
+// release (the sweep is not a reconcile: it may wait).
 func (s sweptAddr) remove(ctx context.Context) error {
 	a := s.addr
 	s.acct.look.Forget(a.AllocationID)
 	if !s.release {
-		return s.acct.aws.DeleteTags(ctx, a.AllocationID, decide.ReleaseKeys(a)...)
+		return s.acct.cloud.Untag(ctx, a.AllocationID, decide.ReleaseKeys(a)...)
 	}
 	if a.Associated() {
-		if err := s.acct.aws.DisassociateAddress(ctx, a.AssociationID); aws.IgnoreNotFound(err) != nil {
+		_, task, err := s.acct.cloud.Disassociate(ctx, a)
+		if err != nil {
 			return err
 		}
+		if err := s.acct.cloud.WaitForTask(ctx, task); err != nil {
+			return fmt.Errorf("waiting for %s to be disassociated: %w", a.AllocationID, err)
+		}
 	}
-	return aws.IgnoreNotFound(s.acct.aws.ReleaseAddress(ctx, a.AllocationID))
+	_, err := s.acct.cloud.Release(ctx, a)
+	return err
 }
 
 // sweepScope is the part of one account a sweep may judge: every address
@@ -204,47 +225,28 @@ type sweepScope struct {
 	namespace string
 }
 
-// sweepScopes resolves every AWS provider config to its account and
+// sweepScopes resolves every provider config of provider to its account and
 // scope, once per pair. A config that cannot be resolved (missing, not
 // allowed for a tenant, no credentials) is skipped and logged: its account
 // is not swept this time, which never makes anything look orphaned.
-func sweepScopes(ctx context.Context, reader client.Reader, conn *connector) ([]sweepScope, error) {
-	type configRef struct {
-		ref xpv2.ProviderConfigReference
-		ns  string
-	}
-	var refs []configRef
-	var cpcs cloudv1alpha1.ClusterProviderConfigList
-	if err := reader.List(ctx, &cpcs); err != nil {
-		return nil, fmt.Errorf("listing ClusterProviderConfigs: %w", err)
-	}
-	for _, c := range cpcs.Items {
-		if c.Spec.Provider == cloudv1alpha1.ProviderAWS {
-			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: c.Name}, ""})
-		}
-	}
-	var pcs cloudv1alpha1.ProviderConfigList
-	if err := reader.List(ctx, &pcs); err != nil {
-		return nil, fmt.Errorf("listing ProviderConfigs: %w", err)
-	}
-	for _, c := range pcs.Items {
-		if c.Spec.Provider == cloudv1alpha1.ProviderAWS {
-			refs = append(refs, configRef{xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ProviderConfigKind, Name: c.Name}, c.Namespace})
-		}
+func sweepScopes(ctx context.Context, reader client.Reader, conn *connector, provider cloudv1alpha1.Provider) ([]sweepScope, error) {
+	refs, err := providerconfig.List(ctx, reader, provider, true)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[sweepScope]bool{}
 	var out []sweepScope
 	var errs []error
 	for _, r := range refs {
-		acct, err := conn.account(ctx, &r.ref, r.ns)
+		acct, err := conn.account(ctx, &r.Ref, r.Namespace)
 		if err != nil {
 			// One broken config must not stop the sweep of the others.
-			log.FromContext(ctx).Info("Skipping a provider config in the orphan sweep", "kind", r.ref.Kind,
-				"namespace", r.ns, "name", r.ref.Name, "error", err.Error())
+			log.FromContext(ctx).Info("Skipping a provider config in the orphan sweep", "kind", r.Ref.Kind,
+				"namespace", r.Namespace, "name", r.Ref.Name, "error", err.Error())
 			errs = append(errs, err)
 			continue
 		}
-		if s := (sweepScope{acct: acct, namespace: r.ns}); !seen[s] {
+		if s := (sweepScope{acct: acct, namespace: r.Namespace}); !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}

@@ -171,10 +171,19 @@ func on(node string) string {
 func podElasticIPDetail(u *unstructured.Unstructured) string {
 	pod := join("/", u.GetNamespace(), str(u, "spec", "podName"))
 	ip := str(u, "status", "publicIP")
-	if ip == "" {
-		return "pod " + pod + ": no address yet"
+	detail := "pod " + pod + ": no address yet"
+	if ip != "" {
+		detail = join(" ", ip, "→", "pod "+pod, on(str(u, "status", "nodeName")))
 	}
-	return join(" ", ip, "→", "pod "+pod, on(str(u, "status", "nodeName")))
+	// Tencent Cloud's provider block says what is (or will be) allocated.
+	if _, ok, _ := unstructured.NestedMap(u.Object, "spec", "tencent"); ok {
+		bw := ""
+		if n := num(u, "spec", "tencent", "internetMaxBandwidthOut"); n > 0 {
+			bw = fmt.Sprintf("%d Mbps", n)
+		}
+		detail += " (" + join(", ", join(" ", "Tencent", str(u, "spec", "tencent", "addressType")), bw) + ")"
+	}
+	return detail
 }
 
 func anycastIPBindingDetail(u *unstructured.Unstructured) string {

@@ -28,6 +28,32 @@ func TestClusterBurstPolicyDetail(t *testing.T) {
 	}
 }
 
+func TestPodElasticIPDetail(t *testing.T) {
+	peip := func(spec, status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "web-0", "namespace": "shop"},
+			"spec": spec, "status": status}}
+	}
+	bound := map[string]any{"publicIP": "198.19.0.7", "nodeName": "w1"}
+	cases := []struct {
+		name string
+		u    *unstructured.Unstructured
+		want string
+	}{
+		{"no address", peip(map[string]any{"podName": "web-0"}, nil), "pod shop/web-0: no address yet"},
+		{"bound", peip(map[string]any{"podName": "web-0"}, bound), "198.19.0.7 → pod shop/web-0 on w1"},
+		{"tencent, bound", peip(map[string]any{"podName": "web-0", "tencent": map[string]any{"addressType": "HighQualityEIP", "internetMaxBandwidthOut": int64(10)}}, bound),
+			"198.19.0.7 → pod shop/web-0 on w1 (Tencent HighQualityEIP, 10 Mbps)"},
+		{"tencent, no address", peip(map[string]any{"podName": "web-0", "tencent": map[string]any{}}, nil), "pod shop/web-0: no address yet (Tencent)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podElasticIPDetail(tc.u); got != tc.want {
+				t.Errorf("detail = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestNodeElasticIPDetail(t *testing.T) {
 	cases := []struct {
 		name string

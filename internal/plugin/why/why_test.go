@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -143,6 +144,19 @@ func TestWhyGolden(t *testing.T) {
 		return b.Status.AddressID != "" && ready(b.Status.Conditions, "False", "Creating")
 	})
 
+	// A pod elastic IP on Tencent Cloud: the PodElasticIP names the Tencent
+	// config and carries its provider block; its allocation task runs (for
+	// an hour).
+	eipPod(t, ctx, "web-tc", "10.1.5.7", "")
+	create(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-tc"},
+		Spec: networkingv1alpha1.PodElasticIPSpec{PodName: "web-tc", Allocation: networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModeAuto},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "tencentcloud"}},
+			Tencent:             &networkingv1alpha1.PodElasticIPTencent{InternetMaxBandwidthOut: 20}}})
+	waitFor(t, ctx, &networkingv1alpha1.PodElasticIP{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-tc"}}, "allocating, with an address", func(o client.Object) bool {
+		p := o.(*networkingv1alpha1.PodElasticIP)
+		return p.Status.AllocationID != "" && readyMessage(p.Status.Conditions, "False", string(networkingv1alpha1.PodElasticIPReasonAssociating), "allocating an address")
+	})
+
 	// Events are checked apart from the golden files: which Normal Events a
 	// run records, and how often a failure is retried, depend on timing.
 	for _, tc := range []struct {
@@ -158,6 +172,7 @@ func TestWhyGolden(t *testing.T) {
 		{"pod-floor-held.golden", []string{"-n", ns, "pod/batch-0"}, ""},
 		{"node-not-bound.golden", []string{"node/" + aiaNode}, "AnycastIPPending"},
 		{"peip-quota.golden.json", []string{"peip/web-1", "-n", ns, "-o", "json"}, "CannotCreateExternalResource"},
+		{"pod-tencent-allocating.golden", []string{"pod/web-tc", "-n", ns}, ""},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			out := why(t, tc.args...)
@@ -300,6 +315,10 @@ func eipPod(t *testing.T, ctx context.Context, name, podIP, typ string) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{translate.Type: typ}},
 		Spec:       corev1.PodSpec{NodeName: "w1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
 	}
+	if typ == "" {
+		// No legacy annotation: a hand-made PodElasticIP serves the pod.
+		pod.Annotations = nil
+	}
 	create(t, ctx, pod)
 	if podIP == "" {
 		return
@@ -368,6 +387,19 @@ func post(t *testing.T, ctx context.Context, url string, body, out any) string {
 		return fmt.Sprintf("%s: %v", reply, err)
 	}
 	return string(reply)
+}
+
+// readyMessage is ready, with the Ready condition's message too.
+func readyMessage(conds any, status, reason, message string) bool {
+	b, _ := json.Marshal(conds)
+	var list []struct{ Type, Status, Reason, Message string }
+	_ = json.Unmarshal(b, &list)
+	for _, c := range list {
+		if c.Type == "Ready" {
+			return c.Status == status && c.Reason == reason && c.Message == message
+		}
+	}
+	return false
 }
 
 func ready(conds any, status, reason string) bool {

@@ -69,7 +69,8 @@ type ClusterSyncer[T Object] interface {
 
 // Poller is implemented by an external client that chose during the pass
 // when an object in sync should be looked at again (a running cloud task,
-// a blocked object).
+// a blocked object), or when a deletion step that waits for a cloud task
+// should be taken again (instead of the work queue's backoff).
 type Poller interface {
 	// PollAfter returns the chosen interval, false when the reconciler's
 	// default applies.
@@ -360,6 +361,14 @@ func (p *pass[T]) run(ctx context.Context) reconcile.Result {
 			p.event("Normal", reasonDeleted, "Successfully requested deletion of external resource")
 			p.synced(xpv2.ReconcileSuccess())
 			res = requeue(r.o.ProgressPriority)
+			if d, ok := p.chosenPoll(ext); ok {
+				// The deletion waits for a cloud task: look again when
+				// it should have ended, not after a growing backoff.
+				res = reconcile.Result{RequeueAfter: d}
+				if r.o.ProgressPriority != 0 {
+					res.Priority = ptr.To(r.o.ProgressPriority)
+				}
+			}
 		}
 	case Update:
 		if _, stepErr = ext.Update(extCtx, obj); stepErr != nil {
@@ -434,12 +443,21 @@ func (p *pass[T]) syncCluster(ctx context.Context, ext managed.TypedExternalClie
 
 // poll is the requeue of an object in sync.
 func (p *pass[T]) poll(ext managed.TypedExternalClient[T]) time.Duration {
-	if pl, ok := ext.(Poller); ok {
-		if d, ok := pl.PollAfter(); ok && d > 0 {
-			return d
-		}
+	if d, ok := p.chosenPoll(ext); ok {
+		return d
 	}
 	return p.r.o.PollInterval
+}
+
+// chosenPoll is the interval the external client chose in the pass, if
+// it is a Poller and chose one.
+func (p *pass[T]) chosenPoll(ext managed.TypedExternalClient[T]) (time.Duration, bool) {
+	if pl, ok := ext.(Poller); ok {
+		if d, ok := pl.PollAfter(); ok && d > 0 {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // fail records a failed step: a Warning Event with reason, Synced=False

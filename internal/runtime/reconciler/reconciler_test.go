@@ -451,6 +451,9 @@ func TestReadYourWrites(t *testing.T) {
 		t.Errorf("the pass started from resourceVersion %s (external name %q, state %q), want its own write %s",
 			seen.ResourceVersion, meta.GetExternalName(seen), seen.Status.State, written.ResourceVersion)
 	}
+	if len(written.ManagedFields) == 0 || seen.ManagedFields != nil {
+		t.Errorf("the remembered write keeps managedFields (%d entries; the stored object has %d): nobody reads them", len(seen.ManagedFields), len(written.ManagedFields))
+	}
 	if got := w.stored().ResourceVersion; got != written.ResourceVersion {
 		t.Errorf("a pass with nothing new wrote (%s -> %s)", written.ResourceVersion, got)
 	}
@@ -824,5 +827,36 @@ func TestPoll(t *testing.T) {
 	p.ext.poll = 0
 	if res := p.pass(); res.Priority != nil {
 		t.Errorf("the default poll with a priority: %+v", res)
+	}
+}
+
+// TestDeletionWaitsForTheChosenPoll: a deletion step that waits for a cloud
+// task is taken again after the interval the external client chose (with
+// the progress priority), not after the work queue's backoff; without a
+// chosen interval it is a rate-limited requeue, as before.
+func TestDeletionWaitsForTheChosenPoll(t *testing.T) {
+	w := newWorld(t, func(o *Options[*binding]) { o.ProgressPriority = 10 })
+	b := w.stored()
+	b.Finalizers = []string{finalizer}
+	if err := env.Client.Update(w.ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(w.ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	w.ext.observe = func(context.Context, *binding) (managed.ExternalObservation, error) {
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	w.ext.del = func(context.Context, *binding) error { return nil }
+	if res := w.pass(); !res.Requeue || res.RequeueAfter != 0 { //nolint:staticcheck // the reconciler's rate-limited requeue
+		t.Errorf("a deletion step without a chosen poll: %+v, want a rate-limited requeue", res)
+	}
+	w.ext.poll = 300 * time.Millisecond
+	res := w.pass()
+	if res.RequeueAfter != 300*time.Millisecond || res.Priority == nil || *res.Priority != 10 {
+		t.Errorf("a deletion step waiting for a task: %+v, want RequeueAfter 300ms at priority 10", res)
+	}
+	if n := w.ext.deletes.Load(); n != 2 {
+		t.Errorf("%d delete steps, want 2", n)
 	}
 }

@@ -89,6 +89,9 @@ func (r *Reconciler[T]) record(key types.NamespacedName, obj T, supersedes strin
 		*next = *m
 	}
 	next.obj = copyOf(obj)
+	// Like the cache's copies (internal/manager), the memo keeps no
+	// managedFields: nobody reads them, and a written object has them all.
+	next.obj.SetManagedFields(nil)
 	edit(next)
 	r.writes.Record(key, next, obj.GetResourceVersion(), supersedes)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
@@ -46,7 +47,7 @@ func (c *Cluster) kwokComponent() (component, error) {
 			port = ports[0]
 			defaults := []string{
 				"--kubeconfig=" + c.componentKubeconfig(Kwok),
-				"--config=" + stages,
+				"--config=" + strings.Join(append([]string{stages}, c.opts.KwokConfigs...), ","),
 				"--manage-all-nodes=false",
 				// Nodes renew a Lease in kube-node-lease as kubelets do; without it
 				// kwok's status heartbeat is slower than the controller-manager's

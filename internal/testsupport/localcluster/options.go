@@ -27,6 +27,10 @@ type Options struct {
 	SchedulerFlags         []string
 	KwokFlags              []string
 
+	// KwokConfigs are further kwok configuration files (a KwokConfiguration
+	// with its parallelism, more Stages), loaded after the built-in stages.
+	KwokConfigs []string
+
 	// DisableControllerManager and DisableScheduler leave those components out.
 	// Without the controller manager no ServiceAccounts are created and nodes
 	// keep their not-ready taint, so neither Start nor WaitNodeReady waits

@@ -74,6 +74,7 @@ func (s sampled) RoundTrip(req *http.Request) (*http.Response, error) {
 var benchmarked = map[string]func(*testing.B){
 	"burst.pods.scheduling.edgeplane.io":   BenchmarkWebhooks200ConcurrentPods,
 	"aia.nodes.networking.edgeplane.io":    BenchmarkWebhooks200ConcurrentNodes,
+	"neip.nodes.networking.edgeplane.io":   BenchmarkWebhooks200ConcurrentElasticIPNodes,
 	"vfloatippool.networking.edgeplane.io": BenchmarkWebhooks200ConcurrentFloatIPPools,
 }
 
@@ -432,24 +433,39 @@ func webhookPaths(env *testenv.Env) map[string]string {
 // anycast address at once (the node webhook taints each in the same
 // request), then updates all 200 at once, then deletes them (untimed).
 func BenchmarkWebhooks200ConcurrentNodes(b *testing.B) {
+	benchNodeWebhook(b, "aia.nodes.networking.edgeplane.io", networkingv1alpha1.LegacyLabelNeedAIAIP, networkingv1alpha1.LegacyTaintNoAIAIP)
+}
+
+// BenchmarkWebhooks200ConcurrentElasticIPNodes does the same for nodes
+// labelled for a NodeElasticIP, whose webhook taints them until their
+// address is on them.
+func BenchmarkWebhooks200ConcurrentElasticIPNodes(b *testing.B) {
+	benchNodeWebhook(b, "neip.nodes.networking.edgeplane.io", networkingv1alpha1.LabelWantElasticIP, networkingv1alpha1.DefaultNodeElasticIPTaintKey)
+}
+
+// benchNodeWebhook times the node webhook named webhook: 200 nodes with
+// label=true created at once (each must come back with taintKey), then
+// 200 updates at once; the nodes are deleted afterwards (untimed).
+func benchNodeWebhook(b *testing.B, webhook, label, taintKey string) {
 	f := setUp(b)
 	ctx := b.Context()
-	name := func(round, i int) string { return fmt.Sprintf("wh-r%d-%03d", round, i) }
+	prefix := strings.SplitN(webhook, ".", 2)[0]
+	name := func(round, i int) string { return fmt.Sprintf("wh-%s-r%d-%03d", prefix, round, i) }
 	probe := func(i int) error {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("wh-probe-%d", i), Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}}}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("wh-%s-probe-%d", prefix, i), Labels: map[string]string{label: "true"}}}
 		if err := f.c.Create(ctx, node); err != nil {
 			return err
 		}
 		return f.env.Client.Delete(ctx, node)
 	}
-	rounds(b, f, "aia.nodes.networking.edgeplane.io", probe, func(round int, noop bool) {
+	rounds(b, f, webhook, probe, func(round int, noop bool) {
 		inParallel(b, concurrentNodes, func(i int) error {
-			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name(round, i), Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}}}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name(round, i), Labels: map[string]string{label: "true"}}}
 			if err := f.do(func() error { return f.c.Create(ctx, node) }); err != nil {
 				return err
 			}
-			if !noop && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == networkingv1alpha1.LegacyTaintNoAIAIP }) {
-				return fmt.Errorf("node %s was not tainted: the webhook did not run", node.Name)
+			if !noop && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintKey }) {
+				return fmt.Errorf("node %s was not tainted with %s: the webhook did not run", node.Name, taintKey)
 			}
 			return nil
 		})

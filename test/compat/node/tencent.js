@@ -91,6 +91,22 @@ async function main() {
     privateIp: a.PrivateAddressIp,
     tags: a.TagSet,
   };
+  // An address's tags after its allocation: the tag API's ModifyResourceTags,
+  // naming the address by its six-segment resource description.
+  await tag.ModifyResourceTags({
+    Resource: `qcs::cvm:ap-hongkong:uin/:eip/${id}`,
+    ReplaceTags: [{ TagKey: "team", TagValue: "edge" }],
+    DeleteTags: [{ TagKey: "edgeplane.io/owner" }],
+  });
+  const retagged = await vpc.DescribeAddresses({ AddressIds: [id] });
+  out.retagged = { tags: retagged.AddressSet[0].TagSet };
+  try {
+    await tag.ModifyResourceTags({ Resource: `qcs::cvm:ap-hongkong:uin/:eip/${id}`, ReplaceTags: [{ TagKey: "qcloud:app", TagValue: "x" }] });
+    out.reservedTag = { code: "" };
+  } catch (e) {
+    out.reservedTag = { code: e.code };
+  }
+
   const byFilter = await vpc.DescribeAddresses({
     Filters: [{ Name: "instance-id", Values: [instanceId] }, { Name: "address-type", Values: ["AnycastEIP"] }],
   });

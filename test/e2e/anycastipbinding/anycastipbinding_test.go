@@ -67,7 +67,7 @@ func TestAnycastIPBinding(t *testing.T) {
 	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{TaskDuration: core.Duration(5 * time.Second)},
 		Fixtures: &core.Fixtures{Tencent: core.TencentFixtures{Instances: []core.TCInstanceFixture{{InstanceID: instance, PrivateIPAddresses: []string{"10.1.0.5"}}}}}})
 
-	cluster := startCluster(ctx, t, localcluster.Options{
+	cluster := localcluster.StartForTest(ctx, t, localcluster.Options{
 		Scheme: scheme,
 		Nodes:  []localcluster.NodeSpec{{Name: plainNode, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")}},
 	})

@@ -64,7 +64,7 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := startCluster(ctx, t, localcluster.Options{Scheme: scheme, DisableScheduler: true})
+	cluster := localcluster.StartForTest(ctx, t, localcluster.Options{Scheme: scheme, DisableScheduler: true})
 
 	fx := &core.Fixtures{}
 	for i := range faultNodes {

@@ -88,7 +88,7 @@ func TestNodeElasticIP(t *testing.T) {
 	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2AddressQuota: 10, RateLimitsDisabled: true}, Fixtures: fx})
 	kubeipAssociation := addressOf(emu, poolKubeIP).AssociationID
 
-	cluster := startCluster(ctx, t, localcluster.Options{
+	cluster := localcluster.StartForTest(ctx, t, localcluster.Options{
 		Scheme: scheme,
 		Nodes:  []localcluster.NodeSpec{{Name: plainNode, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")}},
 	})

@@ -98,6 +98,14 @@ func TestPodElasticIPExamples(t *testing.T) {
 	if err := c.Create(ctx, cpc); err != nil {
 		t.Fatal(err)
 	}
+	// The Tencent Cloud account of examples/podelasticip/tencent.yaml, on
+	// the same emulator's Tencent front.
+	tcpc := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "tencentcloud"}}
+	tcpc.Spec.Provider, tcpc.Spec.Region, tcpc.Spec.Endpoint, tcpc.Spec.ClusterIdentity = cloudv1alpha1.ProviderTencentCloud, "ap-guangzhou", sim.URL(), "e2e"
+	tcpc.Spec.Credentials.Source = cloudv1alpha1.CredentialsNone
+	if err := c.Create(ctx, tcpc); err != nil {
+		t.Fatal(err)
+	}
 
 	ctrl.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
 	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
@@ -112,7 +120,7 @@ func TestPodElasticIPExamples(t *testing.T) {
 	}
 	go func() { _ = mgr.Start(ctx) }()
 
-	for _, f := range []string{"namespace.yaml", "nginx-demo.yaml", "statefulset.yaml", "podelasticip.yaml"} {
+	for _, f := range []string{"namespace.yaml", "nginx-demo.yaml", "statefulset.yaml", "podelasticip.yaml", "tencent.yaml"} {
 		apply(ctx, t, c, filepath.Join(root, "examples", "podelasticip", f))
 	}
 
@@ -127,6 +135,25 @@ func TestPodElasticIPExamples(t *testing.T) {
 	}
 	if !hasCondition(pod, networkingv1alpha1.PodConditionElasticIPReady) {
 		t.Errorf("web-0 lacks the %s condition: %+v", networkingv1alpha1.PodConditionElasticIPReady, pod.Status.Conditions)
+	}
+	// The StatefulSet pod with an elastic IP on Tencent Cloud: bound to its
+	// kwok IP on the fixtures' ENI, with spec.tencent's bandwidth.
+	tc := waitReady(ctx, t, c, "web-tc-0")
+	tcPod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-tc-0"}, tcPod); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range sim.World().Snapshot().Tencent.Addresses {
+		if a.AddressID == tc.Status.AllocationID {
+			found = a.AddressStatus == "BIND" && a.NetworkInterfaceID == "eni-demopods" && a.PrivateAddressIP == tcPod.Status.PodIP && a.Bandwidth == 10
+			if !found {
+				t.Errorf("web-tc-0's address %+v, want it bound to %s on eni-demopods with 10 Mbps", a, tcPod.Status.PodIP)
+			}
+		}
+	}
+	if !found || !hasCondition(tcPod, networkingv1alpha1.PodConditionElasticIPReady) {
+		t.Errorf("web-tc-0: address %s found %v, pod conditions %+v", tc.Status.AllocationID, found, tcPod.Status.Conditions)
 	}
 
 	// A rollout replaces the nginx pod: the new pod gets its own address,

@@ -28,6 +28,7 @@ type API struct {
 	MockDescribeTaskResult        func(ctx context.Context, r *vpc.DescribeTaskResultRequest) (*vpc.DescribeTaskResultResponse, error)
 	MockDescribeNetworkInterfaces func(ctx context.Context, r *vpc.DescribeNetworkInterfacesRequest) (*vpc.DescribeNetworkInterfacesResponse, error)
 	MockDescribeResourcesByTags   func(r *tag.DescribeResourcesByTagsRequest) (*tag.DescribeResourcesByTagsResponse, error)
+	MockModifyResourceTags        func(r *tag.ModifyResourceTagsRequest) (*tag.ModifyResourceTagsResponse, error)
 	MockDescribeInstances         func(ctx context.Context, r *cvm.DescribeInstancesRequest) (*cvm.DescribeInstancesResponse, error)
 
 	mu    sync.Mutex
@@ -112,6 +113,15 @@ func (f *API) DescribeResourcesByTags(r *tag.DescribeResourcesByTagsRequest) (*t
 		return nil, notMocked("DescribeResourcesByTags")
 	}
 	return f.MockDescribeResourcesByTags(r)
+}
+
+// ModifyResourceTags calls MockModifyResourceTags.
+func (f *API) ModifyResourceTags(r *tag.ModifyResourceTagsRequest) (*tag.ModifyResourceTagsResponse, error) {
+	f.record("ModifyResourceTags")
+	if f.MockModifyResourceTags == nil {
+		return nil, notMocked("ModifyResourceTags")
+	}
+	return f.MockModifyResourceTags(r)
 }
 
 // DescribeInstancesWithContext calls MockDescribeInstances.

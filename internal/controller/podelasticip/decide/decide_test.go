@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 )
 
 const (
@@ -30,17 +29,17 @@ func owner(mode networkingv1alpha1.PodElasticIPAllocationMode) Owner {
 	return o
 }
 
-func addr(id string, tags map[string]string) aws.Address {
-	return aws.Address{AllocationID: id, PublicIP: "198.18.0.1", Tags: tags}
+func addr(id string, tags map[string]string) Address {
+	return Address{AllocationID: id, PublicIP: "198.18.0.1", Tags: tags}
 }
 
-func withoutTag(a aws.Address, key string) aws.Address {
+func withoutTag(a Address, key string) Address {
 	a.Tags = maps.Clone(a.Tags)
 	delete(a.Tags, key)
 	return a
 }
 
-func associated(a aws.Address, ip string) aws.Address {
+func associated(a Address, ip string) Address {
 	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = "eipassoc-"+a.AllocationID, "eni-1", ip
 	return a
 }
@@ -48,7 +47,7 @@ func associated(a aws.Address, ip string) aws.Address {
 func TestClassify(t *testing.T) {
 	ours := Tags(owner(auto))
 	cases := map[string]struct {
-		a    aws.Address
+		a    Address
 		o    Owner
 		want Match
 	}{
@@ -87,14 +86,14 @@ func TestSelect(t *testing.T) {
 	ours := Tags(o)
 	a1, a2 := addr("eipalloc-1", ours), associated(addr("eipalloc-2", ours), "10.0.0.5")
 	legacy := addr("eipalloc-0", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"})
-	best, how, dups := Select([]aws.Address{legacy, a1, a2, addr("eipalloc-9", nil)}, o)
+	best, how, dups := Select([]Address{legacy, a1, a2, addr("eipalloc-9", nil)}, o)
 	if best == nil || best.AllocationID != "eipalloc-2" || how != MatchOwnerUID {
 		t.Fatalf("Select = %v %q, want the associated owned address eipalloc-2", best, how)
 	}
 	if len(dups) != 1 || dups[0].AllocationID != "eipalloc-1" {
 		t.Fatalf("duplicates = %v, want eipalloc-1", dups)
 	}
-	if best, _, _ := Select([]aws.Address{addr("eipalloc-9", nil)}, o); best != nil {
+	if best, _, _ := Select([]Address{addr("eipalloc-9", nil)}, o); best != nil {
 		t.Fatalf("Select found %v among foreign addresses", best)
 	}
 }
@@ -108,7 +107,7 @@ func TestPoolCandidates(t *testing.T) {
 	keptOther := addr("eipalloc-5", map[string]string{"pool-key": "", TagPod: "ns/web-9", TagReleaseAfter: "2030-01-01T00:00:00Z"})
 	notPool := addr("eipalloc-6", nil)
 	mine := addr("eipalloc-7", map[string]string{"pool-key": "", TagClaim: o.ClaimValue(), TagOwnerUID: "uid-1"})
-	got := PoolCandidates([]aws.Address{free1, free2, busy, claimed, keptOther, notPool, mine}, o)
+	got := PoolCandidates([]Address{free1, free2, busy, claimed, keptOther, notPool, mine}, o)
 	ids := map[string]bool{}
 	for _, a := range got {
 		ids[a.AllocationID] = true
@@ -121,7 +120,7 @@ func TestPoolCandidates(t *testing.T) {
 	o2.Pod, o2.UID = "web-1", "uid-2"
 	first := map[string]bool{}
 	for _, ow := range []Owner{o, o2, {Cluster: "c1", UID: "u3", Namespace: "ns", Pod: "web-2", TagKey: "pool-key", Mode: pool}} {
-		first[PoolCandidates([]aws.Address{free1, free2}, ow)[0].AllocationID] = true
+		first[PoolCandidates([]Address{free1, free2}, ow)[0].AllocationID] = true
 	}
 	if len(first) < 2 {
 		t.Errorf("three claimers all start on the same address: %v", first)
@@ -132,17 +131,17 @@ func TestStaticCandidate(t *testing.T) {
 	o := owner(static)
 	tagged := addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0"})
 	cases := map[string]struct {
-		addrs      []aws.Address
+		addrs      []Address
 		o          Owner
 		wantID     string
 		wantReason string
 	}{
-		"by tag value":               {addrs: []aws.Address{tagged, addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantID: "eipalloc-1"},
-		"missing":                    {addrs: []aws.Address{addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantReason: "AddressNotFound"},
-		"associated elsewhere":       {addrs: []aws.Address{associated(tagged, "10.0.0.9")}, o: o, wantReason: "AddressInUse"},
-		"associated with the pod":    {addrs: []aws.Address{associated(tagged, "10.0.0.5")}, o: o, wantID: "eipalloc-1"},
-		"claimed by another cluster": {addrs: []aws.Address{addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0", TagClaim: "c2/ns/web-0"})}, o: o, wantReason: "AddressInUse"},
-		"by allocation ID": {addrs: []aws.Address{addr("eipalloc-abcdef12", nil)},
+		"by tag value":               {addrs: []Address{tagged, addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantID: "eipalloc-1"},
+		"missing":                    {addrs: []Address{addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantReason: "AddressNotFound"},
+		"associated elsewhere":       {addrs: []Address{associated(tagged, "10.0.0.9")}, o: o, wantReason: "AddressInUse"},
+		"associated with the pod":    {addrs: []Address{associated(tagged, "10.0.0.5")}, o: o, wantID: "eipalloc-1"},
+		"claimed by another cluster": {addrs: []Address{addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0", TagClaim: "c2/ns/web-0"})}, o: o, wantReason: "AddressInUse"},
+		"by allocation ID": {addrs: []Address{addr("eipalloc-abcdef12", nil)},
 			o: func() Owner { o := owner(static); o.TagKey, o.AllocationID = "", "eipalloc-abcdef12"; return o }(), wantID: "eipalloc-abcdef12"},
 	}
 	for name, tc := range cases {
@@ -195,7 +194,7 @@ func TestDecide(t *testing.T) {
 	o.ExternalName = "eipalloc-1"
 	running := Pod{Found: true, Phase: corev1.PodRunning, IP: "10.0.0.5", UID: "p1"}
 	ours := addr("eipalloc-1", Tags(o))
-	ptr := func(a aws.Address) *aws.Address { return &a }
+	ptr := func(a Address) *Address { return &a }
 	cases := map[string]struct {
 		in   PlanInput
 		want Plan
@@ -250,8 +249,8 @@ func TestDecide(t *testing.T) {
 				Addr:  ptr(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagPod: "ns/web-0", TagMode: "Auto", TagReleaseAfter: "2030-01-01T00:00:00Z"}))},
 		},
 		"duplicates are released": {
-			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName, Duplicates: []aws.Address{addr("eipalloc-2", Tags(o))}},
-			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.5")), ReleaseDuplicates: []aws.Address{addr("eipalloc-2", Tags(o))}, Ready: xpv2.Available()},
+			in:   PlanInput{Owner: o, Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName, Duplicates: []Address{addr("eipalloc-2", Tags(o))}},
+			want: Plan{Exists: true, Addr: ptr(associated(ours, "10.0.0.5")), ReleaseDuplicates: []Address{addr("eipalloc-2", Tags(o))}, Ready: xpv2.Available()},
 		},
 		"management policies without Delete: tag the address Orphan": {
 			in: PlanInput{Owner: orphaned(o), Pod: running, Addr: ptr(associated(ours, "10.0.0.5")), Match: MatchExternalName},
@@ -353,7 +352,7 @@ func TestPlanDelete(t *testing.T) {
 	cases := map[string]struct {
 		policy networkingv1alpha1.PodElasticIPReleasePolicy
 		mode   networkingv1alpha1.PodElasticIPAllocationMode
-		a      aws.Address
+		a      Address
 		want   DeletePlan
 	}{
 		"delete auto": {policy: networkingv1alpha1.PodElasticIPReleaseDelete, mode: auto, a: tagged, want: DeletePlan{Disassociate: true, Release: true}},
@@ -383,7 +382,7 @@ func TestPlanDelete(t *testing.T) {
 func TestSweep(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
-		a    aws.Address
+		a    Address
 		want SweepVerdict
 	}{
 		"auto": {a: addr("eipalloc-1", map[string]string{TagOwnerKind: OwnerKind, TagOwnerUID: "u", TagMode: "Auto"}),
@@ -457,7 +456,7 @@ func TestSweepLegacy(t *testing.T) {
 		return m
 	}
 	cases := map[string]struct {
-		a      aws.Address
+		a      Address
 		legacy string
 		want   LegacyVerdict
 	}{
@@ -479,5 +478,98 @@ func TestSweepLegacy(t *testing.T) {
 				t.Fatalf("SweepLegacy (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// pending marks a the way a Tencent Cloud task leaves it: state, and for
+// BINDING the target.
+func pending(a Address, state, ip string) Address {
+	a.Pending, a.AssociationID = state, ""
+	if state == PendingBinding {
+		a.NetworkInterfaceID, a.PrivateIPAddress = "eni-1", ip
+	}
+	return a
+}
+
+// TestDecidePending: nothing is done to an address a cloud task runs on,
+// and the waiting pass carries the Ready message of the step that started
+// the task (so it writes nothing new); deletion still owns it.
+func TestDecidePending(t *testing.T) {
+	o := owner(auto)
+	o.ExternalName = "eipalloc-1"
+	running := Pod{Found: true, Phase: corev1.PodRunning, IP: "10.0.0.5", UID: "p1"}
+	ours := addr("eipalloc-1", Tags(o))
+	ours.PublicIP = "198.19.0.7"
+	cases := map[string]struct {
+		in      PlanInput
+		wantMsg string
+		want    Plan
+	}{
+		"allocating": {
+			in:      PlanInput{Owner: o, Pod: running, Addr: ptrTo(pending(ours, PendingCreating, "")), Match: MatchExternalName},
+			wantMsg: MessageAllocating,
+			want:    Plan{Exists: true, UpToDate: true, Wait: true, Addr: ptrTo(pending(ours, PendingCreating, "")), Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"binding to the pod": {
+			in:      PlanInput{Owner: o, Pod: running, Addr: ptrTo(pending(ours, PendingBinding, "10.0.0.5")), Match: MatchExternalName},
+			wantMsg: AssociatingMessage("198.19.0.7", "10.0.0.5"),
+			want:    Plan{Exists: true, UpToDate: true, Wait: true, Addr: ptrTo(pending(ours, PendingBinding, "10.0.0.5")), Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"unbinding while the pod has a new IP: wait, then follow": {
+			in:      PlanInput{Owner: o, Pod: running, Addr: ptrTo(pending(ours, PendingUnbinding, "")), Match: MatchExternalName},
+			wantMsg: "waiting for eipalloc-1: it is UNBINDING",
+			want:    Plan{Exists: true, UpToDate: true, Wait: true, Addr: ptrTo(pending(ours, PendingUnbinding, "")), Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"found by UID while allocating: record the external name, wait": {
+			in:      PlanInput{Owner: func() Owner { o := o; o.ExternalName = ""; return o }(), Pod: running, Addr: ptrTo(pending(ours, PendingCreating, "")), Match: MatchOwnerUID},
+			wantMsg: MessageAllocating,
+			want: Plan{Exists: true, UpToDate: true, Wait: true, LateInit: true, Addr: ptrTo(pending(ours, PendingCreating, "")),
+				Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "")},
+		},
+		"deleting while released: still owned until gone": {
+			in:   PlanInput{Owner: o, Deleting: true, Addr: ptrTo(pending(ours, PendingReleasing, "")), Match: MatchExternalName},
+			want: Plan{Exists: true, UpToDate: true, Addr: ptrTo(pending(ours, PendingReleasing, "")), Ready: xpv2.Deleting()},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if tc.wantMsg != "" && got.Ready.Message != tc.wantMsg {
+				t.Errorf("Ready message = %q, want %q", got.Ready.Message, tc.wantMsg)
+			}
+			got.Ready.Message = ""
+			got.Ready.LastTransitionTime = metav1.Time{}
+			tc.want.Ready.LastTransitionTime = metav1.Time{}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptrTo(a Address) *Address { return &a }
+
+// TestCandidatesSkipBusyAddresses: a pool address a task runs on (another
+// claimer binding it) is no candidate; a static one is in use unless it is
+// being bound to this pod's IP.
+func TestCandidatesSkipBusyAddresses(t *testing.T) {
+	o := owner(pool)
+	free := addr("eip-00000001", map[string]string{"pool-key": ""})
+	binding := pending(addr("eip-00000002", map[string]string{"pool-key": ""}), PendingBinding, "10.0.0.9")
+	creating := pending(addr("eip-00000003", map[string]string{"pool-key": ""}), PendingCreating, "")
+	got := PoolCandidates([]Address{free, binding, creating}, o)
+	if len(got) != 1 || got[0].AllocationID != "eip-00000001" {
+		t.Fatalf("PoolCandidates = %v, want only the settled free address", got)
+	}
+	s := owner(static)
+	tagged := addr("eip-00000004", map[string]string{"pool-key": "ns/web-0"})
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.9")}, s, "10.0.0.5"); a != nil || why != "AddressInUse" {
+		t.Errorf("static address being bound elsewhere: %v, %q; want AddressInUse", a, why)
+	}
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingUnbinding, "")}, s, "10.0.0.5"); a != nil || why != "AddressInUse" {
+		t.Errorf("static address being unbound: %v, %q; want AddressInUse", a, why)
+	}
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.5")}, s, "10.0.0.5"); a == nil || why != "" {
+		t.Errorf("static address being bound to the pod: %v, %q; want it", a, why)
 	}
 }

@@ -1,7 +1,5 @@
 package decide
 
-import "github.com/edgeplane/edgeplane/internal/cloud/aws"
-
 // ForeignHolder decides, after EC2 refused to associate ours with a private
 // IP (Resource.AlreadyAssociated with reassociation off), whether another
 // address sits on that IP. eniPublicIP is the public IP the ENI reports on
@@ -10,7 +8,7 @@ import "github.com/edgeplane/edgeplane/internal/cloud/aws"
 // delegated prefix, which the ENI does not list). It returns the holder's
 // public IP, or "" when only ours is there (the refusal was about our
 // address being bound elsewhere, for instance by a concurrent claimer).
-func ForeignHolder(eniPublicIP string, visible []aws.Address, ours aws.Address) string {
+func ForeignHolder(eniPublicIP string, visible []Address, ours Address) string {
 	if eniPublicIP != "" && eniPublicIP != ours.PublicIP {
 		return eniPublicIP
 	}

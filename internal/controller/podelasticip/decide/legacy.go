@@ -4,8 +4,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 )
 
 // LegacyOwnerPrefix prefixes the synthetic owner the orphan sweep gives an
@@ -37,7 +35,7 @@ type LegacyVerdict struct {
 
 // SweepLegacy classifies one address listed by the legacy controller's
 // cluster tag (legacyCluster: its --cluster-name for this cluster).
-func SweepLegacy(addr aws.Address, legacyCluster string) LegacyVerdict {
+func SweepLegacy(addr Address, legacyCluster string) LegacyVerdict {
 	t := addr.Tags
 	if legacyCluster == "" || t[LegacyTagCluster] != legacyCluster || t[LegacyTagPod] == "" {
 		return LegacyVerdict{Skip: true}

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
 )
 
 // Pod is what the reconciler read about the PodElasticIP's pod.
@@ -87,10 +86,10 @@ type PlanInput struct {
 	Invalid string
 	Pod     Pod
 	// Addr is the selected address (Select), nil if none.
-	Addr  *aws.Address
+	Addr  *Address
 	Match Match
 	// Duplicates are other addresses carrying this PodElasticIP's UID.
-	Duplicates []aws.Address
+	Duplicates []Address
 	// KnownAssociationID is status.associationID.
 	KnownAssociationID string
 }
@@ -105,11 +104,11 @@ type Plan struct {
 	// Ready is the Ready condition to set.
 	Ready xpv2.Condition
 	// Addr is the address to act on (nil if none).
-	Addr *aws.Address
+	Addr *Address
 
 	// ReleaseDuplicates are extra addresses to give up (Auto: release,
 	// others: untag).
-	ReleaseDuplicates []aws.Address
+	ReleaseDuplicates []Address
 	// Tags are ownership tags to (re)write on Addr.
 	Tags map[string]string
 	// RemoveTags are tag keys to delete from Addr (a kept address's
@@ -119,12 +118,16 @@ type Plan struct {
 	Disassociate bool
 	// AssociateIP is the private IP to associate Addr with ("" none).
 	AssociateIP string
+	// Wait: a cloud task runs on Addr (Addr.Pending); nothing is done to
+	// it until the task ends, and the PodElasticIP is looked at again
+	// soon.
+	Wait bool
 }
 
 // Owned reports whether, during deletion, addr still has to be handled:
 // it carries this PodElasticIP's UID and is not already kept, or it is an
 // adopted legacy address.
-func Owned(addr *aws.Address, m Match, o Owner) bool {
+func Owned(addr *Address, m Match, o Owner) bool {
 	if addr == nil {
 		return false
 	}
@@ -172,9 +175,15 @@ func Decide(in PlanInput) Plan {
 			// reconciler does not create; the pod's events wake us up.
 			return Plan{Exists: true, UpToDate: true, Ready: Unavailable(reason, msg)}
 		}
-		return Plan{Exists: false, Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, "allocating an address")}
+		return Plan{Exists: false, Ready: Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, MessageAllocating)}
 	}
 	p := Plan{Exists: true, Addr: addr, LateInit: addr.AllocationID != in.Owner.ExternalName}
+	if addr.Pending != "" {
+		// Whatever the task does, the next step waits for its end.
+		p.UpToDate, p.Wait = true, true
+		p.Ready = Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, PendingMessage(*addr, ip))
+		return p
+	}
 	p.Tags = MissingTags(*addr, Tags(in.Owner))
 	if addr.Tags[TagReleaseAfter] != "" {
 		p.RemoveTags = []string{TagReleaseAfter}
@@ -188,14 +197,43 @@ func Decide(in PlanInput) Plan {
 	case !addr.Associated() || addr.PrivateIPAddress != ip:
 		p.Disassociate = addr.Associated()
 		p.AssociateIP = ip
-		p.Ready = Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating,
-			fmt.Sprintf("associating %s with pod IP %s", addr.PublicIP, ip))
+		p.Ready = Unavailable(networkingv1alpha1.PodElasticIPReasonAssociating, AssociatingMessage(addr.PublicIP, ip))
 	default:
 		p.Ready = xpv2.Available()
 	}
 	p.UpToDate = len(p.Tags) == 0 && len(p.RemoveTags) == 0 && len(p.ReleaseDuplicates) == 0 &&
 		!p.Disassociate && p.AssociateIP == ""
 	return p
+}
+
+// Cloud task states an address may be Pending in (Tencent Cloud's).
+const (
+	PendingCreating  = "CREATING"
+	PendingBinding   = "BINDING"
+	PendingUnbinding = "UNBINDING"
+	PendingReleasing = "OFFLINING"
+)
+
+// PendingMessage is the Ready message while a task runs on addr: the same
+// as the step that started it says, so the passes that wait for the task
+// find nothing new to write.
+func PendingMessage(addr Address, podIP string) string {
+	switch {
+	case addr.Pending == PendingCreating:
+		return MessageAllocating
+	case addr.Pending == PendingBinding && podIP != "" && addr.PrivateIPAddress == podIP:
+		return AssociatingMessage(addr.PublicIP, podIP)
+	}
+	return fmt.Sprintf("waiting for %s: it is %s", addr.AllocationID, addr.Pending)
+}
+
+// MessageAllocating is the Ready message while an address is allocated.
+const MessageAllocating = "allocating an address"
+
+// AssociatingMessage is the Ready message while publicIP is associated
+// with podIP.
+func AssociatingMessage(publicIP, podIP string) string {
+	return fmt.Sprintf("associating %s with pod IP %s", publicIP, podIP)
 }
 
 // DeletePlan is what deleting a PodElasticIP does to its address.
@@ -212,7 +250,7 @@ type DeletePlan struct {
 
 // PlanDelete applies the release policy to addr.
 func PlanDelete(policy networkingv1alpha1.PodElasticIPReleasePolicy, mode networkingv1alpha1.PodElasticIPAllocationMode,
-	addr aws.Address, now time.Time, delay time.Duration) DeletePlan {
+	addr Address, now time.Time, delay time.Duration) DeletePlan {
 	p := DeletePlan{Disassociate: addr.Associated()}
 	if policy == networkingv1alpha1.PodElasticIPReleaseAfterDelay && addr.Tags[TagOwnerKind] != OwnerKind {
 		// A legacy address that was never adopted cannot be kept: it has
@@ -241,7 +279,7 @@ func PlanDelete(policy networkingv1alpha1.PodElasticIPReleasePolicy, mode networ
 
 // ReleaseKeys are the ReleaseTags the address carries: what untagging it
 // (instead of releasing it) removes.
-func ReleaseKeys(addr aws.Address) []string {
+func ReleaseKeys(addr Address) []string {
 	var out []string
 	for _, k := range ReleaseTags() {
 		if _, ok := addr.Tags[k]; ok {
@@ -284,7 +322,7 @@ func SweepTags(cluster, namespace string) map[string]string {
 // InSweepScope reports whether addr carries every one of SweepTags: a
 // second check on what the cloud's tag filter returned, since a wrongly
 // released address cannot be brought back.
-func InSweepScope(addr aws.Address, cluster, namespace string) bool {
+func InSweepScope(addr Address, cluster, namespace string) bool {
 	for k, v := range SweepTags(cluster, namespace) {
 		if addr.Tags[k] != v {
 			return false
@@ -294,7 +332,7 @@ func InSweepScope(addr aws.Address, cluster, namespace string) bool {
 }
 
 // Sweep classifies one address listed by this cluster's tag.
-func Sweep(addr aws.Address, now time.Time) SweepVerdict {
+func Sweep(addr Address, now time.Time) SweepVerdict {
 	if addr.Tags[TagOwnerKind] != OwnerKind {
 		return SweepVerdict{Skip: true}
 	}

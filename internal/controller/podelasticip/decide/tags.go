@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 )
@@ -125,7 +125,7 @@ func Tags(o Owner) map[string]string {
 // StaleTags returns the tag keys addr carries that o's tags no longer
 // want: the deletion policy after Delete was added back to the management
 // policies.
-func StaleTags(addr aws.Address, o Owner) []string {
+func StaleTags(addr Address, o Owner) []string {
 	if _, ok := addr.Tags[TagDeletionPolicy]; ok && !o.Orphan {
 		return []string{TagDeletionPolicy}
 	}
@@ -141,17 +141,8 @@ func IsReservedTagKey(k string) bool {
 
 // MissingTags returns the tags of want that addr lacks or has with another
 // value; nil when addr carries them all.
-func MissingTags(addr aws.Address, want map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range want {
-		if got, ok := addr.Tags[k]; !ok || got != v {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
+func MissingTags(addr Address, want map[string]string) map[string]string {
+	return cloud.MissingTags(addr.Tags, want)
 }
 
 // Match says how an address was recognised as a PodElasticIP's.
@@ -174,7 +165,7 @@ const (
 )
 
 // Classify says whether addr is o's and how.
-func Classify(addr aws.Address, o Owner) Match {
+func Classify(addr Address, o Owner) Match {
 	t := addr.Tags
 	if o.ExternalName != "" && addr.AllocationID == o.ExternalName {
 		return MatchExternalName
@@ -198,7 +189,7 @@ func Classify(addr aws.Address, o Owner) Match {
 
 // modeFits checks that a kept or legacy address fits the mode's selector:
 // a Pool address carries the pool's tag key, a Static one its tag or ID.
-func modeFits(addr aws.Address, o Owner) bool {
+func modeFits(addr Address, o Owner) bool {
 	switch o.Mode {
 	case networkingv1alpha1.PodElasticIPModePool:
 		_, ok := addr.Tags[o.TagKey]
@@ -216,10 +207,10 @@ func modeFits(addr aws.Address, o Owner) bool {
 // Select picks o's address among addrs: the best match (external name,
 // then owner UID, then kept, then legacy; ties broken by allocation ID) and
 // the other addresses carrying o's UID, which are duplicates to clean up.
-func Select(addrs []aws.Address, o Owner) (best *aws.Address, how Match, duplicates []aws.Address) {
+func Select(addrs []Address, o Owner) (best *Address, how Match, duplicates []Address) {
 	rank := map[Match]int{MatchExternalName: 4, MatchOwnerUID: 3, MatchKept: 2, MatchLegacy: 1}
 	type cand struct {
-		a aws.Address
+		a Address
 		m Match
 	}
 	var cands []cand
@@ -258,13 +249,13 @@ func boolInt(b bool) int {
 }
 
 // PoolCandidates returns the addresses a Pool claimer may try, in the order
-// to try them: unassociated, carrying tagKey, claimed by nobody (or by o
-// itself), and not kept for another pod. The order is a hash of claimer and
+// to try them: unassociated, with no cloud task running on them, carrying
+// tagKey, claimed by nobody (or by o itself), and not kept for another pod. The order is a hash of claimer and
 // address, so concurrent claimers mostly start on different addresses.
-func PoolCandidates(addrs []aws.Address, o Owner) []aws.Address {
-	var out []aws.Address
+func PoolCandidates(addrs []Address, o Owner) []Address {
+	var out []Address
 	for _, a := range addrs {
-		if _, ok := a.Tags[o.TagKey]; !ok || a.Associated() {
+		if _, ok := a.Tags[o.TagKey]; !ok || a.Associated() || a.Pending != "" {
 			continue
 		}
 		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
@@ -280,7 +271,7 @@ func PoolCandidates(addrs []aws.Address, o Owner) []aws.Address {
 		out = append(out, a)
 	}
 	seed := o.ClaimValue() + "/" + string(o.UID)
-	slices.SortFunc(out, func(x, y aws.Address) int {
+	slices.SortFunc(out, func(x, y Address) int {
 		if c := cmp.Compare(spread(seed, x.AllocationID), spread(seed, y.AllocationID)); c != 0 {
 			return c
 		}
@@ -300,9 +291,10 @@ func spread(seed, id string) uint64 {
 // StaticCandidate picks the Static address among addrs (found by the tag
 // value or the allocation ID) and reports why none is usable: reason is
 // AddressNotFound when none matches, AddressInUse when the match is
-// associated with something other than podIP or claimed by someone else.
-func StaticCandidate(addrs []aws.Address, o Owner, podIP string) (*aws.Address, string) {
-	var matches []aws.Address
+// associated (or being associated) with something other than podIP, busy
+// with another cloud task, or claimed by someone else.
+func StaticCandidate(addrs []Address, o Owner, podIP string) (*Address, string) {
+	var matches []Address
 	for _, a := range addrs {
 		if modeFits(a, o) {
 			matches = append(matches, a)
@@ -311,12 +303,15 @@ func StaticCandidate(addrs []aws.Address, o Owner, podIP string) (*aws.Address, 
 	if len(matches) == 0 {
 		return nil, string(networkingv1alpha1.PodElasticIPReasonAddressNotFound)
 	}
-	slices.SortFunc(matches, func(x, y aws.Address) int { return cmp.Compare(x.AllocationID, y.AllocationID) })
+	slices.SortFunc(matches, func(x, y Address) int { return cmp.Compare(x.AllocationID, y.AllocationID) })
 	for _, a := range matches {
 		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
 			continue
 		}
 		if a.Associated() && a.PrivateIPAddress != podIP {
+			continue
+		}
+		if a.Pending != "" && !(a.Pending == PendingBinding && a.PrivateIPAddress == podIP) {
 			continue
 		}
 		return &a, ""
@@ -325,7 +320,7 @@ func StaticCandidate(addrs []aws.Address, o Owner, podIP string) (*aws.Address, 
 }
 
 // KeptUntil parses TagReleaseAfter; ok is false when absent or malformed.
-func KeptUntil(addr aws.Address) (time.Time, bool) {
+func KeptUntil(addr Address) (time.Time, bool) {
 	v := addr.Tags[TagReleaseAfter]
 	if v == "" {
 		return time.Time{}, false

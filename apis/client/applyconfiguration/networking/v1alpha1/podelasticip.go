@@ -15,7 +15,8 @@ import (
 // PodElasticIPApplyConfiguration represents a declarative configuration of the PodElasticIP type for use
 // with apply.
 //
-// A PodElasticIP gives one pod an AWS Elastic IP: allocated for it (Auto),
+// A PodElasticIP gives one pod an elastic IP on AWS or Tencent Cloud (the
+// provider config's cloud): allocated for it (Auto),
 // claimed from a pool of pre-tagged addresses (Pool) or one known address
 // (Static), associated with the pod's private IP on its ENI, and followed
 // when the pod is recreated. It is a crossplane-runtime managed resource;

@@ -23,7 +23,10 @@ type PodElasticIPAllocationApplyConfiguration struct {
 	// TagKey is, for Pool, the tag key every address of the pool carries;
 	// for Static, the tag key whose value is "<namespace>/<pod>".
 	TagKey *string `json:"tagKey,omitempty"`
-	// AllocationID names the address for Static (eipalloc-...).
+	// AllocationID names the address for Static: an EC2 allocation ID
+	// (eipalloc-...) on AWS, a Tencent Cloud address ID (eip-...) on
+	// Tencent Cloud. An ID of the other cloud than the provider config's
+	// is Ready=False ProviderMismatch.
 	AllocationID *string `json:"allocationID,omitempty"`
 }
 

@@ -40,6 +40,12 @@ type PodElasticIPSpecApplyConfiguration struct {
 	// Tags are added to the address besides edgeplane's ownership tags
 	// (Auto: at allocation; Pool and Static: with the claim).
 	Tags map[string]string `json:"tags,omitempty"`
+	// Tencent is how an Auto address is allocated when the provider config
+	// is a Tencent Cloud one: type, bandwidth, charge type and line (every
+	// field defaults to Tencent Cloud's own default). It is Tencent Cloud's
+	// provider block: on an AWS provider config it is Ready=False
+	// ProviderMismatch. Immutable, as the allocation is.
+	Tencent *PodElasticIPTencentApplyConfiguration `json:"tencent,omitempty"`
 }
 
 // PodElasticIPSpecApplyConfiguration constructs a declarative configuration of the PodElasticIPSpec type for use with
@@ -115,5 +121,13 @@ func (b *PodElasticIPSpecApplyConfiguration) WithTags(entries map[string]string)
 	for k, v := range entries {
 		b.Tags[k] = v
 	}
+	return b
+}
+
+// WithTencent sets the Tencent field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tencent field is set to the value of the last call.
+func (b *PodElasticIPSpecApplyConfiguration) WithTencent(value *PodElasticIPTencentApplyConfiguration) *PodElasticIPSpecApplyConfiguration {
+	b.Tencent = value
 	return b
 }

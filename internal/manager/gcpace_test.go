@@ -1,0 +1,109 @@
+package manager
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, DefaultGCPercent}, // before the first collection
+		// Small heaps: the goal is MinHeapGoal (64 MiB).
+		{16 * mib, 300},                           // 16 × 4
+		{15 * mib, 327},                           // 15 × 4.27 ≥ 64, rounded up
+		{20 * mib, 220},                           // 20 × 3.2
+		{32 * mib, 100},                           // 32 × 2
+		{45 * mib, 43},                            // 45 × 1.43 ≥ 64
+		{46 * mib, DefaultGCPercent},              // 46 × 1.4 ≥ 64: GOGC 40 alone
+		{1, int(uint64(MinHeapGoal)*100/1 - 100)}, // tiny: the goal, not an overflow
+		{64 * mib, DefaultGCPercent},
+		{80 * mib, DefaultGCPercent}, // 40% is exactly the headroom
+		{81 * mib, 39},               // past it the headroom stays 32 MiB
+		{150 * mib, 21},              // the 5,000-node envelope
+		{320 * mib, minGCPercent},    // 10%
+		{2000 * mib, minGCPercent},   // never below
+		{GCHeadroom * 100 / 25, 25},  // exact
+		{GCHeadroom*100/25 + 1, 24},  // rounds down: never more headroom than GCHeadroom
+		{uint64(GCHeadroom) * 100, minGCPercent},
+	} {
+		if got := gcPercentFor(tc.live); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live/mib, got, tc.want)
+		}
+		if got := gcPercentFor(tc.live); tc.live > 0 && tc.live < MinHeapGoal && uint64(got+100)*tc.live < MinHeapGoal*100 {
+			t.Errorf("gcPercentFor(%d) = %d: goal below MinHeapGoal", tc.live, got)
+		}
+	}
+}
+
+func TestNextGCPercent(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name    string
+		current int
+		live    uint64
+		want    int
+		changed bool
+	}{
+		{"unchanged", 40, 50 * mib, 40, false},
+		{"a small heap gets the floor", 40, 32 * mib, 100, true},
+		{"grown past the knee", 40, 150 * mib, 21, true},
+		{"one point is left alone", 21, 155 * mib, 21, false}, // 20
+		{"two points are not", 21, 165 * mib, 19, true},
+		{"back to the default, even by one point", 39, 60 * mib, 40, true},
+		{"down to the floor, even by one point", 11, 500 * mib, 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := nextGCPercent(tc.current, tc.live)
+			if got != tc.want || changed != tc.changed {
+				t.Errorf("nextGCPercent(%d, %d MiB) = %d, %v; want %d, %v", tc.current, tc.live/mib, got, changed, tc.want, tc.changed)
+			}
+		})
+	}
+}
+
+// TestPaceGC: the pacing sets the GC percent the live heap calls for, only
+// when it changes, and stops with its context.
+func TestPaceGC(t *testing.T) {
+	const mib = 1 << 20
+	var mu sync.Mutex
+	lives := []uint64{50 * mib, 150 * mib, 151 * mib, 50 * mib}
+	reads := 0
+	var set []int
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		paceGC(ctx, logr.Discard(), DefaultGCPercent, time.Millisecond, func() uint64 {
+			mu.Lock()
+			defer mu.Unlock()
+			live := lives[min(reads, len(lives)-1)]
+			reads++
+			if reads == 2*len(lives) {
+				cancel()
+			}
+			return live
+		}, func(pct int) {
+			mu.Lock()
+			defer mu.Unlock()
+			set = append(set, pct)
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("paceGC did not stop with its context")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []int{21, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
+		t.Errorf("set %v, want %v", set, want)
+	}
+}
