@@ -14,13 +14,13 @@ import (
 // (40% of them), but what the manager allocates between collections (a
 // burst of events, reconciles, cloud listings) does not grow with the
 // cluster: at 5,000 nodes and 50,000 pods 40% of the caches was about 60
-// MiB of resident memory that bought nothing. Past gcHeadroom·100/40 =
-// 80 MiB of live heap, the GC percent falls so that the headroom stays
-// GCHeadroom (22% at 150 MiB), never below minGCPercent; below it nothing
-// changes. The collector then runs as often as it does at 80 MiB, not less
+// MiB of resident memory that bought nothing. Past GCHeadroom·100/40 = 40
+// MiB of live heap, the GC percent falls so that the headroom stays
+// GCHeadroom (11% at 150 MiB), never below minGCPercent; below it nothing
+// changes. The collector then runs as often as it does at 40 MiB, not less
 // often, so its CPU per allocated byte grows with the live heap (docs/
-// operations.md, "Figures at scale").
-const GCHeadroom = 32 << 20
+// operations.md, "Go runtime defaults").
+const GCHeadroom = 16 << 20
 
 // minGCPercent is the lowest GC percent the pacing sets.
 const minGCPercent = 10

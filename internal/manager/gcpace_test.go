@@ -17,14 +17,13 @@ func TestGCPercentFor(t *testing.T) {
 	}{
 		{0, DefaultGCPercent},        // before the first collection
 		{20 * mib, DefaultGCPercent}, // small: 40% is 8 MiB
-		{80 * mib, DefaultGCPercent}, // 40% is exactly the headroom
-		{81 * mib, 39},               // past it the headroom stays 32 MiB
-		{150 * mib, 21},              // the 5,000-node envelope
-		{320 * mib, minGCPercent},    // 10%
-		{2000 * mib, minGCPercent},   // never below
-		{GCHeadroom * 100 / 25, 25},  // exact
-		{GCHeadroom*100/25 + 1, 24},  // rounds down: never more headroom than GCHeadroom
-		{uint64(GCHeadroom) * 100, minGCPercent},
+		{40 * mib, DefaultGCPercent}, // 40% is exactly the headroom
+		{41 * mib, 39},               // past it the headroom stays 16 MiB
+		{150 * mib, 10},              // the 5,000-node envelope: 10.7%
+		{100 * mib, 16},
+		{2000 * mib, minGCPercent},  // never below
+		{GCHeadroom * 100 / 25, 25}, // exact
+		{GCHeadroom*100/25 + 1, 24}, // rounds down: never more headroom than GCHeadroom
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live/mib, got, tc.want)
@@ -42,10 +41,10 @@ func TestNextGCPercent(t *testing.T) {
 		changed bool
 	}{
 		{"unchanged", 40, 10 * mib, 40, false},
-		{"grown past the knee", 40, 150 * mib, 21, true},
-		{"one point is left alone", 21, 155 * mib, 21, false}, // 20
-		{"two points are not", 21, 165 * mib, 19, true},
-		{"back to the default, even by one point", 39, 60 * mib, 40, true},
+		{"grown past the knee", 40, 80 * mib, 20, true},
+		{"one point is left alone", 20, 84 * mib, 20, false}, // 19
+		{"two points are not", 20, 90 * mib, 17, true},
+		{"back to the default, even by one point", 39, 30 * mib, 40, true},
 		{"down to the floor, even by one point", 11, 500 * mib, 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +61,7 @@ func TestNextGCPercent(t *testing.T) {
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
-	lives := []uint64{10 * mib, 150 * mib, 151 * mib, 40 * mib}
+	lives := []uint64{10 * mib, 80 * mib, 81 * mib, 30 * mib}
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,7 +90,7 @@ func TestPaceGC(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []int{21, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
+	if want := []int{20, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Errorf("set %v, want %v", set, want)
 	}
 }

@@ -267,6 +267,7 @@ func benchmarkScale(b *testing.B, s size) {
 
 	kubeconfig := cluster.KubeconfigPath()
 	mgr := startManager(b, bin, kubeconfig, extender, "first")
+	stopWatch := mgr.profilePeaks(ctx, "heap-peak-first.pprof")
 	if err := s.createWorkloads(ctx, c); err != nil {
 		b.Fatal(err)
 	}
@@ -274,6 +275,7 @@ func benchmarkScale(b *testing.B, s size) {
 	s.waitConverged(ctx, b, c)
 	b.Logf("converged after %s", time.Since(start).Round(time.Second))
 	waitIdle(ctx, b, mgr.pid(), 0)
+	stopWatch()
 	// Idle: the mean of a few samples, a second apart.
 	var rss, anon, file int64
 	for range 5 {
@@ -664,7 +666,7 @@ func (s size) waitConverged(ctx context.Context, b *testing.B, c client.Client) 
 }
 
 // poll checks cond every 2 s (every 10 s at 5,000 nodes: each check lists
-// nodes or pods) until it holds, logging its state every minute.
+// nodes or pods) until it holds, printing its state to stderr every minute.
 func (s size) poll(ctx context.Context, b *testing.B, what string, timeout time.Duration, cond func() (bool, string)) {
 	b.Helper()
 	var state string
@@ -674,7 +676,8 @@ func (s size) poll(ctx context.Context, b *testing.B, what string, timeout time.
 		var ok bool
 		ok, state = cond()
 		if time.Since(logged) > time.Minute {
-			b.Logf("waiting for %s: %s", what, state)
+			// To stderr: a benchmark's log keeps only its first lines.
+			fmt.Fprintf(os.Stderr, "%s waiting for %s: %s\n", time.Now().Format(time.TimeOnly), what, state)
 			logged = time.Now()
 		}
 		return ok, nil
@@ -725,20 +728,58 @@ func (m *managerProc) saveProfile(b *testing.B, name string) {
 	if dir == "" {
 		return
 	}
+	if err := m.writeProfile(filepath.Join(dir, name)); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "heap profile in %s\n", filepath.Join(dir, name))
+}
+
+// profilePeaks, when EDGEPLANE_BENCH_PROFILE_DIR is set, saves the
+// manager's heap profile as name each time its resident set has grown 8 MiB
+// past the last saved one, until the returned function is called: the
+// profile nearest its peak.
+func (m *managerProc) profilePeaks(ctx context.Context, name string) (stop func()) {
+	dir := os.Getenv("EDGEPLANE_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var saved int64
+		for ctx.Err() == nil {
+			if mem, err := ReadMemory(m.pid()); err == nil && mem.RSS > saved+8<<20 {
+				if err := m.writeProfile(filepath.Join(dir, name)); err == nil {
+					saved = mem.RSS
+					fmt.Fprintf(os.Stderr, "%s heap profile at RSS %.0f MiB in %s\n", time.Now().Format(time.TimeOnly), mib(mem.RSS), name)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// writeProfile writes the manager's heap profile to path.
+func (m *managerProc) writeProfile(path string) error {
 	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/heap")
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	out, err := os.Create(filepath.Join(dir, name))
+	out, err := os.Create(path)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	defer func() { _ = out.Close() }()
 	if _, err := io.Copy(out, resp.Body); err != nil {
-		b.Fatal(err)
+		_ = out.Close()
+		return err
 	}
-	b.Logf("heap profile in %s", out.Name())
+	return out.Close()
 }
 
 func (m *managerProc) pid() int { return m.p.Pid() }
