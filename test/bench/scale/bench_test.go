@@ -26,7 +26,8 @@ package scale
 // the same at the size -scale-nodes gives, for development.
 //
 // Set EDGEPLANE_BENCH_PROFILE_DIR to save the idle manager's heap profile
-// there (heap-idle.pprof; heap-resync.pprof after the last resync) and
+// there (heap-idle.pprof; heap-resync.pprof after the last resync; with
+// EDGEPLANE_BENCH_PROFILE_PEAKS also heap-peak-first.pprof) and
 // EDGEPLANE_BENCH_MANAGER_ENV to add variables to the manager's environment
 // (GODEBUG=memprofilerate=4096 for a finer profile; such runs are for
 // finding where memory goes, not for the figures).
@@ -740,13 +741,15 @@ func (m *managerProc) saveProfile(b *testing.B, name string) {
 	fmt.Fprintf(os.Stderr, "heap profile in %s\n", filepath.Join(dir, name))
 }
 
-// profilePeaks, when EDGEPLANE_BENCH_PROFILE_DIR is set, saves the
-// manager's heap profile as name each time its resident set has grown 8 MiB
-// past the last saved one, until the returned function is called: the
-// profile nearest its peak.
+// profilePeaks, when EDGEPLANE_BENCH_PROFILE_DIR and
+// EDGEPLANE_BENCH_PROFILE_PEAKS are set, saves the manager's heap profile as
+// name each time its resident set has grown 8 MiB past the last saved one,
+// until the returned function is called: the profile nearest its peak.
+// Each profile costs the manager a little memory, so such runs are for
+// finding where it goes, not for the figures.
 func (m *managerProc) profilePeaks(ctx context.Context, name string) (stop func()) {
 	dir := os.Getenv("EDGEPLANE_BENCH_PROFILE_DIR")
-	if dir == "" {
+	if dir == "" || os.Getenv("EDGEPLANE_BENCH_PROFILE_PEAKS") == "" {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
