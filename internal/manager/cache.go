@@ -77,7 +77,7 @@ func CacheOptions(watchNamespace string) cache.Options {
 		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:            {Transform: chain(strip, stripPod, share.transform)},
-			&corev1.Node{}:           {Transform: chain(strip, stripNode)},
+			&corev1.Node{}:           {Transform: chain(strip, stripNode, share.transformNode)},
 			&appsv1.Deployment{}:     {Transform: chain(strip, stripWorkload)},
 			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
 			&appsv1.ReplicaSet{}:     {Transform: chain(strip, stripWorkload)},

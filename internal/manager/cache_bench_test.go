@@ -83,7 +83,6 @@ func podTransform(b *testing.B) toolscache.TransformFunc {
 func runningPod(i int) *corev1.Pod {
 	now := metav1.NewTime(time.Unix(1700000000, 0).Add(time.Duration(i) * time.Millisecond))
 	ip := fmt.Sprintf("10.0.%d.%d", i/256%256, i%256)
-	fields := metav1.NewFieldsV1
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -93,9 +92,9 @@ func runningPod(i int) *corev1.Pod {
 			Labels: map[string]string{"app": fmt.Sprintf("plain-%d", i%50), "tier": "backend"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "scale.test", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now, FieldsType: "FieldsV1",
-					FieldsV1: fields(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:tier":{}}},"f:spec":{"f:automountServiceAccountToken":{},"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:args":{},"f:env":{},"f:image":{},"f:name":{},"f:ports":{},"f:readinessProbe":{},"f:resources":{}}},"f:nodeName":{},"f:terminationGracePeriodSeconds":{}}}`)},
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:tier":{}}},"f:spec":{"f:automountServiceAccountToken":{},"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:args":{},"f:env":{},"f:image":{},"f:name":{},"f:ports":{},"f:readinessProbe":{},"f:resources":{}}},"f:nodeName":{},"f:terminationGracePeriodSeconds":{}}}`)},
 				{Manager: "kwok", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now, FieldsType: "FieldsV1", Subresource: "status",
-					FieldsV1: fields(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{},"f:startTime":{}}}`)},
+					FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{},"f:startTime":{}}}`)},
 			},
 		},
 		Spec: corev1.PodSpec{

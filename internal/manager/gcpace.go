@@ -14,23 +14,22 @@ import (
 // (40% of them), but what the manager allocates between collections (a
 // burst of events, reconciles, cloud listings) does not grow with the
 // cluster: at 5,000 nodes and 50,000 pods 40% of the caches was about 60
-// MiB of resident memory that bought nothing. Past gcHeadroom·100/40 =
-// 80 MiB of live heap, the GC percent falls so that the headroom stays
-// GCHeadroom (22% at 150 MiB), never below minGCPercent; below it nothing
-// changes. The collector then runs as often as it does at 80 MiB, not less
-// often, so its CPU per allocated byte grows with the live heap (docs/
-// operations.md, "Figures at scale").
-const GCHeadroom = 32 << 20
+// MiB of resident memory that bought nothing, and at 3,000 nodes a
+// headroom of 32 MiB still left the idle manager at 214 MiB, on course for
+// about 290 at 5,000. Past MinHeapGoal − GCHeadroom = 48 MiB of live heap
+// the next collection starts GCHeadroom above the live heap (11% at 150
+// MiB), never below minGCPercent. The collector then runs as often as it
+// does at 48 MiB, not less often, so its CPU per allocated byte grows with
+// the live heap (docs/operations.md, "Go runtime defaults").
+const GCHeadroom = 16 << 20
 
 // MinHeapGoal is the heap the collector lets the manager reach before a
 // collection however small its live heap. With caches of 15 MiB (a small
 // cluster) GOGC 40 alone collected after every 6 MiB allocated: in a wave
 // of 2,000 pods, each admitted by the pod webhook and scheduled through the
 // float-IP extender, the collector took over a quarter of the manager's
-// CPU, and slowed the webhook every pod creation waits for. Below 46 MiB of
-// live heap (46 × 1.4 ≈ 64) the GC percent rises so that the next
-// collection starts at MinHeapGoal; from there to 80 MiB DefaultGCPercent
-// alone decides; past 80 MiB GCHeadroom caps the growth. The figures at
+// CPU, and slowed the webhook every pod creation waits for. Below 48 MiB of
+// live heap the next collection starts at MinHeapGoal. The figures at
 // scale (hundreds of MiB live) are not touched by the floor.
 const MinHeapGoal = 64 << 20
 
@@ -42,19 +41,20 @@ const minGCPercent = 10
 const gcPaceInterval = time.Second
 
 // gcPercentFor is the GC percent for a live heap of live bytes: the one
-// whose goal reaches MinHeapGoal for a small heap, DefaultGCPercent, or
-// the one that keeps the headroom at GCHeadroom for a large heap.
+// whose goal is the larger of MinHeapGoal and the smaller of
+// DefaultGCPercent's goal and live + GCHeadroom. Rounded so that the goal
+// is never below MinHeapGoal, and past it the headroom never above
+// GCHeadroom.
 func gcPercentFor(live uint64) int {
 	if live == 0 {
-		return DefaultGCPercent
+		return DefaultGCPercent // before the first collection
 	}
+	pct := int(max(min(GCHeadroom*100/live, DefaultGCPercent), minGCPercent)) // rounded down
 	if live < MinHeapGoal {
-		if floor := int((uint64(MinHeapGoal)*100+live-1)/live - 100); floor > DefaultGCPercent {
-			return floor // rounded up: the goal is never below MinHeapGoal
-		}
+		// The floor wins where the two meet (about 48 MiB): rounded up.
+		pct = max(pct, int((uint64(MinHeapGoal)*100+live-1)/live-100))
 	}
-	pct := uint64(GCHeadroom) * 100 / live
-	return int(max(min(pct, DefaultGCPercent), minGCPercent))
+	return pct
 }
 
 // nextGCPercent is what to set after current, for a live heap of live

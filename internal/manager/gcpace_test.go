@@ -17,21 +17,23 @@ func TestGCPercentFor(t *testing.T) {
 	}{
 		{0, DefaultGCPercent}, // before the first collection
 		// Small heaps: the goal is MinHeapGoal (64 MiB).
-		{16 * mib, 300},                           // 16 × 4
-		{15 * mib, 327},                           // 15 × 4.27 ≥ 64, rounded up
-		{20 * mib, 220},                           // 20 × 3.2
-		{32 * mib, 100},                           // 32 × 2
-		{45 * mib, 43},                            // 45 × 1.43 ≥ 64
-		{46 * mib, DefaultGCPercent},              // 46 × 1.4 ≥ 64: GOGC 40 alone
+		{16 * mib, 300},              // 16 × 4
+		{15 * mib, 327},              // 15 × 4.27 ≥ 64, rounded up
+		{20 * mib, 220},              // 20 × 3.2
+		{32 * mib, 100},              // 32 × 2
+		{45 * mib, 43},               // 45 × 1.43 ≥ 64
+		{46 * mib, DefaultGCPercent}, // 46 × 1.4 ≥ 64
+		{48 * mib, 34},               // 48 × 1.34 ≥ 64, the knee: 48 + 16
 		{1, int(uint64(MinHeapGoal)*100/1 - 100)}, // tiny: the goal, not an overflow
-		{64 * mib, DefaultGCPercent},
-		{80 * mib, DefaultGCPercent}, // 40% is exactly the headroom
-		{81 * mib, 39},               // past it the headroom stays 32 MiB
-		{150 * mib, 21},              // the 5,000-node envelope
-		{320 * mib, minGCPercent},    // 10%
-		{2000 * mib, minGCPercent},   // never below
-		{GCHeadroom * 100 / 25, 25},  // exact
-		{GCHeadroom*100/25 + 1, 24},  // rounds down: never more headroom than GCHeadroom
+		// Past the knee the headroom stays 16 MiB, rounded down.
+		{50 * mib, 32},
+		{64 * mib, 25},
+		{81 * mib, 19},
+		{150 * mib, minGCPercent},  // the 5,000-node envelope: 10.7%
+		{320 * mib, minGCPercent},  // 5%, but never below 10
+		{2000 * mib, minGCPercent}, // never below
+		{GCHeadroom * 100 / 20, 20},
+		{GCHeadroom*100/20 + 1, 19}, // rounds down: never more headroom than GCHeadroom
 		{uint64(GCHeadroom) * 100, minGCPercent},
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
@@ -52,12 +54,12 @@ func TestNextGCPercent(t *testing.T) {
 		want    int
 		changed bool
 	}{
-		{"unchanged", 40, 50 * mib, 40, false},
+		{"unchanged", 40, 46 * mib, 40, false},
 		{"a small heap gets the floor", 40, 32 * mib, 100, true},
-		{"grown past the knee", 40, 150 * mib, 21, true},
-		{"one point is left alone", 21, 155 * mib, 21, false}, // 20
-		{"two points are not", 21, 165 * mib, 19, true},
-		{"back to the default, even by one point", 39, 60 * mib, 40, true},
+		{"grown past the knee", 40, 80 * mib, 20, true},
+		{"one point is left alone", 20, 84 * mib, 20, false}, // 19
+		{"two points are not", 20, 90 * mib, 17, true},
+		{"back to the default, even by one point", 39, 46 * mib, 40, true},
 		{"down to the floor, even by one point", 11, 500 * mib, 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +76,7 @@ func TestNextGCPercent(t *testing.T) {
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
-	lives := []uint64{50 * mib, 150 * mib, 151 * mib, 50 * mib}
+	lives := []uint64{46 * mib, 80 * mib, 81 * mib, 46 * mib}
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,7 +105,7 @@ func TestPaceGC(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []int{21, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
+	if want := []int{20, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Errorf("set %v, want %v", set, want)
 	}
 }

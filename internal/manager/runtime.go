@@ -74,7 +74,7 @@ func applyRuntimeSettings(ctx context.Context, log logr.Logger) {
 	gcPercent, memLimit := runtimeSettings(os.Getenv, os.ReadFile)
 	if gcPercent >= 0 {
 		debug.SetGCPercent(gcPercent)
-		log.Info("Set the Go GC percent (GOGC unset); it falls as the live heap grows past 80 MiB", "gcPercent", gcPercent, "headroomBytes", GCHeadroom)
+		log.Info("Set the Go GC percent (GOGC unset); it follows the live heap", "gcPercent", gcPercent, "minHeapGoalBytes", MinHeapGoal, "headroomBytes", GCHeadroom)
 		go paceGC(ctx, log, gcPercent, gcPaceInterval, liveHeap, setGCPercent)
 	}
 	if memLimit > 0 {

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -41,6 +42,9 @@ func TestMetaSharer(t *testing.T) {
 		{"a key that is another's key and value run together",
 			pod(map[string]string{"ab": "", "c": ""}, nil),
 			pod(map[string]string{"a": "b", "c": ""}, nil), false, false},
+		{"separators inside values",
+			pod(map[string]string{"a": "x\x001:b", "c": ""}, nil),
+			pod(map[string]string{"a": "x", "b": "1:c"}, nil), false, false},
 		{"another owner UID",
 			pod(nil, rs("a-h", "1", ptr.To(true))), pod(nil, rs("a-h", "2", ptr.To(true))), false, false},
 		{"controller unset, false and true differ",
@@ -83,7 +87,7 @@ func TestMetaSharerBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := s.labels.Len(); n != sharedSets {
+	if n := s.maps.Len(); n != sharedSets {
 		t.Errorf("remembers %d label sets, want %d", n, sharedSets)
 	}
 	again := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels(0)}}
@@ -121,5 +125,40 @@ func TestSlimBoundPodOneCopyOfItsIPs(t *testing.T) {
 	}
 	if pod.Status.PodIPs[1].IP != "fd00::7" {
 		t.Errorf("the second pod IP changed: %s", pod.Status.PodIPs[1].IP)
+	}
+}
+
+// TestMetaSharerNodes: nodes of one group share their annotations and
+// allocatable resources, not their labels (unique: the host name).
+func TestMetaSharerNodes(t *testing.T) {
+	node := func(name, cpu string) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name, "pool": "a"},
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}},
+		}
+	}
+	s := newMetaSharer()
+	a, b, c := node("a", "8"), node("b", "8"), node("c", "16")
+	want := b.DeepCopy()
+	for _, n := range []*corev1.Node{a, b, c} {
+		if _, err := s.transformNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(want, b) {
+		t.Errorf("sharing changed the node: %+v, want %+v", b, want)
+	}
+	if !sameMap(a.Annotations, b.Annotations) || !sameMap(a.Annotations, c.Annotations) {
+		t.Error("equal annotations are not shared")
+	}
+	if sameMap(a.Labels, b.Labels) {
+		t.Error("unequal labels are shared")
+	}
+	same := func(x, y corev1.ResourceList) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	if !same(a.Status.Allocatable, b.Status.Allocatable) || same(a.Status.Allocatable, c.Status.Allocatable) {
+		t.Error("allocatable shared between unequal nodes or not between equal ones")
 	}
 }

@@ -437,7 +437,7 @@ type FilterResult struct {
 // Filter keeps the nodes whose subnet can give pod its IPs: the subnets of
 // the IPs the pod already holds (or may claim), else any subnet with a free
 // IP for every requested range.
-func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.Node) (FilterResult, error) {
+func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []*corev1.Node) (FilterResult, error) {
 	res := FilterResult{Failed: map[string]string{}}
 	p, err := a.plan(ctx, pod, false)
 	if errors.Is(err, errNotFloatIP) {
@@ -488,7 +488,7 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 		}
 	}
 	for _, n := range nodes {
-		ip, ok := nodeInternalIP(&n)
+		ip, ok := nodeInternalIP(n)
 		if !ok {
 			res.Failed[n.Name] = msgUnknownNode
 			continue

@@ -969,3 +969,52 @@ func TestFieldsOfEarlierVersionsAreAdopted(t *testing.T) {
 		t.Errorf("env of the updated Deployment (-want +got):\n%s", diff)
 	}
 }
+
+// nodeListRecorder records the names of the nodes each List of nodes
+// returned.
+type nodeListRecorder struct {
+	client.Client
+	listed [][]string
+}
+
+func (r *nodeListRecorder) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if nodes, ok := list.(*corev1.NodeList); ok {
+		var names []string
+		for _, n := range nodes.Items {
+			names = append(names, n.Name)
+		}
+		r.listed = append(r.listed, names)
+	}
+	return nil
+}
+
+// TestObserveReadsOnlyMatchingNodes: a pass reads only the nodes its
+// selectors match, not a copy of every node of the cluster (TestRollout
+// covers a node that stops matching).
+func TestObserveReadsOnlyMatchingNodes(t *testing.T) {
+	ctx := testenv.Context(t)
+	createNode(t, ctx, "observe-edge-a", map[string]string{"observe-role": "edge", "observe-zone": "a"})
+	createNode(t, ctx, "observe-edge-b", map[string]string{"observe-role": "edge", "observe-zone": "b"})
+	createNode(t, ctx, "observe-core", map[string]string{"observe-role": "core", "observe-zone": "a"})
+	ids := testIDS(func(i *appsv1alpha1.IngressDaemonSet) {
+		i.Namespace = "default"
+		i.Name = "observe"
+		i.Spec.NodeSelector = map[string]string{"observe-role": "edge"}
+		i.Spec.Template.Spec.NodeSelector = map[string]string{"observe-zone": "a"}
+	})
+	rec := &nodeListRecorder{Client: env.Client}
+	r := &Reconciler{Client: rec}
+	s, err := r.observe(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"observe-edge-a"}, s.matching); diff != "" {
+		t.Errorf("matching nodes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"observe-edge-a"}}, rec.listed); diff != "" {
+		t.Errorf("nodes read (-want +got):\n%s", diff)
+	}
+}

@@ -81,9 +81,16 @@ func NodeMatches(ids *appsv1alpha1.IngressDaemonSet, node *corev1.Node) bool {
 	if node.DeletionTimestamp != nil {
 		return false
 	}
-	l := labels.Set(node.Labels)
-	return labels.SelectorFromSet(ids.Spec.NodeSelector).Matches(l) &&
-		labels.SelectorFromSet(ids.Spec.Template.Spec.NodeSelector).Matches(l)
+	return nodeSelector(ids).Matches(labels.Set(node.Labels))
+}
+
+// nodeSelector selects the nodes whose labels both spec.nodeSelector and
+// the template's nodeSelector match (a key the two give different values
+// matches no node).
+func nodeSelector(ids *appsv1alpha1.IngressDaemonSet) labels.Selector {
+	reqs, _ := labels.SelectorFromSet(ids.Spec.NodeSelector).Requirements()
+	tmpl, _ := labels.SelectorFromSet(ids.Spec.Template.Spec.NodeSelector).Requirements()
+	return labels.NewSelector().Add(append(reqs, tmpl...)...)
 }
 
 // SelectorMatchesTemplate reports whether spec.selector selects the template's labels.

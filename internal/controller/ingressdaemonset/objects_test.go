@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -216,6 +217,46 @@ func TestComputeStatus(t *testing.T) {
 			}
 			if d := meta.FindStatusCondition(st.Conditions, appsv1alpha1.TypeDegraded); d.Status == metav1.ConditionTrue && d.Message != "a; z" {
 				t.Errorf("Degraded message %q not sorted", d.Message)
+			}
+		})
+	}
+}
+
+func TestNodeMatches(t *testing.T) {
+	node := func(labels map[string]string, deleting bool) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels}}
+		if deleting {
+			n.DeletionTimestamp = &metav1.Time{}
+		}
+		return n
+	}
+	edge := map[string]string{"role": "edge", "zone": "a"}
+	for _, tc := range []struct {
+		name           string
+		spec, template map[string]string
+		node           *corev1.Node
+		want           bool
+	}{
+		{"no selectors: every node", nil, nil, node(nil, false), true},
+		{"no selectors, deleting", nil, nil, node(nil, true), false},
+		{"spec selector", map[string]string{"role": "edge"}, nil, node(edge, false), true},
+		{"spec selector, other value", map[string]string{"role": "core"}, nil, node(edge, false), false},
+		{"template selector", nil, map[string]string{"zone": "a"}, node(edge, false), true},
+		{"both", map[string]string{"role": "edge"}, map[string]string{"zone": "a"}, node(edge, false), true},
+		{"both, the template's unmet", map[string]string{"role": "edge"}, map[string]string{"zone": "b"}, node(edge, false), false},
+		{"one key, two values: nothing", map[string]string{"role": "edge"}, map[string]string{"role": "core"}, node(edge, false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := testIDS(func(i *appsv1alpha1.IngressDaemonSet) {
+				i.Spec.NodeSelector, i.Spec.Template.Spec.NodeSelector = tc.spec, tc.template
+			})
+			if got := NodeMatches(ids, tc.node); got != tc.want {
+				t.Errorf("NodeMatches = %v, want %v", got, tc.want)
+			}
+			// The selector observe lists nodes with says the same of a node
+			// not being deleted.
+			if got := nodeSelector(ids).Matches(labels.Set(tc.node.Labels)); tc.node.DeletionTimestamp == nil && got != tc.want {
+				t.Errorf("nodeSelector(%v) matches %v: %v, want %v", nodeSelector(ids), tc.node.Labels, got, tc.want)
 			}
 		})
 	}

@@ -66,8 +66,12 @@ func (s *scope) observation() observation {
 func (r *Reconciler) observe(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) (*scope, error) {
 	s := &scope{ids: ids, revision: Revision(ids.Spec.Template), nodes: map[string]*corev1.Node{},
 		deployments: map[string]*appsv1.Deployment{}, reattached: map[string]bool{}}
+	// Only the nodes the selectors match (those are all the rollout reads:
+	// a Deployment on any other node is stray, as on a missing one). A copy
+	// of every node per pass was 15 MB at 5,000 nodes, read on every status
+	// change of every per-node Deployment.
 	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes); err != nil {
+	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: nodeSelector(ids)}); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	for i := range nodes.Items {

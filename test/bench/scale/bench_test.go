@@ -19,14 +19,15 @@ package scale
 //     with stack-idle-MiB (goroutine stacks) and heap-retained-idle-MiB (freed
 //     heap not yet returned to the kernel), the rest of the anonymous memory.
 //
-// With -benchtime Nx the manager is restarted N times: cpu-resync-s is the
-// median, rss-peak-MiB the highest and cloud-mutations-resync the sum.
+// With -scale-resyncs N the manager is restarted N times: cpu-resync-s is
+// the median, rss-peak-MiB the highest and cloud-mutations-resync the sum.
 //
 // The mix of edgeplane-relevant objects is mixFor's. BenchmarkScaleNodes runs
 // the same at the size -scale-nodes gives, for development.
 //
 // Set EDGEPLANE_BENCH_PROFILE_DIR to save the idle manager's heap profile
-// there (heap-idle.pprof; heap-resync.pprof after the last resync) and
+// there (heap-idle.pprof; heap-resync.pprof after the last resync; with
+// EDGEPLANE_BENCH_PROFILE_PEAKS also heap-peak-first.pprof) and
 // EDGEPLANE_BENCH_MANAGER_ENV to add variables to the manager's environment
 // (GODEBUG=memprofilerate=4096 for a finer profile; such runs are for
 // finding where memory goes, not for the figures).
@@ -181,6 +182,12 @@ func nodeName(i int) string { return fmt.Sprintf("n%04d", i) }
 // BenchmarkScaleNodes -benchtime 1x ./test/bench/scale/ -scale-nodes 500.
 var scaleNodes = flag.Int("scale-nodes", 500, "nodes of BenchmarkScaleNodes (10 pods each)")
 
+// scaleResyncs is how many times a run restarts the manager (make
+// bench-scale: 3). Not -benchtime Nx: with N > 1 the testing package runs
+// the benchmark once with b.N = 1 first, which here would build the whole
+// cluster twice.
+var scaleResyncs = flag.Int("scale-resyncs", 1, "manager restarts (full resyncs) per run of the scale benchmarks")
+
 // BenchmarkScale1000Nodes10000Pods is issue 10's size (`make bench`).
 func BenchmarkScale1000Nodes10000Pods(b *testing.B) { benchmarkScale(b, mixFor(1000)) }
 
@@ -267,6 +274,7 @@ func benchmarkScale(b *testing.B, s size) {
 
 	kubeconfig := cluster.KubeconfigPath()
 	mgr := startManager(b, bin, kubeconfig, extender, "first")
+	stopWatch := mgr.profilePeaks(ctx, "heap-peak-first.pprof")
 	if err := s.createWorkloads(ctx, c); err != nil {
 		b.Fatal(err)
 	}
@@ -274,6 +282,7 @@ func benchmarkScale(b *testing.B, s size) {
 	s.waitConverged(ctx, b, c)
 	b.Logf("converged after %s", time.Since(start).Round(time.Second))
 	waitIdle(ctx, b, mgr.pid(), 0)
+	stopWatch()
 	// Idle: the mean of a few samples, a second apart.
 	var rss, anon, file int64
 	for range 5 {
@@ -297,7 +306,7 @@ func benchmarkScale(b *testing.B, s size) {
 	var cpus []float64
 	var peak int64
 	mutations := map[string]int64{}
-	for i := range b.N {
+	for i := range b.N * max(1, *scaleResyncs) {
 		// The full resync: a new manager process lists everything again and
 		// must find nothing to change in the cloud.
 		before := sim.World().Stats()
@@ -337,8 +346,8 @@ func benchmarkScale(b *testing.B, s size) {
 	// the collector freed but has not yet returned to the kernel.
 	b.ReportMetric(mib(stats["stack_inuse_bytes"]), "stack-idle-MiB")
 	b.ReportMetric(mib(stats["heap_idle_bytes"]-stats["heap_released_bytes"]), "heap-retained-idle-MiB")
-	// With -benchtime Nx, N resyncs: the median CPU, the highest peak and
-	// every mutation of them all.
+	// With -scale-resyncs N, N resyncs: the median CPU, the highest peak
+	// and every mutation of them all.
 	b.ReportMetric(median(cpus), "cpu-resync-s")
 	b.ReportMetric(float64(total), "cloud-mutations-resync")
 }
@@ -664,7 +673,7 @@ func (s size) waitConverged(ctx context.Context, b *testing.B, c client.Client) 
 }
 
 // poll checks cond every 2 s (every 10 s at 5,000 nodes: each check lists
-// nodes or pods) until it holds, logging its state every minute.
+// nodes or pods) until it holds, printing its state to stderr every minute.
 func (s size) poll(ctx context.Context, b *testing.B, what string, timeout time.Duration, cond func() (bool, string)) {
 	b.Helper()
 	var state string
@@ -674,7 +683,8 @@ func (s size) poll(ctx context.Context, b *testing.B, what string, timeout time.
 		var ok bool
 		ok, state = cond()
 		if time.Since(logged) > time.Minute {
-			b.Logf("waiting for %s: %s", what, state)
+			// To stderr: a benchmark's log keeps only its first lines.
+			fmt.Fprintf(os.Stderr, "%s waiting for %s: %s\n", time.Now().Format(time.TimeOnly), what, state)
 			logged = time.Now()
 		}
 		return ok, nil
@@ -725,20 +735,60 @@ func (m *managerProc) saveProfile(b *testing.B, name string) {
 	if dir == "" {
 		return
 	}
+	if err := m.writeProfile(filepath.Join(dir, name)); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "heap profile in %s\n", filepath.Join(dir, name))
+}
+
+// profilePeaks, when EDGEPLANE_BENCH_PROFILE_DIR and
+// EDGEPLANE_BENCH_PROFILE_PEAKS are set, saves the manager's heap profile as
+// name each time its resident set has grown 8 MiB past the last saved one,
+// until the returned function is called: the profile nearest its peak.
+// Each profile costs the manager a little memory, so such runs are for
+// finding where it goes, not for the figures.
+func (m *managerProc) profilePeaks(ctx context.Context, name string) (stop func()) {
+	dir := os.Getenv("EDGEPLANE_BENCH_PROFILE_DIR")
+	if dir == "" || os.Getenv("EDGEPLANE_BENCH_PROFILE_PEAKS") == "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var saved int64
+		for ctx.Err() == nil {
+			if mem, err := ReadMemory(m.pid()); err == nil && mem.RSS > saved+8<<20 {
+				if err := m.writeProfile(filepath.Join(dir, name)); err == nil {
+					saved = mem.RSS
+					fmt.Fprintf(os.Stderr, "%s heap profile at RSS %.0f MiB in %s\n", time.Now().Format(time.TimeOnly), mib(mem.RSS), name)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// writeProfile writes the manager's heap profile to path.
+func (m *managerProc) writeProfile(path string) error {
 	resp, err := http.Get("http://" + m.pprof + "/debug/pprof/heap")
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	out, err := os.Create(filepath.Join(dir, name))
+	out, err := os.Create(path)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	defer func() { _ = out.Close() }()
 	if _, err := io.Copy(out, resp.Body); err != nil {
-		b.Fatal(err)
+		_ = out.Close()
+		return err
 	}
-	b.Logf("heap profile in %s", out.Name())
+	return out.Close()
 }
 
 func (m *managerProc) pid() int { return m.p.Pid() }
