@@ -50,6 +50,10 @@ func (e *Extender) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ExtenderName is the reporting controller of the extender's Events on
+// pods (docs/floatippool.md and docs/operations.md name it).
+const ExtenderName = "floatippool-extender"
+
 const (
 	maxBody     = 64 << 20
 	bindTimeout = 30 * time.Second

@@ -39,7 +39,7 @@ func apiRecorder(t *testing.T) events.EventRecorder {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.StartRecordingToSink(ctx.Done())
 	t.Cleanup(func() { cancel(); b.Shutdown() })
-	return b.NewRecorder(env.Scheme, "floatip-extender")
+	return b.NewRecorder(env.Scheme, ExtenderName)
 }
 
 // podEvents lists the Events regarding pod with reason.
@@ -115,7 +115,7 @@ func TestFilterReportsBadRequestsOnThePod(t *testing.T) {
 				}
 			}
 			ev := waitPodEvent(t, f.ctx, pod, tc.reason)
-			if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, tc.wantNote) || ev.ReportingController != "floatip-extender" {
+			if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, tc.wantNote) || ev.ReportingController != "floatippool-extender" {
 				t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatip-extender containing %q", ev.Type, ev.Note, ev.ReportingController, tc.wantNote)
 			}
 		})

@@ -184,7 +184,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index}
 	if o.ExtenderAddress != "" {
-		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder("floatippool-extender")}
+		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder(ExtenderName)}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)
 		}
