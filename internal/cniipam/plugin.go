@@ -79,11 +79,24 @@ func newClients(kubeconfig string) (*clients, error) {
 	return &clients{core: core, events: events, net: n}, nil
 }
 
-// prepare parses the config and CNI_ARGS and builds the clients.
+// prepare parses the config and CNI_ARGS and builds the clients. A refused
+// config still comes with the pod's ref and clients when CNI_ARGS name the
+// pod and the config's kubeconfig loads, so the refusal can be recorded on
+// the pod (see refused).
 func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 	cfg, err := ParseConfig(args.StdinData)
 	if err != nil {
-		return Config{}, PodRef{}, nil, refuse(ReasonInvalidConfig, "%v", err)
+		r := refuse(ReasonInvalidConfig, "%v", err)
+		ref, argsErr := ParseArgs(args.Args)
+		kubeconfig, ok := KubeconfigOf(args.StdinData)
+		if argsErr != nil || !ok {
+			return Config{}, PodRef{}, nil, r
+		}
+		c, err := newClients(kubeconfig)
+		if err != nil {
+			return Config{}, PodRef{}, nil, r
+		}
+		return Config{}, ref, c, r
 	}
 	ref, err := ParseArgs(args.Args)
 	if err != nil {
@@ -101,6 +114,7 @@ func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 func (p *Plugin) Add(args *skel.CmdArgs) error {
 	cfg, ref, c, r := prepare(args)
 	if r != nil {
+		p.refused(c, ref, r, "AddNetwork")
 		return r.CNIError()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.WaitTimeout+2*requestTimeout)
@@ -120,6 +134,7 @@ func (p *Plugin) Add(args *skel.CmdArgs) error {
 func (p *Plugin) Check(args *skel.CmdArgs) error {
 	cfg, ref, c, r := prepare(args)
 	if r != nil {
+		p.refused(c, ref, r, "CheckNetwork")
 		return r.CNIError()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
@@ -258,6 +273,23 @@ func read(ctx context.Context, c *clients, ref PodRef) (State, *Refusal) {
 		}
 	}
 	return st, nil
+}
+
+// refused records a refusal of prepare (a bad network config) on the pod
+// when it has clients: it reads the pod and writes the Event if the pod
+// is there with the UID the runtime names. A pod of the same name with
+// another UID is not the one being set up, so it hears nothing.
+func (p *Plugin) refused(c *clients, ref PodRef, r *Refusal, action string) {
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	pod, err := c.core.Pods(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil || pod.UID != ref.UID {
+		return
+	}
+	p.event(ctx, c, pod, corev1.EventTypeWarning, r.Reason, action, r.Message)
 }
 
 // event records an Event on the pod; without a pod (it could not be read)

@@ -99,8 +99,9 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 }
 
 // TestBadInput: every bad input is a CNI error with a stable code and a
-// message naming the pod and the reason, plus an Event on the pod when
-// there is one.
+// message naming the pod and the reason, plus an Event on the pod whenever
+// CNI_ARGS name it and it can be read: also for a malformed network config
+// whose ipam.kubeconfig loads.
 func TestBadInput(t *testing.T) {
 	ns := newNamespace(t, "cni-bad")
 	kc := kubeconfig(t)
@@ -114,11 +115,35 @@ func TestBadInput(t *testing.T) {
 	allocate(t, float)
 	plain := newPod(t, ns, "plain", false, nil)
 	pending := newPod(t, ns, "pending", true, nil)
+	badConf1 := newPod(t, ns, "badconf", true, nil)
+	badConf2 := newPod(t, ns, "badconf-check", true, nil)
+	recreated := newPod(t, ns, "recreated", true, nil)
 	conf := netConf("1.0.0", kc, `,"waitTimeout":"1s"`)
 
 	t.Run("malformed config", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":"relative"}}`), "eth0"),
 			types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.kubeconfig")
+	})
+	// A config refused for any other field still names a kubeconfig the
+	// plugin can use to tell the pod.
+	badConf := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimeout":"soon"}}`, kc)
+	t.Run("malformed config, readable kubeconfig", func(t *testing.T) {
+		expectCode(t, add("badconf", []byte(cniArgs(badConf1)), badConf, "eth0"), types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.waitTimeout")
+		expectEvent(t, badConf1, cniipam.ReasonInvalidConfig)
+	})
+	t.Run("malformed config, readable kubeconfig, CHECK", func(t *testing.T) {
+		typo := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimout":"1s"}}`, kc)
+		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(badConf2), StdinData: typo}
+		expectCode(t, testutils.CmdCheckWithArgs(a, func() error { return p.Check(a) }), types.ErrInvalidNetworkConfig, `unknown field "waitTimout"`)
+		expectEvent(t, badConf2, cniipam.ReasonInvalidConfig)
+	})
+	t.Run("malformed config for a deleted pod of the same name", func(t *testing.T) {
+		stale := strings.Replace(cniArgs(recreated), string(recreated.UID), "0000-old", 1)
+		expectCode(t, add("recreated", []byte(stale), badConf, "eth0"), types.ErrInvalidNetworkConfig, "ipam.waitTimeout")
+		// The Event is written before ADD returns: none means none.
+		if events := podEvents(t, recreated); hasEvent(events, cniipam.ReasonInvalidConfig) {
+			t.Errorf("the pod of the same name with another UID got %s: %v", cniipam.ReasonInvalidConfig, events)
+		}
 	})
 	t.Run("unreadable kubeconfig", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", "/nonexistent/kubeconfig", ""), "eth0"),
