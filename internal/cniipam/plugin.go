@@ -119,13 +119,17 @@ func (p *Plugin) Add(args *skel.CmdArgs) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.WaitTimeout+2*requestTimeout)
 	defer cancel()
-	addrs, pod, r := p.resolve(ctx, c, cfg, ref, args.IfName, cfg.WaitTimeout)
+	addrs, pod, waited, r := p.resolve(ctx, c, cfg, ref, args.IfName, cfg.WaitTimeout)
 	if r != nil {
 		p.event(ctx, c, pod, corev1.EventTypeWarning, r.Reason, "AddNetwork", r.Message)
 		return r.CNIError()
 	}
-	p.event(ctx, c, pod, corev1.EventTypeNormal, ReasonAssigned, "AddNetwork",
-		fmt.Sprintf("Interface %s (network %s) gets %s", args.IfName, cfg.Name, describe(addrs)))
+	note := fmt.Sprintf("Interface %s (network %s) gets %s", args.IfName, cfg.Name, describe(addrs))
+	if waited > 0 {
+		// Explains a slow pod start: the allocation (or the API server) was late.
+		note += fmt.Sprintf(" (waited %s)", waited.Round(time.Millisecond))
+	}
+	p.event(ctx, c, pod, corev1.EventTypeNormal, ReasonAssigned, "AddNetwork", note)
 	return types.PrintResult(BuildResult(cfg, args.IfName, addrs), cfg.CNIVersion)
 }
 
@@ -139,7 +143,7 @@ func (p *Plugin) Check(args *skel.CmdArgs) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
 	defer cancel()
-	addrs, pod, r := p.resolve(ctx, c, cfg, ref, args.IfName, 0)
+	addrs, pod, _, r := p.resolve(ctx, c, cfg, ref, args.IfName, 0)
 	if r == nil && cfg.PrevResult != nil {
 		r = checkPrevResult(cfg.PrevResult, ref, args.IfName, addrs)
 	}
@@ -199,19 +203,25 @@ func (p *Plugin) Status(args *skel.CmdArgs) error {
 
 // resolve reads the pod's state and resolves ifname's addresses, looking
 // again until wait has passed while the allocation is not written yet or
-// the API server does not answer. It returns the pod when one was read.
-func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef, ifname string, wait time.Duration) ([]Address, *corev1.Pod, *Refusal) {
-	deadline := time.Now().Add(wait)
+// the API server does not answer. It returns the pod when one was read,
+// and how long it waited when the first look found nothing.
+func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef, ifname string, wait time.Duration) ([]Address, *corev1.Pod, time.Duration, *Refusal) {
+	start := time.Now()
+	deadline := start.Add(wait)
 	interval := p.PollInterval
 	if interval <= 0 {
 		interval = defaultPollInterval
 	}
-	for {
+	for looked := false; ; looked = true {
 		st, r := read(ctx, c, ref)
 		var addrs []Address
 		if r == nil {
 			if addrs, r = Resolve(cfg, ifname, st); r == nil {
-				return addrs, st.Pod, nil
+				var waited time.Duration
+				if looked {
+					waited = time.Since(start)
+				}
+				return addrs, st.Pod, waited, nil
 			}
 		}
 		transient := r.Reason == ReasonAllocationPending || r.Reason == ReasonAPIUnavailable
@@ -219,11 +229,11 @@ func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef
 			if transient && wait > 0 {
 				r.Message += fmt.Sprintf(" (waited %s)", wait)
 			}
-			return nil, st.Pod, r
+			return nil, st.Pod, 0, r
 		}
 		select {
 		case <-ctx.Done():
-			return nil, st.Pod, refuse(ReasonAPIUnavailable, "pod %s: %v", ref, ctx.Err())
+			return nil, st.Pod, 0, refuse(ReasonAPIUnavailable, "pod %s: %v", ref, ctx.Err())
 		case <-time.After(interval):
 		}
 	}

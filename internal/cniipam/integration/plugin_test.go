@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/skel"
@@ -188,6 +191,59 @@ func TestBadInput(t *testing.T) {
 		a := &skel.CmdArgs{StdinData: netConf("1.1.0", "/nonexistent/kubeconfig", "")}
 		expectCode(t, testutils.CmdStatus(func() error { return p.Status(a) }), types.ErrPluginNotAvailable, "PluginNotAvailable")
 	})
+}
+
+// TestAddWaitsForTheAllocation: ADD for a pod whose allocation is not
+// written yet keeps looking and, once the extender writes it within
+// waitTimeout, succeeds with that IP; its FloatIPAssigned Event says it
+// waited. The allocation is written only after the API server has answered
+// the plugin's FloatIP list for the pod (a proxy sees its requests), so the
+// first look always finds nothing: an ADD that did not look again would
+// fail with FloatIPNotAllocated.
+func TestAddWaitsForTheAllocation(t *testing.T) {
+	ns := newNamespace(t, "cni-wait")
+	pod := newPod(t, ns, "late", true, nil)
+	looked := make(chan struct{})
+	var once sync.Once
+	kc := observedKubeconfig(t, func(r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/floatips") &&
+			strings.Contains(r.URL.Query().Get("fieldSelector"), string(pod.UID)) {
+			once.Do(func() { close(looked) })
+		}
+	})
+	p := &cniipam.Plugin{PollInterval: 100 * time.Millisecond}
+	args := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod),
+		StdinData: netConf("1.0.0", kc, `,"waitTimeout":"1m"`)}
+	type added struct {
+		res types.Result
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		r, _, err := testutils.CmdAddWithArgs(args, func() error { return p.Add(args) })
+		done <- added{r, err}
+	}()
+	select {
+	case <-looked:
+	case a := <-done:
+		t.Fatalf("ADD returned before the allocation was written: %v, %v", a.res, a.err)
+	}
+	ips := allocate(t, pod)
+	a := <-done // ADD itself gives up after waitTimeout
+	if a.err != nil {
+		t.Fatalf("ADD with the allocation written while it waited: %v", a.err)
+	}
+	res, err := types100.NewResultFromResult(a.res)
+	must(t, err)
+	if len(res.IPs) != 1 || res.IPs[0].Address.String() != ips[0]+"/24" || res.IPs[0].Gateway.String() != "198.51.100.1" {
+		t.Fatalf("ADD IPs = %v, want %s/24 via 198.51.100.1", res.IPs, ips[0])
+	}
+	events := podEvents(t, pod)
+	if !slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, string(cniipam.ReasonAssigned)+": ") && strings.Contains(e, ips[0]) && strings.Contains(e, "(waited ")
+	}) {
+		t.Errorf("no %s Event saying the plugin waited for %s: %v", cniipam.ReasonAssigned, ips[0], events)
+	}
 }
 
 // TestBinaryVersionsAndStatus drives the built binary through pkg/invoke,
