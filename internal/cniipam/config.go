@@ -142,3 +142,19 @@ func ParseConfig(stdin []byte) (Config, error) {
 	}
 	return c, nil
 }
+
+// KubeconfigOf is the ipam.kubeconfig of a network config that ParseConfig
+// may refuse, when it is an absolute path: enough to reach the API server
+// and record the refusal on the pod.
+func KubeconfigOf(stdin []byte) (string, bool) {
+	var conf struct {
+		IPAM struct {
+			Kubeconfig string `json:"kubeconfig"`
+		} `json:"ipam"`
+	}
+	if err := json.Unmarshal(stdin, &conf); err != nil {
+		return "", false
+	}
+	k := conf.IPAM.Kubeconfig
+	return k, k != "" && filepath.IsAbs(k)
+}

@@ -79,6 +79,36 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// TestKubeconfigOf: the kubeconfig of a config ParseConfig refuses for
+// another field is still found, so the refusal can reach the pod; one that
+// is missing, relative or not a string is not.
+func TestKubeconfigOf(t *testing.T) {
+	cases := map[string]struct {
+		in   string
+		want string
+	}{
+		"valid":            {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k"}}`, want: "/k"},
+		"bad wait":         {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k","waitTimeout":"soon"}}`, want: "/k"},
+		"unknown field":    {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k","waitTimout":1}}`, want: "/k"},
+		"old version":      {in: `{"cniVersion":"0.3.1","ipam":{"kubeconfig":"/k"}}`, want: "/k"},
+		"relative":         {in: `{"ipam":{"kubeconfig":"k"}}`},
+		"none":             {in: `{"ipam":{}}`},
+		"no ipam":          {in: `{"name":"n"}`},
+		"not a string":     {in: `{"ipam":{"kubeconfig":5}}`},
+		"ipam not object":  {in: `{"ipam":"/k"}`},
+		"not json":         {in: `{"ipam":{"kubeconfig":"/k"`},
+		"other field type": {in: `{"name":5,"ipam":{"kubeconfig":"/k","pools":"x"}}`, want: "/k"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := KubeconfigOf([]byte(tc.in))
+			if ok != (tc.want != "") || (ok && got != tc.want) {
+				t.Fatalf("KubeconfigOf = %q, %v; want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	cases := map[string]struct {
 		in      string
@@ -123,8 +153,13 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := ParseConfig(in)
+		kc, ok := KubeconfigOf(in)
 		if err != nil {
 			return
+		}
+		// A config that parses names the kubeconfig KubeconfigOf finds.
+		if !ok || kc != c.Kubeconfig {
+			t.Fatalf("KubeconfigOf = %q, %v; ParseConfig's is %q", kc, ok, c.Kubeconfig)
 		}
 		// Whatever parses is usable as is.
 		if c.Name == "" || c.Kubeconfig == "" || c.PrimaryInterface == "" || c.WaitTimeout < 0 || c.WaitTimeout > MaxWaitTimeout {

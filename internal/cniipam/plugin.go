@@ -79,11 +79,24 @@ func newClients(kubeconfig string) (*clients, error) {
 	return &clients{core: core, events: events, net: n}, nil
 }
 
-// prepare parses the config and CNI_ARGS and builds the clients.
+// prepare parses the config and CNI_ARGS and builds the clients. A refused
+// config still comes with the pod's ref and clients when CNI_ARGS name the
+// pod and the config's kubeconfig loads, so the refusal can be recorded on
+// the pod (see refused).
 func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 	cfg, err := ParseConfig(args.StdinData)
 	if err != nil {
-		return Config{}, PodRef{}, nil, refuse(ReasonInvalidConfig, "%v", err)
+		r := refuse(ReasonInvalidConfig, "%v", err)
+		ref, argsErr := ParseArgs(args.Args)
+		kubeconfig, ok := KubeconfigOf(args.StdinData)
+		if argsErr != nil || !ok {
+			return Config{}, PodRef{}, nil, r
+		}
+		c, err := newClients(kubeconfig)
+		if err != nil {
+			return Config{}, PodRef{}, nil, r
+		}
+		return Config{}, ref, c, r
 	}
 	ref, err := ParseArgs(args.Args)
 	if err != nil {
@@ -101,17 +114,22 @@ func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 func (p *Plugin) Add(args *skel.CmdArgs) error {
 	cfg, ref, c, r := prepare(args)
 	if r != nil {
+		p.refused(c, ref, r, "AddNetwork")
 		return r.CNIError()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.WaitTimeout+2*requestTimeout)
 	defer cancel()
-	addrs, pod, r := p.resolve(ctx, c, cfg, ref, args.IfName, cfg.WaitTimeout)
+	addrs, pod, waited, r := p.resolve(ctx, c, cfg, ref, args.IfName, cfg.WaitTimeout)
 	if r != nil {
 		p.event(ctx, c, pod, corev1.EventTypeWarning, r.Reason, "AddNetwork", r.Message)
 		return r.CNIError()
 	}
-	p.event(ctx, c, pod, corev1.EventTypeNormal, ReasonAssigned, "AddNetwork",
-		fmt.Sprintf("Interface %s (network %s) gets %s", args.IfName, cfg.Name, describe(addrs)))
+	note := fmt.Sprintf("Interface %s (network %s) gets %s", args.IfName, cfg.Name, describe(addrs))
+	if waited > 0 {
+		// Explains a slow pod start: the allocation (or the API server) was late.
+		note += fmt.Sprintf(" (waited %s)", waited.Round(time.Millisecond))
+	}
+	p.event(ctx, c, pod, corev1.EventTypeNormal, ReasonAssigned, "AddNetwork", note)
 	return types.PrintResult(BuildResult(cfg, args.IfName, addrs), cfg.CNIVersion)
 }
 
@@ -120,11 +138,12 @@ func (p *Plugin) Add(args *skel.CmdArgs) error {
 func (p *Plugin) Check(args *skel.CmdArgs) error {
 	cfg, ref, c, r := prepare(args)
 	if r != nil {
+		p.refused(c, ref, r, "CheckNetwork")
 		return r.CNIError()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
 	defer cancel()
-	addrs, pod, r := p.resolve(ctx, c, cfg, ref, args.IfName, 0)
+	addrs, pod, _, r := p.resolve(ctx, c, cfg, ref, args.IfName, 0)
 	if r == nil && cfg.PrevResult != nil {
 		r = checkPrevResult(cfg.PrevResult, ref, args.IfName, addrs)
 	}
@@ -184,19 +203,25 @@ func (p *Plugin) Status(args *skel.CmdArgs) error {
 
 // resolve reads the pod's state and resolves ifname's addresses, looking
 // again until wait has passed while the allocation is not written yet or
-// the API server does not answer. It returns the pod when one was read.
-func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef, ifname string, wait time.Duration) ([]Address, *corev1.Pod, *Refusal) {
-	deadline := time.Now().Add(wait)
+// the API server does not answer. It returns the pod when one was read,
+// and how long it waited when the first look found nothing.
+func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef, ifname string, wait time.Duration) ([]Address, *corev1.Pod, time.Duration, *Refusal) {
+	start := time.Now()
+	deadline := start.Add(wait)
 	interval := p.PollInterval
 	if interval <= 0 {
 		interval = defaultPollInterval
 	}
-	for {
+	for looked := false; ; looked = true {
 		st, r := read(ctx, c, ref)
 		var addrs []Address
 		if r == nil {
 			if addrs, r = Resolve(cfg, ifname, st); r == nil {
-				return addrs, st.Pod, nil
+				var waited time.Duration
+				if looked {
+					waited = time.Since(start)
+				}
+				return addrs, st.Pod, waited, nil
 			}
 		}
 		transient := r.Reason == ReasonAllocationPending || r.Reason == ReasonAPIUnavailable
@@ -204,11 +229,11 @@ func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef
 			if transient && wait > 0 {
 				r.Message += fmt.Sprintf(" (waited %s)", wait)
 			}
-			return nil, st.Pod, r
+			return nil, st.Pod, 0, r
 		}
 		select {
 		case <-ctx.Done():
-			return nil, st.Pod, refuse(ReasonAPIUnavailable, "pod %s: %v", ref, ctx.Err())
+			return nil, st.Pod, 0, refuse(ReasonAPIUnavailable, "pod %s: %v", ref, ctx.Err())
 		case <-time.After(interval):
 		}
 	}
@@ -258,6 +283,23 @@ func read(ctx context.Context, c *clients, ref PodRef) (State, *Refusal) {
 		}
 	}
 	return st, nil
+}
+
+// refused records a refusal of prepare (a bad network config) on the pod
+// when it has clients: it reads the pod and writes the Event if the pod
+// is there with the UID the runtime names. A pod of the same name with
+// another UID is not the one being set up, so it hears nothing.
+func (p *Plugin) refused(c *clients, ref PodRef, r *Refusal, action string) {
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	pod, err := c.core.Pods(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil || pod.UID != ref.UID {
+		return
+	}
+	p.event(ctx, c, pod, corev1.EventTypeWarning, r.Reason, action, r.Message)
 }
 
 // event records an Event on the pod; without a pod (it could not be read)

@@ -3,6 +3,10 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +16,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -157,4 +164,34 @@ func hasEvent(events []string, reason cniipam.Reason) bool {
 		}
 	}
 	return false
+}
+
+// observedKubeconfig writes a kubeconfig for the plugin that reaches the
+// envtest API server through a loopback proxy, and calls answered with each
+// request after the API server's answer has been passed on: the test sees
+// what the plugin has read, without timing it.
+func observedKubeconfig(t *testing.T, answered func(*http.Request)) string {
+	t.Helper()
+	target, err := url.Parse(env.Config.Host)
+	must(t, err)
+	if target.Scheme == "" {
+		t.Fatalf("API server host %q has no scheme", env.Config.Host)
+	}
+	rt, err := rest.TransportFor(env.Config)
+	must(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = rt
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxy.ServeHTTP(w, r)
+		answered(r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["observed"] = &clientcmdapi.Cluster{Server: srv.URL}
+	cfg.AuthInfos["plugin"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["observed"] = &clientcmdapi.Context{Cluster: "observed", AuthInfo: "plugin"}
+	cfg.CurrentContext = "observed"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	must(t, clientcmd.WriteToFile(*cfg, path))
+	return path
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/skel"
@@ -99,8 +102,9 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 }
 
 // TestBadInput: every bad input is a CNI error with a stable code and a
-// message naming the pod and the reason, plus an Event on the pod when
-// there is one.
+// message naming the pod and the reason, plus an Event on the pod whenever
+// CNI_ARGS name it and it can be read: also for a malformed network config
+// whose ipam.kubeconfig loads.
 func TestBadInput(t *testing.T) {
 	ns := newNamespace(t, "cni-bad")
 	kc := kubeconfig(t)
@@ -114,11 +118,35 @@ func TestBadInput(t *testing.T) {
 	allocate(t, float)
 	plain := newPod(t, ns, "plain", false, nil)
 	pending := newPod(t, ns, "pending", true, nil)
+	badConf1 := newPod(t, ns, "badconf", true, nil)
+	badConf2 := newPod(t, ns, "badconf-check", true, nil)
+	recreated := newPod(t, ns, "recreated", true, nil)
 	conf := netConf("1.0.0", kc, `,"waitTimeout":"1s"`)
 
 	t.Run("malformed config", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":"relative"}}`), "eth0"),
 			types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.kubeconfig")
+	})
+	// A config refused for any other field still names a kubeconfig the
+	// plugin can use to tell the pod.
+	badConf := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimeout":"soon"}}`, kc)
+	t.Run("malformed config, readable kubeconfig", func(t *testing.T) {
+		expectCode(t, add("badconf", []byte(cniArgs(badConf1)), badConf, "eth0"), types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.waitTimeout")
+		expectEvent(t, badConf1, cniipam.ReasonInvalidConfig)
+	})
+	t.Run("malformed config, readable kubeconfig, CHECK", func(t *testing.T) {
+		typo := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimout":"1s"}}`, kc)
+		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(badConf2), StdinData: typo}
+		expectCode(t, testutils.CmdCheckWithArgs(a, func() error { return p.Check(a) }), types.ErrInvalidNetworkConfig, `unknown field "waitTimout"`)
+		expectEvent(t, badConf2, cniipam.ReasonInvalidConfig)
+	})
+	t.Run("malformed config for a deleted pod of the same name", func(t *testing.T) {
+		stale := strings.Replace(cniArgs(recreated), string(recreated.UID), "0000-old", 1)
+		expectCode(t, add("recreated", []byte(stale), badConf, "eth0"), types.ErrInvalidNetworkConfig, "ipam.waitTimeout")
+		// The Event is written before ADD returns: none means none.
+		if events := podEvents(t, recreated); hasEvent(events, cniipam.ReasonInvalidConfig) {
+			t.Errorf("the pod of the same name with another UID got %s: %v", cniipam.ReasonInvalidConfig, events)
+		}
 	})
 	t.Run("unreadable kubeconfig", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", "/nonexistent/kubeconfig", ""), "eth0"),
@@ -163,6 +191,59 @@ func TestBadInput(t *testing.T) {
 		a := &skel.CmdArgs{StdinData: netConf("1.1.0", "/nonexistent/kubeconfig", "")}
 		expectCode(t, testutils.CmdStatus(func() error { return p.Status(a) }), types.ErrPluginNotAvailable, "PluginNotAvailable")
 	})
+}
+
+// TestAddWaitsForTheAllocation: ADD for a pod whose allocation is not
+// written yet keeps looking and, once the extender writes it within
+// waitTimeout, succeeds with that IP; its FloatIPAssigned Event says it
+// waited. The allocation is written only after the API server has answered
+// the plugin's FloatIP list for the pod (a proxy sees its requests), so the
+// first look always finds nothing: an ADD that did not look again would
+// fail with FloatIPNotAllocated.
+func TestAddWaitsForTheAllocation(t *testing.T) {
+	ns := newNamespace(t, "cni-wait")
+	pod := newPod(t, ns, "late", true, nil)
+	looked := make(chan struct{})
+	var once sync.Once
+	kc := observedKubeconfig(t, func(r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/floatips") &&
+			strings.Contains(r.URL.Query().Get("fieldSelector"), string(pod.UID)) {
+			once.Do(func() { close(looked) })
+		}
+	})
+	p := &cniipam.Plugin{PollInterval: 100 * time.Millisecond}
+	args := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod),
+		StdinData: netConf("1.0.0", kc, `,"waitTimeout":"1m"`)}
+	type added struct {
+		res types.Result
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		r, _, err := testutils.CmdAddWithArgs(args, func() error { return p.Add(args) })
+		done <- added{r, err}
+	}()
+	select {
+	case <-looked:
+	case a := <-done:
+		t.Fatalf("ADD returned before the allocation was written: %v, %v", a.res, a.err)
+	}
+	ips := allocate(t, pod)
+	a := <-done // ADD itself gives up after waitTimeout
+	if a.err != nil {
+		t.Fatalf("ADD with the allocation written while it waited: %v", a.err)
+	}
+	res, err := types100.NewResultFromResult(a.res)
+	must(t, err)
+	if len(res.IPs) != 1 || res.IPs[0].Address.String() != ips[0]+"/24" || res.IPs[0].Gateway.String() != "198.51.100.1" {
+		t.Fatalf("ADD IPs = %v, want %s/24 via 198.51.100.1", res.IPs, ips[0])
+	}
+	events := podEvents(t, pod)
+	if !slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, string(cniipam.ReasonAssigned)+": ") && strings.Contains(e, ips[0]) && strings.Contains(e, "(waited ")
+	}) {
+		t.Errorf("no %s Event saying the plugin waited for %s: %v", cniipam.ReasonAssigned, ips[0], events)
+	}
 }
 
 // TestBinaryVersionsAndStatus drives the built binary through pkg/invoke,

@@ -198,7 +198,7 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy or a pool", networkingv1alpha1.AnnotationCNIArgs+" request_ip_range"))
 	}
 	if p.deploymentRetains() && len(req.Interfaces) > 0 {
-		return nil, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy", networkingv1alpha1.AnnotationFloatIPInterfaces)
+		return nil, requestError(ReasonUnsupportedRequest, fmt.Errorf("%s is not supported for a Deployment with a retaining release policy", networkingv1alpha1.AnnotationFloatIPInterfaces))
 	}
 	var ns corev1.Namespace
 	if err := a.Reader.Get(ctx, client.ObjectKey{Name: pod.Namespace}, &ns); err != nil {
@@ -292,17 +292,22 @@ func (w withOwn) taken(ip netip.Addr) bool {
 }
 
 // checkInterfacePools refuses an interface request naming a pool that
-// cannot serve the pod, so the pod reads why instead of "no IP left".
+// cannot serve the pod, so the pod reads why instead of "no IP left". It is
+// a request error: bind reports it on the pod as the filter does.
 func (p *podPlan) checkInterfacePools() error {
 	for _, r := range p.req.Interfaces {
 		v := p.poolByName(r.Pool)
+		var err error
 		switch {
 		case v == nil:
-			return fmt.Errorf("FloatIPPool %s (interface %s) does not exist", r.Pool, r.Interface)
+			err = fmt.Errorf("FloatIPPool %s (interface %s) does not exist", r.Pool, r.Interface)
 		case !v.hasRanges():
-			return fmt.Errorf("FloatIPPool %s (interface %s) is a sharing group without ranges; name a pool with ranges", r.Pool, r.Interface)
+			err = fmt.Errorf("FloatIPPool %s (interface %s) is a sharing group without ranges; name a pool with ranges", r.Pool, r.Interface)
 		case !v.allowsNamespace(p.nsLabels):
-			return fmt.Errorf("FloatIPPool %s (interface %s) does not serve namespace %s", r.Pool, r.Interface, p.pod.Namespace)
+			err = fmt.Errorf("FloatIPPool %s (interface %s) does not serve namespace %s", r.Pool, r.Interface, p.pod.Namespace)
+		}
+		if err != nil {
+			return requestError(ReasonUnsupportedRequest, err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -155,6 +156,84 @@ func TestMultiNICStatefulSetKeepsInterfaces(t *testing.T) {
 	for ip, x := range f.fips() {
 		if x.Status.PodUID != string(again.UID) {
 			t.Fatalf("FloatIP %s is held by UID %s, want the recreated pod's %s", ip, x.Status.PodUID, again.UID)
+		}
+	}
+}
+
+// TestMultiNICRefusals: an interface request naming a pool without ranges
+// (a sharing group) or a pool that does not serve the pod's namespace, and
+// a Deployment with a retaining release policy asking for interfaces, are
+// refused with the reason: the filter fails every node as unresolvable,
+// the filter and the bind each put an UnsupportedFloatIPRequest Event on
+// the pod, and nothing is allocated in any pool.
+func TestMultiNICRefusals(t *testing.T) {
+	f := newFixture(t, "mnic-ref", []string{"10.0.9.10~10.0.9.20"}, networkingv1alpha1.ReleasePolicyDefault)
+	f.ext.Recorder = apiRecorder(t)
+	nodes := ensureNodes(t, f.ctx)
+	f.extraPool("mnic-ref-group", nil, "", "")
+	f.extraPool("mnic-ref-other", []string{"10.2.9.10~10.2.9.20"}, "10.2.0.0/16", "10.2.0.1")
+	// mnic-ref-other serves another namespace only.
+	var other networkingv1alpha1.FloatIPPool
+	must(t, env.Client.Get(f.ctx, client.ObjectKey{Name: "mnic-ref-other"}, &other))
+	other.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "elsewhere"}}
+	must(t, env.Client.Update(f.ctx, &other))
+	admitPools(t, f.ctx)
+
+	cases := []struct {
+		name        string
+		owner       *metav1.OwnerReference
+		annotations map[string]string
+		want        string
+	}{
+		{name: "no-ranges", annotations: map[string]string{networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=mnic-ref,net1=mnic-ref-group"},
+			want: "FloatIPPool mnic-ref-group (interface net1) is a sharing group without ranges"},
+		{name: "other-namespace", annotations: map[string]string{networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=mnic-ref,net1=mnic-ref-other"},
+			want: "FloatIPPool mnic-ref-other (interface net1) does not serve namespace mnic-ref"},
+		{name: "web-5d8f9c-immut", owner: rsOwner("web"), annotations: map[string]string{
+			networkingv1alpha1.AnnotationReleasePolicy: "immutable", networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=mnic-ref"},
+			want: networkingv1alpha1.AnnotationFloatIPInterfaces + " is not supported for a Deployment with a retaining release policy"},
+		{name: "web-5d8f9c-never", owner: rsOwner("web"), annotations: map[string]string{
+			networkingv1alpha1.AnnotationReleasePolicy: "never", networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=mnic-ref,net1=mnic-ref"},
+			want: networkingv1alpha1.AnnotationFloatIPInterfaces + " is not supported for a Deployment with a retaining release policy"},
+	}
+	expectEvent := func(t *testing.T, pod *corev1.Pod, want string) {
+		t.Helper()
+		ev := waitPodEvent(t, f.ctx, pod, ReasonUnsupportedRequest)
+		if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, want) || ev.ReportingController != "floatip-extender" {
+			t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatip-extender containing %q", ev.Type, ev.Note, ev.ReportingController, want)
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			filtered := f.pod(tc.name, tc.owner, tc.annotations)
+			res := f.filter(filtered, nodes)
+			if res.Error != "" || (res.Nodes != nil && len(res.Nodes.Items) > 0) || len(res.FailedNodes) > 0 {
+				t.Fatalf("filter = %+v, want every node failed as unresolvable", res)
+			}
+			for _, n := range nodes {
+				if !strings.Contains(res.FailedAndUnresolvableNodes[n.Name], tc.want) {
+					t.Errorf("node %s: unresolvable reason %q, want it to contain %q", n.Name, res.FailedAndUnresolvableNodes[n.Name], tc.want)
+				}
+			}
+			expectEvent(t, filtered, tc.want)
+
+			// A bind without a filter (the pod changed after it, or a
+			// scheduler bound without filtering) refuses the same way.
+			bound := f.pod(tc.name+"-b", tc.owner, tc.annotations)
+			if msg := f.bind(bound, "n1"); !strings.Contains(msg, tc.want) {
+				t.Fatalf("bind = %q, want it to contain %q", msg, tc.want)
+			}
+			expectEvent(t, bound, tc.want)
+			for _, p := range []*corev1.Pod{filtered, bound} {
+				if a := f.annotation(p); a != "" {
+					t.Errorf("refused pod %s got annotation %s", p.Name, a)
+				}
+			}
+		})
+	}
+	for _, pool := range []string{"mnic-ref", "mnic-ref-group", "mnic-ref-other"} {
+		if fips := fipsOf(t, f.ctx, pool); len(fips) != 0 {
+			t.Errorf("pool %s has %d FloatIPs after refused requests, want 0: %v", pool, len(fips), fips)
 		}
 	}
 }
