@@ -11,10 +11,10 @@ import (
 
 const whyUsage = `Explain why a pod, a node or an edgeplane object is not served, or say that
 it is. It walks from the object to what governs it (its PodElasticIP,
-FloatIPs or FloatIPPools, BurstPolicy, AnycastIPBinding, IngressDaemonSet,
-and their provider configs), reads their conditions and recent Events and,
-where the provider config's credentials can be read, the cloud's view of the
-address, and prints one reason.
+FloatIPs or FloatIPPools, BurstPolicy, AnycastIPBinding, NodeElasticIP,
+IngressDaemonSet, and their provider configs), reads their conditions and
+recent Events and, where the provider config's credentials can be read, the
+cloud's view of the address, and prints one reason.
 
 Usage:
   kubectl edgeplane why (pod/NAME | node/NAME | KIND/NAME | NAME) [flags]

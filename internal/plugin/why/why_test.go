@@ -20,15 +20,19 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
@@ -60,6 +64,9 @@ const (
 	aiaInstance = "ins-edge0001"
 	galaxyNode  = "galaxy-node"
 	localNode   = "local-1"
+	eipNode     = "eip-node-1"
+	eipInstance = "i-0000000000000024"
+	ingressNode = "ingress-1"
 )
 
 // TestWhyGolden produces each kind's common failure for real, with the
@@ -69,7 +76,9 @@ const (
 // address quota, a pod with an invalid annotation, a float-IP pod whose
 // pool has no free IP, a pod held for its BurstPolicy's local floor, a node
 // whose anycast address is not bound yet (its emulator's tasks run for an
-// hour), and a PodElasticIP asked for by name, in text and JSON.
+// hour), a node whose Elastic IP pool has no free address, a node detached
+// for its IngressDaemonSet's rollout, and a PodElasticIP asked for by name,
+// in text and JSON.
 func TestWhyGolden(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
@@ -78,6 +87,10 @@ func TestWhyGolden(t *testing.T) {
 	}, Fixtures: &core.Fixtures{EC2: core.EC2Fixtures{Instances: []core.EC2InstanceFixture{{
 		InstanceID: "i-0000000000000023", VpcID: "vpc-1", SubnetID: "subnet-1",
 		NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: []string{"10.0.0.10", servedIP, quotaIP}}},
+	}, {
+		// The NodeElasticIP node's instance.
+		InstanceID: eipInstance, VpcID: "vpc-1", SubnetID: "subnet-1",
+		NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: "eni-0000000000000024", PrivateIPAddresses: []string{"10.0.2.10"}}},
 	}}}}})
 	// Tencent's tasks never finish within the test: a binding stays Binding.
 	tencent := cloudsimtest.Start(t, cloudsim.Options{Seed: 23, Settings: core.Settings{
@@ -144,6 +157,38 @@ func TestWhyGolden(t *testing.T) {
 		return b.Status.AddressID != "" && ready(b.Status.Conditions, "False", "Creating")
 	})
 
+	// NodeElasticIP: the node asks for an Elastic IP from the reserved pool
+	// the manager's --nodeelasticip-pool-filter names, and the account has
+	// no address with that tag.
+	create(t, ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: eipNode, Labels: map[string]string{networkingv1alpha1.LabelWantElasticIP: "true"}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/" + eipInstance}})
+	waitFor(t, ctx, &networkingv1alpha1.NodeElasticIP{ObjectMeta: metav1.ObjectMeta{Name: eipNode}}, "PoolExhausted", func(o client.Object) bool {
+		return ready(o.(*networkingv1alpha1.NodeElasticIP).Status.Conditions, "False", string(networkingv1alpha1.NodeElasticIPReasonPoolExhausted))
+	})
+
+	// IngressDaemonSet: its node rolls out (the test plays the Deployment
+	// controller), then a template change detaches the node for an hour's
+	// grace period: the node stays Detaching.
+	node(t, ctx, ingressNode, "", map[string]string{"role": "ingress"})
+	ids := ingressDaemonSet(t, ctx)
+	waitFor(t, ctx, ids, "Ready=True", func(o client.Object) bool {
+		return ready(o.(*appsv1alpha1.IngressDaemonSet).Status.Conditions, "True", appsv1alpha1.ReasonAllNodesReady)
+	})
+	eventually(t, ctx, "a new template", func() (bool, string) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), ids); err != nil {
+			return false, err.Error()
+		}
+		ids.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+		if err := env.Client.Update(ctx, ids); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	waitFor(t, ctx, ids, ingressNode+" Detaching", func(o client.Object) bool {
+		st := o.(*appsv1alpha1.IngressDaemonSet).Status
+		return len(st.Nodes) == 1 && st.Nodes[0].Phase == appsv1alpha1.NodePhaseDetaching
+	})
+
 	// A pod elastic IP on Tencent Cloud: the PodElasticIP names the Tencent
 	// config and carries its provider block; its allocation task runs (for
 	// an hour).
@@ -171,6 +216,8 @@ func TestWhyGolden(t *testing.T) {
 		{"pod-no-free-floatip.golden", []string{"pod/fip-1", "-n", ns}, ""},
 		{"pod-floor-held.golden", []string{"-n", ns, "pod/batch-0"}, ""},
 		{"node-not-bound.golden", []string{"node/" + aiaNode}, "AnycastIPPending"},
+		{"node-eip-pool-exhausted.golden", []string{"node/" + eipNode}, networkingv1alpha1.NodeElasticIPEventFailed},
+		{"node-mid-rollout.golden", []string{"node/" + ingressNode}, ""},
 		{"peip-quota.golden.json", []string{"peip/web-1", "-n", ns, "-o", "json"}, "CannotCreateExternalResource"},
 		{"pod-tencent-allocating.golden", []string{"pod/web-tc", "-n", ns}, ""},
 	} {
@@ -191,6 +238,55 @@ func TestWhyGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWhyCloudCredentialsUnreadable: a person who may read edgeplane's
+// objects but not Secrets asks about a NodeElasticIP whose provider config
+// keeps its keys in a Secret. The verdict still comes from the objects; the
+// cloud line says the address could not be read for lack of credentials,
+// and why. No manager runs: the objects' status is written as a manager
+// would have written it.
+func TestWhyCloudCredentialsUnreadable(t *testing.T) {
+	ctx := testenv.Context(t)
+	const (
+		secretNS = "why-creds"
+		name     = "creds-node"
+		user     = "support"
+	)
+	create(t, ctx,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNS}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "aws-keys"},
+			StringData: map[string]string{"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "secret"}},
+	)
+	cpc := managertest.EmulatorConfig("keys", cloudv1alpha1.ProviderAWS, "us-east-1", "http://127.0.0.1:1")
+	cpc.Spec.Credentials = cloudv1alpha1.ClusterProviderConfigCredentials{Source: cloudv1alpha1.CredentialsSecret,
+		SecretRef: &cloudv1alpha1.SecretReference{Namespace: secretNS, Name: "aws-keys"}}
+	create(t, ctx, cpc)
+	cpc.Status.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue, Reason: "CredentialsAvailable", LastTransitionTime: metav1.Now()})
+	if err := env.Client.Status().Update(ctx, cpc); err != nil {
+		t.Fatal(err)
+	}
+	neip := &networkingv1alpha1.NodeElasticIP{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: networkingv1alpha1.NodeElasticIPSpec{NodeName: name, Allocation: networkingv1alpha1.NodeElasticIPAllocation{Mode: networkingv1alpha1.NodeElasticIPModeAuto},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: cpc.Name}}}}
+	create(t, ctx, neip)
+	neip.Status.AllocationID, neip.Status.PublicIP, neip.Status.InstanceID = "eipalloc-0123456789abcdef0", "198.18.0.7", "i-0000000000000099"
+	neip.Status.SetConditions(xpv2.Available())
+	if err := env.Client.Status().Update(ctx, neip); err != nil {
+		t.Fatal(err)
+	}
+	// The person's role: edgeplane's objects and Events, no Secrets.
+	create(t, ctx,
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "why-support"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{networkingv1alpha1.GroupVersion.Group}, Resources: []string{"nodeelasticips"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{cloudv1alpha1.GroupVersion.Group}, Resources: []string{"clusterproviderconfigs"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"events", "namespaces"}, Verbs: []string{"get", "list"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "why-support"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "why-support"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}},
+	)
+	golden(t, "neip-credentials-unreadable.golden", scrub(why(t, "neip/"+name, "--as", user)))
 }
 
 // splitJSON returns the -o json verdict without its events, and the events.
@@ -282,6 +378,7 @@ func startManager(t *testing.T, ctx context.Context) (extender string) {
 		"--floatippool-extender-address=" + extender, "--floatippool-api-address=",
 		"--anycastipbinding-provider-config=tencentcloud", "--anycastipbinding-orphan-mode=off", "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=1s", "--podelasticip-max-backoff=2s",
+		"--nodeelasticip-pool-filter=Name=tag:pool,Values=edge", "--nodeelasticip-orphan-mode=off",
 	}, nil)
 	return "http://" + extender
 }
@@ -329,6 +426,49 @@ func eipPod(t *testing.T, ctx context.Context, name, podIP, typ string) {
 	if err := env.Client.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ingressDaemonSet creates a detach-mode IngressDaemonSet on the ingress
+// node and plays the Deployment controller for its node's Deployment: every
+// replica updated and ready.
+func ingressDaemonSet(t *testing.T, ctx context.Context) *appsv1alpha1.IngressDaemonSet {
+	t.Helper()
+	ids := &appsv1alpha1.IngressDaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ing"},
+		Spec: appsv1alpha1.IngressDaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			Template: appsv1alpha1.PodTemplate{
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
+				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
+			},
+			NodeSelector: map[string]string{"role": "ingress"},
+			UpdateStrategy: appsv1alpha1.UpdateStrategy{RollingUpdate: &appsv1alpha1.RollingUpdate{
+				MaxUnavailableNodes:  ptr.To[int32](1),
+				AnnotateNodeToDetach: &appsv1alpha1.DetachAnnotation{Key: "example.com/detached", Value: "true", GracePeriodSeconds: 3600},
+			}},
+		},
+	}
+	create(t, ctx, ids)
+	eventually(t, ctx, "the ingress node's Deployment rolled out", func() (bool, string) {
+		got := &appsv1alpha1.IngressDaemonSet{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got); err != nil {
+			return false, err.Error()
+		}
+		if len(got.Status.Nodes) != 1 || got.Status.Nodes[0].Deployment == "" {
+			return false, fmt.Sprintf("nodes %+v", got.Status.Nodes)
+		}
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.Nodes[0].Deployment}, d); err != nil {
+			return false, err.Error()
+		}
+		n := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		if err := env.Client.Status().Update(ctx, d); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	return ids
 }
 
 func floatIPPod(t *testing.T, ctx context.Context, name string) *corev1.Pod {
