@@ -693,8 +693,9 @@ func (w *world) assertBackedOff(names []string, reason xpv2.ConditionReason, act
 	}
 	before, stats := calls(), w.sim.World().Stats()
 	time.Sleep(window)
-	n := calls() - before
-	if limit := int64(len(names)) * backoffPasses(maxBackoff, window); n > limit {
+	n, limit := calls()-before, int64(len(names))*backoffPasses(maxBackoff, window)
+	w.t.Logf("%d %s calls in %s from %d PodElasticIPs at %s (bound %d)", n, action, window, len(names), reason, limit)
+	if n > limit {
 		after := w.sim.World().Stats()
 		for k, v := range after {
 			if after[k] = v - stats[k]; after[k] == 0 {
