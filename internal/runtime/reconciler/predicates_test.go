@@ -13,9 +13,9 @@ import (
 func TestAnnotationsChanged(t *testing.T) {
 	const failed, pending, succeeded = meta.AnnotationKeyExternalCreateFailed, meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded
 	for _, tc := range []struct {
-		name     string
+		name          string
 		before, after map[string]string
-		want     bool
+		want          bool
 	}{
 		{"none", nil, nil, false},
 		{"equal", map[string]string{"a": "1"}, map[string]string{"a": "1"}, false},
