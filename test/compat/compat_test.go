@@ -230,6 +230,36 @@ func TestAWSCLIAuthentication(t *testing.T) {
 	newAWSCLI(t, skewed.URL()).fails("RequestExpired", "describe-addresses")
 }
 
+// TestAWSCLIReleaseReallocated: an address released by one account and
+// then allocated (recovered by its public IP) by another cannot be released
+// by the first again: the AWS CLI reads the refusal as EC2's AuthFailure,
+// whether it names the address by public IP or by the old allocation ID
+// (that one is gone: InvalidAllocationID.NotFound). The address stays the
+// second account's.
+func TestAWSCLIReleaseReallocated(t *testing.T) {
+	const otherKey, otherSecret = "AKIACOMPATTEST000002", "other-secret"
+	creds := cliCredentials()
+	creds[otherKey] = core.EC2Credential{SecretAccessKey: otherSecret, AccountID: "222222222222"}
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2Credentials: creds}})
+	first, other := newAWSCLI(t, emu.URL()), newAWSCLIWithKey(t, emu.URL(), otherKey, otherSecret)
+
+	var a, b cliAddress
+	first.ok(&a, "allocate-address", "--domain", "vpc")
+	first.ok(nil, "release-address", "--allocation-id", a.AllocationId)
+	other.ok(&b, "allocate-address", "--domain", "vpc", "--address", a.PublicIp)
+	if b.PublicIp != a.PublicIp || b.AllocationId == a.AllocationId {
+		t.Fatalf("the other account's allocation = %+v, want %s under a new allocation ID", b, a.PublicIp)
+	}
+	first.fails("AuthFailure", "release-address", "--public-ip", a.PublicIp)
+	first.fails("InvalidAllocationID.NotFound", "release-address", "--allocation-id", a.AllocationId)
+
+	var described struct{ Addresses []cliAddress }
+	other.ok(&described, "describe-addresses")
+	if len(described.Addresses) != 1 || described.Addresses[0].AllocationId != b.AllocationId {
+		t.Fatalf("the other account's addresses = %+v, want %s kept", described.Addresses, b.AllocationId)
+	}
+}
+
 // TestTencentNodeSDKAuthentication: the Tencent front refuses an unknown
 // SecretId, a wrong SecretKey and a timestamp more than 5 minutes off
 // with Tencent's documented codes, as the official Node.js SDK reports

@@ -35,6 +35,7 @@ import (
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
@@ -57,6 +58,9 @@ const (
 	legacyPodIP = "10.0.1.6"
 	aiaNode     = "edge-node-1"
 	aiaInstance = "ins-node0001"
+	neipNode    = "eip-node-1"
+	neipENI     = "eni-0000000000000002"
+	neipIP      = "10.0.0.20"
 )
 
 // forbiddenLog collects every log line of the manager (controller-runtime's
@@ -112,6 +116,7 @@ func TestManagerUnderChartRBAC(t *testing.T) {
 	t.Run("IngressDaemonSet", s.ingressDaemonSet)
 	t.Run("PodElasticIP", s.podElasticIP)
 	t.Run("AnycastIPBinding", s.anycastIPBinding)
+	t.Run("NodeElasticIP", s.nodeElasticIP)
 	t.Run("FloatIPPool", s.floatIPPool)
 	t.Run("BurstPolicy", s.burstPolicy)
 	if lines := s.log.forbidden(); len(lines) > 0 {
@@ -183,17 +188,24 @@ func toURL(t *testing.T, u *unstructured.Unstructured, base string) {
 }
 
 // fixtures: an EC2 instance whose ENI holds the pods' IPs, an orphaned Auto
-// address of this cluster for the PodElasticIP sweep, the CVM instance
+// address of this cluster for the PodElasticIP sweep, the EC2 instance of
+// the NodeElasticIP node and an orphaned address of a NodeElasticIP gone
+// for its sweep, the CVM instance
 // behind the AnycastIPBinding node and an orphaned address of this cluster
 // (binding and node gone) for its sweep.
 func fixtures(cluster string) *core.Fixtures {
 	return &core.Fixtures{
 		EC2: core.EC2Fixtures{
 			Instances: []core.EC2InstanceFixture{{InstanceID: "i-0000000000000001", VpcID: "vpc-1", SubnetID: "subnet-1",
-				NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: []string{"10.0.0.10", podIP, legacyPodIP}}}}},
+				NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: eni, PrivateIPAddresses: []string{"10.0.0.10", podIP, legacyPodIP}}}},
+				{InstanceID: "i-0000000000000002", VpcID: "vpc-1", SubnetID: "subnet-1", AvailabilityZone: "us-east-1a",
+					NetworkInterfaces: []core.EC2ENIFixture{{NetworkInterfaceID: neipENI, PrivateIPAddresses: []string{neipIP}}}}},
 			Addresses: []core.EC2AddressFixture{{AllocationID: "eipalloc-00000000000000f1", Tags: map[string]string{
 				decide.TagCluster: cluster, decide.TagOwnerKind: decide.OwnerKind, decide.TagOwnerUID: "gone-uid",
-				decide.TagPod: appNS + "/gone", decide.TagMode: "Auto"}}},
+				decide.TagPod: appNS + "/gone", decide.TagMode: "Auto"}},
+				{AllocationID: "eipalloc-00000000000000f2", Tags: map[string]string{
+					neipdecide.TagCluster: cluster, neipdecide.TagOwnerKind: neipdecide.OwnerKind, neipdecide.TagOwnerUID: "gone-uid",
+					neipdecide.TagNode: "gone-node", neipdecide.TagMode: "Auto"}}},
 		},
 		Tencent: core.TencentFixtures{
 			Instances: []core.TCInstanceFixture{{InstanceID: aiaInstance, PrivateIPAddresses: []string{"10.1.0.1"}}},
@@ -217,6 +229,7 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 		"anycastipbinding-provider-config": "tencentcloud",
 		"podelasticip-orphan-interval":     "2s", "podelasticip-orphan-grace-period": "1s",
 		"anycastipbinding-orphan-interval": "2s", "anycastipbinding-orphan-grace-period": "1s",
+		"nodeelasticip-orphan-interval": "2s", "nodeelasticip-orphan-grace-period": "1s",
 	}
 	var args []string
 	for k, v := range chartArgs {
@@ -544,6 +557,74 @@ func (s *suite) anycastIPBinding(t *testing.T) {
 		as := s.sim.World().Snapshot().Tencent.Addresses
 		return len(as) == 0, fmt.Sprintf("%d addresses", len(as))
 	})
+}
+
+// nodeElasticIP: a node carrying the chart's selector label is tainted by
+// the node webhook at admission, the translator gives it a NodeElasticIP,
+// the address on its primary private IP marks the node and lifts the
+// taint; the node leaving the selector deletes the NodeElasticIP, which
+// releases the address and unmarks the node; the sweep releases the
+// orphan the emulator started with.
+func (s *suite) nodeElasticIP(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: neipNode, Labels: map[string]string{networkingv1alpha1.LabelWantElasticIP: "true"}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0000000000000002"}}
+	s.create(n)
+	pending := func(n *corev1.Node) bool {
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == networkingv1alpha1.DefaultNodeElasticIPTaintKey {
+				return true
+			}
+		}
+		return false
+	}
+	if !pending(n) {
+		t.Errorf("the node webhook did not taint %s at admission: %v", neipNode, n.Spec.Taints)
+	}
+	neip := &networkingv1alpha1.NodeElasticIP{}
+	s.eventually(t, "the translated NodeElasticIP Ready", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: neipNode}, neip); err != nil {
+			return false, err.Error()
+		}
+		return ready(neip)
+	})
+	id := neip.Status.AllocationID
+	onNode := false
+	for _, a := range s.sim.World().Snapshot().EC2.Addresses {
+		onNode = onNode || (a.AllocationID == id && a.NetworkInterfaceID == neipENI && a.PrivateIPAddress == neipIP)
+	}
+	if !onNode {
+		t.Errorf("address %q is not on %s's primary private IP %s", id, neipNode, neipIP)
+	}
+	s.eventually(t, "the node marked and the taint lifted", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: neipNode}, n); err != nil {
+			return false, err.Error()
+		}
+		ok := n.Labels[networkingv1alpha1.LabelNodeElasticIP] == neip.Status.PublicIP && n.Labels[networkingv1alpha1.LabelNodeElasticIP] != "" &&
+			n.Annotations[networkingv1alpha1.AnnotationNodeElasticIPAllocationID] == id && !pending(n)
+		return ok, fmt.Sprintf("labels %v annotations %v taints %v", n.Labels, n.Annotations, n.Spec.Taints)
+	})
+
+	// The node leaves the selector: the translator deletes its
+	// NodeElasticIP, whose deletion releases the address and unmarks it.
+	delete(n.Labels, networkingv1alpha1.LabelWantElasticIP)
+	if err := s.c.Update(s.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	s.gone(t, neip)
+	s.eventually(t, "the node unmarked", func() (bool, string) {
+		if err := s.c.Get(s.ctx, client.ObjectKey{Name: neipNode}, n); err != nil {
+			return false, err.Error()
+		}
+		_, annotated := n.Annotations[networkingv1alpha1.AnnotationNodeElasticIPAllocationID]
+		return n.Labels[networkingv1alpha1.LabelNodeElasticIP] == "" && !annotated, fmt.Sprintf("labels %v annotations %v", n.Labels, n.Annotations)
+	})
+	s.eventually(t, "the address released and the orphan swept", func() (bool, string) {
+		as := s.sim.World().Snapshot().EC2.Addresses
+		return len(as) == 0, fmt.Sprintf("%d addresses: %+v", len(as), as)
+	})
+	if err := s.c.Delete(s.ctx, n); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // floatIPPool: a pool passes the validating webhook and reports Ready;

@@ -2,7 +2,9 @@ package nodeelasticip_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -195,6 +197,26 @@ func TestQuotaExceeded(t *testing.T) {
 	w.waitReady(0)
 	w.neip(1, nil)
 	w.waitReason(1, networkingv1alpha1.NodeElasticIPReasonQuotaExceeded)
+	// No hot loop: over three backoff periods, at most one AllocateAddress
+	// per pass the work queue's backoff (setup.go: 20ms doubling up to
+	// MaxBackoff) allows: the ramp's steps below MaxBackoff, one per
+	// MaxBackoff, and the pass due at the start,
+	// ceil(log2(MaxBackoff/20ms)) + floor(window/MaxBackoff) + 1
+	// (6 + 3 + 1 = 10 for the harness's 1s).
+	maxBackoff := w.testOptions().MaxBackoff
+	window := 3 * maxBackoff
+	limit := int64(math.Ceil(math.Log2(float64(maxBackoff)/float64(20*time.Millisecond)))) + int64(window/maxBackoff) + 1
+	refused := func() int64 { return w.calls("AllocateAddress", core.EC2AddressLimitExceeded) }
+	before := refused()
+	time.Sleep(window)
+	n := refused() - before
+	t.Logf("%d refused AllocateAddress calls in %s (bound %d)", n, window, limit)
+	if n > limit {
+		t.Errorf("%d refused AllocateAddress calls in %s at QuotaExceeded, want at most %d (the backoff's passes)", n, window, limit)
+	}
+	if r := w.get(1).GetCondition(xpv2.TypeReady).Reason; r != networkingv1alpha1.NodeElasticIPReasonQuotaExceeded {
+		t.Errorf("Ready reason %s after the window, want QuotaExceeded held", r)
+	}
 	if err := w.sim.World().UpdateSettings(func(s *core.Settings) { s.EC2AddressQuota = 5 }); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ func TestPrivateIPInUse(t *testing.T) {
 			t.Errorf("%s: Ready %s %q", name, c.Status, c.Message)
 		}
 	}
+	// Neither retries faster than its backoff: one association per pass
+	// (Pool stops at the first refusal), a pass per backoff step.
+	w.assertBackedOff([]string{"auto", "pool"}, networkingv1alpha1.PodElasticIPReasonPrivateIPInUse, "ec2/AssociateAddress")
 	if n := w.calls("AllocateAddress"); n != 1 {
 		t.Errorf("allocations = %d, want 1 (Auto keeps its address while it waits)", n)
 	}

@@ -3,6 +3,7 @@ package podelasticip_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -649,5 +650,64 @@ func kubeletConditions() []corev1.PodCondition {
 		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: at},
 		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady", LastTransitionTime: at},
+	}
+}
+
+// backoffBase is the first step of the controller's per-PodElasticIP
+// backoff (setup.go's work-queue rate limiter: 20ms, doubling up to
+// MaxBackoff).
+const backoffBase = 20 * time.Millisecond
+
+// backoffPasses bounds the passes the work queue lets one failing
+// PodElasticIP make in a window: the ramp's steps shorter than maxBackoff
+// (at most ceil(log2(maxBackoff/backoffBase)), wherever they fall), one
+// per maxBackoff after it, and the pass already due at the window's start:
+//
+//	ceil(log2(maxBackoff/20ms)) + floor(window/maxBackoff) + 1
+//
+// (7 + 3 + 1 = 11 for the harness's 2s over 6s). It counts every pass the
+// backoff allows, not what the test expects to see (about one per
+// maxBackoff): a loaded machine only makes passes rarer.
+func backoffPasses(maxBackoff, window time.Duration) int64 {
+	ramp := int64(math.Ceil(math.Log2(float64(maxBackoff) / float64(backoffBase))))
+	return ramp + int64(window/maxBackoff) + 1
+}
+
+// assertBackedOff checks that the PodElasticIPs, stuck with Ready reason
+// reason, retry the cloud at the backoff's pace, not in a hot loop: over
+// a window of three backoff periods each calls action (every answer
+// counted, "ec2/AllocateAddress" for example) at most once per pass the
+// backoff allows, and the reason holds.
+func (w *world) assertBackedOff(names []string, reason xpv2.ConditionReason, action string) {
+	w.t.Helper()
+	maxBackoff := testOptions().MaxBackoff
+	window := 3 * maxBackoff
+	calls := func() int64 {
+		var n int64
+		for k, v := range w.sim.World().Stats() {
+			if strings.HasPrefix(k, action+"/") {
+				n += v
+			}
+		}
+		return n
+	}
+	before, stats := calls(), w.sim.World().Stats()
+	time.Sleep(window)
+	n, limit := calls()-before, int64(len(names))*backoffPasses(maxBackoff, window)
+	w.t.Logf("%d %s calls in %s from %d PodElasticIPs at %s (bound %d)", n, action, window, len(names), reason, limit)
+	if n > limit {
+		after := w.sim.World().Stats()
+		for k, v := range after {
+			if after[k] = v - stats[k]; after[k] == 0 {
+				delete(after, k)
+			}
+		}
+		w.t.Errorf("%d %s calls in %s from %d PodElasticIPs at %s, want at most %d (the backoff's passes, one call each); all calls %v",
+			n, action, window, len(names), reason, limit, after)
+	}
+	for _, name := range names {
+		if c := w.get(name).GetCondition(xpv2.TypeReady); c.Reason != reason {
+			w.t.Errorf("%s: Ready reason %s after the window, want %s held", name, c.Reason, reason)
+		}
 	}
 }

@@ -148,6 +148,8 @@ func TestQuotaExceeded(t *testing.T) {
 	w.waitReady("q1")
 	w.peip("q2", "q2", nil)
 	p := w.waitReason("q2", networkingv1alpha1.PodElasticIPReasonQuotaExceeded)
+	// One allocation attempt per pass, a pass per backoff step.
+	w.assertBackedOff([]string{"q2"}, networkingv1alpha1.PodElasticIPReasonQuotaExceeded, "ec2/AllocateAddress")
 	if c := p.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse {
 		t.Fatalf("Ready = %+v", c)
 	}

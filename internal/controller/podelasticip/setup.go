@@ -216,7 +216,7 @@ func (o Options) Setup() setup.Func {
 			return out
 		})
 		if err := ctrl.NewControllerManagedBy(mgr).Named("podelasticip").
-			For(&networkingv1alpha1.PodElasticIP{}).
+			For(&networkingv1alpha1.PodElasticIP{}, builder.WithPredicates(reconciler.Changes())).
 			Watches(&corev1.Pod{}, podToCRs, builder.WithPredicates(podChanged())).
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: o.MaxConcurrentReconciles,

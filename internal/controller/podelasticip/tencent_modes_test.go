@@ -209,6 +209,7 @@ func TestTencentPrivateIPInUse(t *testing.T) {
 			t.Errorf("%s: Ready %q, want the holder named", name, c.Message)
 		}
 	}
+	w.assertBackedOff([]string{"auto", "pool"}, networkingv1alpha1.PodElasticIPReasonPrivateIPInUse, "tencent/AssociateAddress")
 	if n := w.tcCalls("AllocateAddresses"); n != 1 {
 		t.Errorf("allocations = %d, want 1 (Auto keeps its address while it waits)", n)
 	}

@@ -184,6 +184,7 @@ func TestTencentQuotaExceeded(t *testing.T) {
 	w.waitReady("q1")
 	w.peip("q2", "q2", nil)
 	w.waitReason("q2", networkingv1alpha1.PodElasticIPReasonQuotaExceeded)
+	w.assertBackedOff([]string{"q2"}, networkingv1alpha1.PodElasticIPReasonQuotaExceeded, "tencent/AllocateAddresses")
 	w.delete("q1")
 	w.waitGone("q1")
 	w.waitReady("q2")
