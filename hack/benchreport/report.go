@@ -91,12 +91,23 @@ type Report struct {
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)
 
+// A benchmark that prints to standard output while it runs splits its
+// result line: go test has already written the name, so the output lands
+// after it (benchName) and the figures follow on a line of their own
+// (orphanFigures), which belongs to the last name seen.
+var (
+	benchName     = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?(\s|$)`)
+	orphanFigures = regexp.MustCompile(`^(\d+)\s+(\S+ ns/op.*)$`)
+)
+
 // Parse reads go test -bench output (plain or -v).
 func Parse(r io.Reader) ([]Result, Env, error) {
 	var (
 		out []Result
 		env Env
 		pkg string
+		// pending is the benchmark whose result line was split.
+		pending string
 	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -114,8 +125,17 @@ func Parse(r io.Reader) ([]Result, Env, error) {
 		}
 		m := benchLine.FindStringSubmatch(line)
 		if m == nil {
-			continue
+			if n := benchName.FindStringSubmatch(line); n != nil {
+				pending = n[1]
+				continue
+			}
+			f := orphanFigures.FindStringSubmatch(line)
+			if f == nil || pending == "" {
+				continue
+			}
+			m = []string{line, pending, "", f[1], f[2]}
 		}
+		pending = ""
 		n, err := strconv.ParseInt(m[3], 10, 64)
 		if err != nil {
 			continue

@@ -118,6 +118,39 @@ func TestMedianOfRuns(t *testing.T) {
 	}
 }
 
+// TestParseSplitResultLines: a benchmark that prints while it runs splits
+// its result line (go test wrote the name first); the figures on the next
+// line are still that benchmark's. The first run of a 1x benchmark prints
+// before the name, which stays whole.
+func TestParseSplitResultLines(t *testing.T) {
+	const out = `pkg: example.com/p
+PodElasticIP convergence: 500 pods Ready in 10.32s
+BenchmarkConvergence500Auto-2   	       1	10322533558 ns/op	         1.147 ratio
+BenchmarkConvergence500Auto-2   	PodElasticIP convergence: 500 pods Ready in 9.39s; stats map[a:1]
+       1	9390000000 ns/op	         1.043 ratio
+BenchmarkConvergence500Auto-2   	PodElasticIP convergence: 500 pods
+Ready in 9.42s
+       1	9420000000 ns/op	         1.047 ratio
+--- BENCH: BenchmarkConvergence500Auto-2
+       2	 100 something else
+PASS
+`
+	results, _, err := Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, r := range results {
+		if r.Name != "BenchmarkConvergence500Auto" || r.Package != "example.com/p" || r.Iterations != 1 {
+			t.Errorf("parsed %+v", r)
+		}
+		got = append(got, r.Metrics["ratio"])
+	}
+	if diff := cmp.Diff([]float64{1.147, 1.043, 1.047}, got); diff != "" {
+		t.Errorf("ratios (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseRejectsMalformedMetrics(t *testing.T) {
 	if _, _, err := Parse(strings.NewReader("BenchmarkX-2 1 12 ns/op 7\n")); err == nil {
 		t.Error("an odd number of metric fields parsed")
