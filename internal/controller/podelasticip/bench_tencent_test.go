@@ -93,11 +93,11 @@ func benchTencent(b *testing.B, scale int) {
 	b.StartTimer()
 	stopTimeline := tencentTimeline(b, w, start)
 	parallel(pods, 32, func(i int) { w.peip(fmt.Sprintf("t%03d", i), fmt.Sprintf("t%03d", i), nil) })
-	ready := watch.wait(pods, start.Add(10*time.Minute))
+	ready := watch.Wait(pods, start.Add(10*time.Minute))
 	elapsed := time.Since(start)
 	b.StopTimer()
 	stopTimeline()
-	watch.stop()
+	watch.Stop()
 	if ready < pods {
 		b.Fatalf("only %d of %d Ready after %s", ready, pods, elapsed)
 	}

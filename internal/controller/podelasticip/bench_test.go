@@ -1,7 +1,6 @@
 package podelasticip_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
+	"github.com/edgeplane/edgeplane/internal/testsupport/readywatch"
 )
 
 // BenchmarkConvergence500Auto: 500 Auto PodElasticIPs for 500 running pods
@@ -77,11 +76,11 @@ func BenchmarkConvergence500Auto(b *testing.B) {
 		b.ResetTimer()
 		stopTimeline := timeline(b, w, start)
 		parallel(pods, 32, func(i int) { w.peip(fmt.Sprintf("b%03d", i), fmt.Sprintf("b%03d", i), nil) })
-		ready := watch.wait(pods, start.Add(10*time.Minute))
+		ready := watch.Wait(pods, start.Add(10*time.Minute))
 		elapsed := time.Since(start)
 		b.StopTimer()
 		stopTimeline()
-		watch.stop()
+		watch.Stop()
 		if ready < pods {
 			b.Fatalf("only %d of %d Ready after %s", ready, pods, elapsed)
 		}
@@ -154,70 +153,18 @@ func timeline(b *testing.B, w *world, start time.Time) func() {
 	return func() { close(done) }
 }
 
-// availableWatch counts the PodElasticIPs of a namespace whose Ready is
-// Available, from an informer.
-type availableWatch struct {
-	mu     sync.Mutex
-	ready  map[string]bool
-	stop   func()
-	change chan struct{}
-}
-
-func watchAvailable(b *testing.B, cfg *rest.Config, ns string) *availableWatch {
+// watchAvailable counts the PodElasticIPs of a namespace whose Ready is
+// Available.
+func watchAvailable(b *testing.B, cfg *rest.Config, ns string) *readywatch.Watch {
 	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ca, err := cache.New(cfg, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	w, err := readywatch.Start(cfg, env.Scheme, &networkingv1alpha1.PodElasticIP{}, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		func(o client.Object) bool {
+			return o.(*networkingv1alpha1.PodElasticIP).GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable
+		})
 	if err != nil {
 		b.Fatal(err)
 	}
-	inf, err := ca.GetInformer(ctx, &networkingv1alpha1.PodElasticIP{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	aw := &availableWatch{ready: map[string]bool{}, change: make(chan struct{}, 1)}
-	note := func(obj any) {
-		p, ok := obj.(*networkingv1alpha1.PodElasticIP)
-		if !ok {
-			return
-		}
-		aw.mu.Lock()
-		aw.ready[p.Name] = p.GetCondition(xpv2.TypeReady).Reason == xpv2.ReasonAvailable
-		aw.mu.Unlock()
-		select {
-		case aw.change <- struct{}{}:
-		default:
-		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, o any) { note(o) }}); err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
-		b.Fatal("the benchmark's informer did not sync")
-	}
-	aw.stop = cancel
-	return aw
-}
-
-// wait returns how many are Available once n are, or at deadline.
-func (aw *availableWatch) wait(n int, deadline time.Time) int {
-	for {
-		aw.mu.Lock()
-		ready := 0
-		for _, r := range aw.ready {
-			if r {
-				ready++
-			}
-		}
-		aw.mu.Unlock()
-		if ready >= n || !time.Now().Before(deadline) {
-			return ready
-		}
-		select {
-		case <-aw.change:
-		case <-time.After(time.Until(deadline)):
-		}
-	}
+	return w
 }
 
 // parallel runs fn(0..n-1) on k goroutines.
