@@ -116,7 +116,7 @@ func TestFilterReportsBadRequestsOnThePod(t *testing.T) {
 			}
 			ev := waitPodEvent(t, f.ctx, pod, tc.reason)
 			if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, tc.wantNote) || ev.ReportingController != "floatippool-extender" {
-				t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatip-extender containing %q", ev.Type, ev.Note, ev.ReportingController, tc.wantNote)
+				t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatippool-extender containing %q", ev.Type, ev.Note, ev.ReportingController, tc.wantNote)
 			}
 		})
 	}

@@ -199,8 +199,8 @@ func TestMultiNICRefusals(t *testing.T) {
 	expectEvent := func(t *testing.T, pod *corev1.Pod, want string) {
 		t.Helper()
 		ev := waitPodEvent(t, f.ctx, pod, ReasonUnsupportedRequest)
-		if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, want) || ev.ReportingController != "floatip-extender" {
-			t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatip-extender containing %q", ev.Type, ev.Note, ev.ReportingController, want)
+		if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, want) || ev.ReportingController != "floatippool-extender" {
+			t.Errorf("Event = type %s, note %q, controller %q; want a Warning from floatippool-extender containing %q", ev.Type, ev.Note, ev.ReportingController, want)
 		}
 	}
 	for _, tc := range cases {
