@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -254,20 +255,11 @@ func trace(watch *readywatch.Watch, start time.Time, before map[string]float64) 
 		return func() {}
 	}
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			st := diff(clientCalls(), before)
-			ready, all := watch.Counts()
-			fmt.Printf("%.1fs: %d objects, %d ready, alloc %.0f assoc %.0f\n", time.Since(start).Seconds(), all, ready,
-				st["AllocateAddress/OK"], st["AssociateAddress/OK"])
-		}
-	}()
+	go wait.Until(func() {
+		st := diff(clientCalls(), before)
+		ready, all := watch.Counts()
+		fmt.Printf("%.1fs: %d objects, %d ready, alloc %.0f assoc %.0f\n", time.Since(start).Seconds(), all, ready,
+			st["AllocateAddress/OK"], st["AssociateAddress/OK"])
+	}, 100*time.Millisecond, done)
 	return func() { close(done) }
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -147,31 +148,22 @@ func tencentTimeline(b *testing.B, w *world, start time.Time) func() {
 		return func() {}
 	}
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
+	go wait.Until(func() {
+		var alloc, bound int
+		for _, a := range w.sim.World().Snapshot().Tencent.Addresses {
+			alloc++
+			if a.AddressStatus == "BIND" {
+				bound++
 			}
-			var alloc, bound int
-			for _, a := range w.sim.World().Snapshot().Tencent.Addresses {
-				alloc++
-				if a.AddressStatus == "BIND" {
-					bound++
-				}
-			}
-			var calls []string
-			for k, v := range w.sim.World().Stats() {
-				if strings.HasPrefix(k, "tencent/") {
-					calls = append(calls, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "tencent/"), v))
-				}
-			}
-			slices.Sort(calls)
-			fmt.Fprintf(os.Stderr, "%6.1fs: %d addresses, %d bound; %s\n", time.Since(start).Seconds(), alloc, bound, strings.Join(calls, " "))
 		}
-	}()
+		var calls []string
+		for k, v := range w.sim.World().Stats() {
+			if strings.HasPrefix(k, "tencent/") {
+				calls = append(calls, fmt.Sprintf("%s=%d", strings.TrimPrefix(k, "tencent/"), v))
+			}
+		}
+		slices.Sort(calls)
+		fmt.Fprintf(os.Stderr, "%6.1fs: %d addresses, %d bound; %s\n", time.Since(start).Seconds(), alloc, bound, strings.Join(calls, " "))
+	}, 500*time.Millisecond, done)
 	return func() { close(done) }
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,25 +132,16 @@ func timeline(b *testing.B, w *world, start time.Time) func() {
 		return func() {}
 	}
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
+	go wait.Until(func() {
+		var alloc, assoc int
+		for _, a := range w.sim.World().Snapshot().EC2.Addresses {
+			alloc++
+			if a.AssociationID != "" {
+				assoc++
 			}
-			var alloc, assoc int
-			for _, a := range w.sim.World().Snapshot().EC2.Addresses {
-				alloc++
-				if a.AssociationID != "" {
-					assoc++
-				}
-			}
-			b.Logf("%6.1fs: %d addresses, %d associated", time.Since(start).Seconds(), alloc, assoc)
 		}
-	}()
+		b.Logf("%6.1fs: %d addresses, %d associated", time.Since(start).Seconds(), alloc, assoc)
+	}, 500*time.Millisecond, done)
 	return func() { close(done) }
 }
 
