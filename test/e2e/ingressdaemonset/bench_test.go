@@ -13,7 +13,11 @@ package ingressdaemonset_test
 // nodes can end sooner, however promptly each node starts once another
 // finishes. The time a batch of plain Deployments of the per-node shape
 // takes to roll, without edgeplane, is reported too (the control plane's
-// share).
+// share), with the requests kube-controller-manager's Deployment and
+// ReplicaSet controllers make per plain Deployment and per node of the
+// rollout, and kcm-floor-s: the time the Deployment controller's client
+// limit alone needs for N plain Deployments' requests (a per-node
+// Deployment asks at least as much).
 //
 // It runs twice, on two control planes that differ only in
 // kube-controller-manager's client rate limit: its defaults (20 requests
@@ -89,17 +93,21 @@ func BenchmarkRollout50Nodes(b *testing.B) {
 	for _, kcm := range []struct {
 		name  string
 		flags []string
+		// qps and burst are the client limit the flags give each of
+		// kube-controller-manager's controllers.
+		qps, burst float64
 	}{
-		{"kcm-defaults", nil},
-		{"kcm-qps-500", []string{"--kube-api-qps=500", "--kube-api-burst=500"}},
+		{"kcm-defaults", nil, 20, 30},
+		{"kcm-qps-500", []string{"--kube-api-qps=500", "--kube-api-burst=500"}, 500, 500},
 	} {
-		b.Run(kcm.name, func(b *testing.B) { benchmarkRollout(b, kcm.flags) })
+		b.Run(kcm.name, func(b *testing.B) { benchmarkRollout(b, kcm.flags, kcm.qps, kcm.burst) })
 	}
 }
 
 // benchmarkRollout runs the benchmark on a cluster whose
-// kube-controller-manager runs with kcmFlags.
-func benchmarkRollout(b *testing.B, kcmFlags []string) {
+// kube-controller-manager runs with kcmFlags, which give each of its
+// controllers a client limit of qps requests per second and a burst of burst.
+func benchmarkRollout(b *testing.B, kcmFlags []string, qps, burst float64) {
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
@@ -155,7 +163,7 @@ func benchmarkRollout(b *testing.B, kcmFlags []string) {
 		b.Fatal(err)
 	}
 
-	podTime, singleTime := calibrate(ctx, b, c)
+	podTime, singleTime, plainReqs := calibrate(ctx, b, c, cluster)
 
 	// The manager as a user runs it: its client limits and its cache (the
 	// transforms drop managedFields, which every pass would copy).
@@ -261,7 +269,21 @@ func benchmarkRollout(b *testing.B, kcmFlags []string) {
 	for _, name := range []string{deploymentController, replicaSetController} {
 		perRollout := (kcm1[name]-kcm0[name])/float64(b.N) + events[name]
 		b.ReportMetric(perRollout/wall.Seconds(), name+"-req/s")
+		// Per node, and per roll of a plain Deployment of the per-node
+		// shape: load-independent, what the rollout asks of the controller.
+		b.ReportMetric(perRollout/benchNodes, name+"-req/node")
+		b.ReportMetric(plainReqs[name], "plain-"+name+"-req/deployment")
 	}
+	// kube-controller-manager's share: its Deployment controller makes
+	// every request of every node's Deployment rollout through one client
+	// limited to qps (after a burst), and a node's Deployment asks at least
+	// what a plain Deployment of the same shape asks (edgeplane's detach
+	// and reattach writes add to it). No rollout of the N nodes ends sooner,
+	// whatever the budget; where this exceeds the floor, the control plane,
+	// not the rollout, sets the pace.
+	kcmFloor := max(benchNodes*plainReqs[deploymentController]-burst, 0) / qps
+	b.ReportMetric(kcmFloor, "kcm-floor-s")
+	b.ReportMetric(kcmFloor/floor.Seconds(), "kcm-floor/floor")
 }
 
 func benchIngressDaemonSet(name string) *appsv1alpha1.IngressDaemonSet {
@@ -617,8 +639,10 @@ func podSpec(version string) corev1.PodSpec {
 // replaced and ready without edgeplane: benchMaxDegraded plain Deployments
 // of the per-node shape (2 replicas, maxUnavailable 1, maxSurge 0), one per
 // node, updated at the same moment, as a batch of the rollout is. It also
-// returns the time for a single such Deployment alone, for reference.
-func calibrate(ctx context.Context, b *testing.B, c client.Client) (batch, single time.Duration) {
+// returns the time for a single such Deployment alone, for reference, and
+// the requests (Events included) the Deployment and ReplicaSet controllers
+// made per Deployment rolled.
+func calibrate(ctx context.Context, b *testing.B, c client.Client, cluster *localcluster.Cluster) (batch, single time.Duration, reqs map[string]float64) {
 	names := make([]string, benchMaxDegraded)
 	for i := range names {
 		names[i] = fmt.Sprintf("calibrate-%d", i)
@@ -653,17 +677,31 @@ func calibrate(ctx context.Context, b *testing.B, c client.Client) (batch, singl
 		waitDeployments(ctx, b, c, which)
 		return time.Since(start)
 	}
+	// Events carry whole seconds: the creations' are left out by starting
+	// the count on the next second.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	start := time.Now()
+	kcm0 := kcmRequests(ctx, b, cluster)
 	const rounds = 3
 	for i := range rounds {
 		single += roll(names[:1], fmt.Sprintf("proxy:s%d", i))
 		batch += roll(names, fmt.Sprintf("proxy:b%d", i))
+	}
+	// The last Events are written after the last status; wait for them.
+	time.Sleep(2 * time.Second)
+	kcm1 := kcmRequests(ctx, b, cluster)
+	events := kcmEvents(ctx, b, c, start, time.Now())
+	rolled := float64(rounds * (1 + len(names)))
+	reqs = map[string]float64{}
+	for _, name := range []string{deploymentController, replicaSetController} {
+		reqs[name] = (kcm1[name] - kcm0[name] + events[name]) / rolled
 	}
 	for _, n := range names {
 		if err := c.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: benchNS, Name: n}}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return batch / rounds, single / rounds
+	return batch / rounds, single / rounds, reqs
 }
 
 func waitDeployments(ctx context.Context, b *testing.B, c client.Client, names []string) {
