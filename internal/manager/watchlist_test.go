@@ -76,7 +76,9 @@ func TestCachesStreamTheirInitialList(t *testing.T) {
 	for _, res := range []string{"/api/v1/pods", "/api/v1/nodes"} {
 		of := func(s string) bool { _, rest, _ := strings.Cut(s, " "); return strings.HasPrefix(rest, res+"?") }
 		reqs := log.matching(of)
-		if !slices.ContainsFunc(reqs, func(s string) bool { return strings.Contains(s, "sendInitialEvents=true") && strings.Contains(s, "watch=true") }) {
+		if !slices.ContainsFunc(reqs, func(s string) bool {
+			return strings.Contains(s, "sendInitialEvents=true") && strings.Contains(s, "watch=true")
+		}) {
 			t.Errorf("%s: no watch sending the initial events; requests: %q", res, reqs)
 		}
 		if lists := slices.DeleteFunc(reqs, func(s string) bool { return strings.Contains(s, "watch=true") }); len(lists) > 0 {
