@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -73,8 +74,8 @@ func TestNextGCPercent(t *testing.T) {
 	}
 }
 
-// TestPaceGC: the pacing sets the GC percent the live heap calls for, only
-// when it changes, and stops with its context.
+// TestPaceGC: the pacing sets the GC percent the live heap calls for after
+// each collection, only when it changes, and stops with its context.
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
@@ -82,17 +83,15 @@ func TestPaceGC(t *testing.T) {
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
+	gcs := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		paceGC(ctx, logr.Discard(), DefaultGCPercent, time.Millisecond, func() uint64 {
+		paceGC(ctx, logr.Discard(), DefaultGCPercent, gcs, func() uint64 {
 			mu.Lock()
 			defer mu.Unlock()
 			live := lives[min(reads, len(lives)-1)]
 			reads++
-			if reads == 2*len(lives) {
-				cancel()
-			}
 			return live
 		}, func(pct int) {
 			mu.Lock()
@@ -100,6 +99,10 @@ func TestPaceGC(t *testing.T) {
 			set = append(set, pct)
 		})
 	}()
+	for range lives {
+		gcs <- struct{}{} // a collection
+	}
+	cancel()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -107,7 +110,48 @@ func TestPaceGC(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if reads != len(lives) {
+		t.Errorf("read the live heap %d times for %d collections", reads, len(lives))
+	}
 	if want := []int{20, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Errorf("set %v, want %v", set, want)
+	}
+}
+
+// TestAfterEachGC: the channel receives after a collection, again after the
+// next one, and no more once its context has ended.
+func TestAfterEachGC(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	gcs := afterEachGC(ctx)
+	for i := range 2 {
+		if !signalled(gcs, 5*time.Second) {
+			t.Fatalf("no signal after collection %d", i+1)
+		}
+	}
+	cancel()
+	runtime.GC() // the armed sentinel's finalizer sees ctx done and stops
+	time.Sleep(100 * time.Millisecond)
+	select { // drain what was sent before the cancel
+	case <-gcs:
+	default:
+	}
+	if signalled(gcs, 300*time.Millisecond) {
+		t.Error("signalled after its context ended")
+	}
+}
+
+// signalled collects garbage until gcs receives, for at most wait: the
+// finalizer runs in its own goroutine after the collection.
+func signalled(gcs <-chan struct{}, wait time.Duration) bool {
+	deadline := time.After(wait)
+	for {
+		runtime.GC()
+		select {
+		case <-gcs:
+			return true
+		case <-deadline:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
