@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -16,14 +17,16 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, DefaultGCPercent}, // before the first collection
-		// Small heaps: the goal is MinHeapGoal (64 MiB).
-		{16 * mib, 300},              // 16 × 4
-		{15 * mib, 327},              // 15 × 4.27 ≥ 64, rounded up
-		{20 * mib, 220},              // 20 × 3.2
-		{32 * mib, 100},              // 32 × 2
-		{45 * mib, 43},               // 45 × 1.43 ≥ 64
-		{46 * mib, DefaultGCPercent}, // 46 × 1.4 ≥ 64
-		{48 * mib, 34},               // 48 × 1.34 ≥ 64, the knee: 48 + 16
+		// Small heaps: the goal is MinHeapGoal (56 MiB).
+		{16 * mib, 250},              // 16 × 3.5
+		{15 * mib, 274},              // 15 × 3.74 ≥ 56, rounded up
+		{20 * mib, 180},              // 20 × 2.8
+		{28 * mib, 100},              // 28 × 2
+		{32 * mib, 75},               // 32 × 1.75
+		{39 * mib, 44},               // 39 × 1.44 ≥ 56
+		{40 * mib, DefaultGCPercent}, // 40 × 1.4 = 56, the knee: 40 + 16
+		{41 * mib, 39},               // 41 + 16 = 57
+		{48 * mib, 33},
 		{1, int(uint64(MinHeapGoal)*100/1 - 100)}, // tiny: the goal, not an overflow
 		// Past the knee the headroom stays 16 MiB, rounded down.
 		{50 * mib, 32},
@@ -54,12 +57,12 @@ func TestNextGCPercent(t *testing.T) {
 		want    int
 		changed bool
 	}{
-		{"unchanged", 40, 46 * mib, 40, false},
-		{"a small heap gets the floor", 40, 32 * mib, 100, true},
+		{"unchanged", 40, 40 * mib, 40, false},
+		{"a small heap gets the floor", 40, 32 * mib, 75, true},
 		{"grown past the knee", 40, 80 * mib, 20, true},
 		{"one point is left alone", 20, 84 * mib, 20, false}, // 19
 		{"two points are not", 20, 90 * mib, 17, true},
-		{"back to the default, even by one point", 39, 46 * mib, 40, true},
+		{"back to the default, even by one point", 39, 40 * mib, 40, true},
 		{"down to the floor, even by one point", 11, 500 * mib, 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,26 +74,24 @@ func TestNextGCPercent(t *testing.T) {
 	}
 }
 
-// TestPaceGC: the pacing sets the GC percent the live heap calls for, only
-// when it changes, and stops with its context.
+// TestPaceGC: the pacing sets the GC percent the live heap calls for after
+// each collection, only when it changes, and stops with its context.
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
-	lives := []uint64{46 * mib, 80 * mib, 81 * mib, 46 * mib}
+	lives := []uint64{40 * mib, 80 * mib, 81 * mib, 40 * mib}
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
+	gcs := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		paceGC(ctx, logr.Discard(), DefaultGCPercent, time.Millisecond, func() uint64 {
+		paceGC(ctx, logr.Discard(), DefaultGCPercent, gcs, func() uint64 {
 			mu.Lock()
 			defer mu.Unlock()
 			live := lives[min(reads, len(lives)-1)]
 			reads++
-			if reads == 2*len(lives) {
-				cancel()
-			}
 			return live
 		}, func(pct int) {
 			mu.Lock()
@@ -98,6 +99,10 @@ func TestPaceGC(t *testing.T) {
 			set = append(set, pct)
 		})
 	}()
+	for range lives {
+		gcs <- struct{}{} // a collection
+	}
+	cancel()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -105,7 +110,48 @@ func TestPaceGC(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if reads != len(lives) {
+		t.Errorf("read the live heap %d times for %d collections", reads, len(lives))
+	}
 	if want := []int{20, DefaultGCPercent}; len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Errorf("set %v, want %v", set, want)
+	}
+}
+
+// TestAfterEachGC: the channel receives after a collection, again after the
+// next one, and no more once its context has ended.
+func TestAfterEachGC(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	gcs := afterEachGC(ctx)
+	for i := range 2 {
+		if !signalled(gcs, 5*time.Second) {
+			t.Fatalf("no signal after collection %d", i+1)
+		}
+	}
+	cancel()
+	runtime.GC() // the armed sentinel's finalizer sees ctx done and stops
+	time.Sleep(100 * time.Millisecond)
+	select { // drain what was sent before the cancel
+	case <-gcs:
+	default:
+	}
+	if signalled(gcs, 300*time.Millisecond) {
+		t.Error("signalled after its context ended")
+	}
+}
+
+// signalled collects garbage until gcs receives, for at most wait: the
+// finalizer runs in its own goroutine after the collection.
+func signalled(gcs <-chan struct{}, wait time.Duration) bool {
+	deadline := time.After(wait)
+	for {
+		runtime.GC()
+		select {
+		case <-gcs:
+			return true
+		case <-deadline:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

@@ -75,7 +75,7 @@ func applyRuntimeSettings(ctx context.Context, log logr.Logger) {
 	if gcPercent >= 0 {
 		debug.SetGCPercent(gcPercent)
 		log.Info("Set the Go GC percent (GOGC unset); it follows the live heap", "gcPercent", gcPercent, "minHeapGoalBytes", MinHeapGoal, "headroomBytes", GCHeadroom)
-		go paceGC(ctx, log, gcPercent, gcPaceInterval, liveHeap, setGCPercent)
+		go paceGC(ctx, log, gcPercent, afterEachGC(ctx), liveHeap, setGCPercent)
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)
