@@ -58,6 +58,8 @@ type Allocator struct {
 	recent expect.Lazy[netip.Addr, struct{}]
 	// filtered are the pods the filter saw, for their binds.
 	filtered filteredPods
+	// pools is the last parse of the pools, reused while they are unchanged.
+	pools poolMemo
 }
 
 // recentTTL bounds how long a created IP is remembered.
@@ -205,7 +207,7 @@ func (a *Allocator) plan(ctx context.Context, pod *corev1.Pod, live bool) (*podP
 		return nil, fmt.Errorf("getting namespace %s: %w", pod.Namespace, err)
 	}
 	p.nsLabels = ns.Labels
-	if p.pools, err = loadPools(ctx, a.Reader); err != nil {
+	if p.pools, err = a.pools.load(ctx, a.Reader); err != nil {
 		return nil, err
 	}
 	if err := p.checkInterfacePools(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,16 +124,60 @@ func parsePools(pools []networkingv1alpha1.FloatIPPool, claims *ledger.Book) []*
 // loadPools lists and parses every pool and reads the ledger, from the same
 // reader.
 func loadPools(ctx context.Context, c client.Reader) ([]*poolView, error) {
+	return (*poolMemo)(nil).load(ctx, c)
+}
+
+// poolMemo keeps the last parse of the pools and the ledger and hands it out
+// again while neither changed (the same pools, by UID and resourceVersion,
+// and the same ledger version): every filter and every bind parsed each
+// pool's ranges and the ledger's claims anew. The views are read-only and
+// shared by concurrent requests. A nil memo parses every time.
+type poolMemo struct {
+	mu    sync.Mutex
+	key   string
+	views []*poolView
+}
+
+// load is loadPools through the memo.
+func (m *poolMemo) load(ctx context.Context, c client.Reader) ([]*poolView, error) {
 	var list networkingv1alpha1.FloatIPPoolList
 	// Read-only: pool views never modify the pools.
 	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing FloatIPPools: %w", err)
 	}
-	book, _, err := readLedger(ctx, c)
+	book, l, err := readLedger(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	return parsePools(list.Items, book), nil
+	if m == nil {
+		return parsePools(list.Items, book), nil
+	}
+	key := poolsVersion(list.Items, l)
+	m.mu.Lock()
+	if m.views != nil && m.key == key {
+		views := m.views
+		m.mu.Unlock()
+		return views, nil
+	}
+	m.mu.Unlock()
+	views := parsePools(list.Items, book)
+	m.mu.Lock()
+	m.key, m.views = key, views
+	m.mu.Unlock()
+	return views, nil
+}
+
+// poolsVersion names the version of the pools and the ledger (nil: none) a
+// parse reflects: what any change to them changes.
+func poolsVersion(pools []networkingv1alpha1.FloatIPPool, l *networkingv1alpha1.FloatIPPoolLedger) string {
+	var b strings.Builder
+	if l != nil {
+		b.WriteString(string(l.UID) + "/" + l.ResourceVersion)
+	}
+	for i := range pools {
+		b.WriteString(";" + string(pools[i].UID) + "/" + pools[i].ResourceVersion)
+	}
+	return b.String()
 }
 
 // readLedger returns the ledger's claims and the object (nil when it does

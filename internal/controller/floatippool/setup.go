@@ -141,7 +141,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 		return out
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("floatippool").
-		For(&networkingv1alpha1.FloatIPPool{}).
+		For(&networkingv1alpha1.FloatIPPool{}, builder.WithPredicates(poolChanges())).
 		Watches(&networkingv1alpha1.FloatIP{}, poolsOfFloatIP(c, poolStatusDelay)).
 		Watches(&networkingv1alpha1.FloatIPPoolLedger{}, allPools).
 		Complete(pools); err != nil {
