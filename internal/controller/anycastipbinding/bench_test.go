@@ -35,6 +35,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
+	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 )
 
 // debugBench logs the convergence timeline.
@@ -178,7 +179,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 	conv := watchConvergence(ctx, b, cpc, benchNodes)
 	b.StartTimer()
 	counter.Reset()
-	cpuBefore := readCPUUse()
+	cpuBefore := cpuuse.Read()
 	start := time.Now()
 	if f := os.Getenv("AIA_BENCH_APIPROF"); f != "" {
 		go profileAPIServer(ctx, b, f)
@@ -235,7 +236,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 	stopProfile()
 	b.StopTimer()
 	if debugBench {
-		fmt.Fprintf(os.Stderr, "CPU used while converging:\n%s", readCPUUse().since(cpuBefore, elapsed))
+		fmt.Fprintf(os.Stderr, "CPU used while converging:\n%s", cpuuse.Read().Since(cpuBefore, elapsed))
 	}
 	// The Kubernetes API floor: the same writes with no controller, after
 	// the manager has stopped.
