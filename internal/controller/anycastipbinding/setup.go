@@ -323,6 +323,26 @@ func NewReconciler(mgr ctrl.Manager, conn *Connector) *reconciler.Reconciler[*ne
 
 // newReconciler is NewReconciler on clk.
 func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *reconciler.Reconciler[*networkingv1alpha1.AnycastIPBinding] {
+	// A new binding costs the API server seven writes and one read, each
+	// kept for a reason:
+	//   - POST binding (translator), finalizer included (no second write);
+	//   - POST usage: the ClusterProviderConfigUsage keeps the provider
+	//     config — whose credentials release the address — from deletion
+	//     while the binding may own an address, so it is stored before the
+	//     first cloud write (it is sent beside Observe, so it delays the
+	//     allocation only when it is slower than the look-ups);
+	//   - GET binding (the create guard, started with the pass beside
+	//     Observe): proves the pass's copy is the stored one before it
+	//     allocates. The ClientToken and the ownership tags make a second
+	//     address unlikely, but the token carries the allocation attempt,
+	//     which another writer (a previous leader during a hand-over) may
+	//     have moved on since the cached copy; a read costs no write;
+	//   - PATCH binding annotations: the address ID and the allocation task,
+	//     recorded before the next step, so a restart finds the address
+	//     without searching by tags and waits for its task;
+	//   - PUT status, once (Ready; transitional progress is deferred);
+	//   - PATCH node (taint and legacy annotations, what the binding is for);
+	//   - two Events on the node: the translator's and AnycastIPBound.
 	o := reconciler.Options[*networkingv1alpha1.AnycastIPBinding]{
 		Name:      ControllerName,
 		New:       func() *networkingv1alpha1.AnycastIPBinding { return &networkingv1alpha1.AnycastIPBinding{} },
