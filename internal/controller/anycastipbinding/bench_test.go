@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -142,6 +143,15 @@ func benchConverge(b *testing.B, iter, scale int) {
 	// other option is the default.
 	opts.TaskPollInterval /= time.Duration(scale)
 	opts.OrphanMode = "off"
+	if v := os.Getenv("AIA_BENCH_WORKERS"); v != "" {
+		// Another worker count than the default, to compare (the target
+		// is measured with the default).
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("AIA_BENCH_WORKERS=%q: want a positive number", v)
+		}
+		opts.MaxConcurrentReconciles = n
+	}
 	opts.ClientOptions = func(o *tencentcloud.Options) {
 		o.RateLimits = tencentcloud.DefaultRateLimits()
 		for k, v := range o.RateLimits.PerAction {
