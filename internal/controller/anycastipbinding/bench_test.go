@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
+	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 )
 
 // debugBench logs the convergence timeline.
@@ -141,6 +143,15 @@ func benchConverge(b *testing.B, iter, scale int) {
 	// other option is the default.
 	opts.TaskPollInterval /= time.Duration(scale)
 	opts.OrphanMode = "off"
+	if v := os.Getenv("AIA_BENCH_WORKERS"); v != "" {
+		// Another worker count than the default, to compare (the target
+		// is measured with the default).
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("AIA_BENCH_WORKERS=%q: want a positive number", v)
+		}
+		opts.MaxConcurrentReconciles = n
+	}
 	opts.ClientOptions = func(o *tencentcloud.Options) {
 		o.RateLimits = tencentcloud.DefaultRateLimits()
 		for k, v := range o.RateLimits.PerAction {
@@ -178,7 +189,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 	conv := watchConvergence(ctx, b, cpc, benchNodes)
 	b.StartTimer()
 	counter.Reset()
-	cpuBefore := readCPUUse()
+	cpuBefore := cpuuse.Read()
 	start := time.Now()
 	if f := os.Getenv("AIA_BENCH_APIPROF"); f != "" {
 		go profileAPIServer(ctx, b, f)
@@ -235,7 +246,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 	stopProfile()
 	b.StopTimer()
 	if debugBench {
-		fmt.Fprintf(os.Stderr, "CPU used while converging:\n%s", readCPUUse().since(cpuBefore, elapsed))
+		fmt.Fprintf(os.Stderr, "CPU used while converging:\n%s", cpuuse.Read().Since(cpuBefore, elapsed))
 	}
 	// The Kubernetes API floor: the same writes with no controller, after
 	// the manager has stopped.

@@ -248,6 +248,16 @@ func (o Options) Setup() setup.Func {
 		if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
+		// The provider config usages are read through the cache on every
+		// NodeElasticIP's first pass (the usage tracker looks before it
+		// creates); start their informer with the manager, as
+		// AnycastIPBinding does, instead of lazily by the first pass, which
+		// would hold every first pass — and so the first allocation — until
+		// a list of usages, queued behind a burst of labels and translated
+		// objects at the API server, has come back.
+		if _, err := mgr.GetCache().GetInformer(ctx, &cloudv1alpha1.ClusterProviderConfigUsage{}); err != nil {
+			return fmt.Errorf("watching ClusterProviderConfigUsages: %w", err)
+		}
 		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), o, cfg.ClusterName, cfg.Credentials)
 		if err := o.setupController(mgr, conn); err != nil {
 			return err

@@ -1,4 +1,7 @@
-package anycastipbinding
+// Package cpuuse reads the CPU time a benchmark's process and its children
+// (envtest's etcd and kube-apiserver) have used, so that a benchmark can
+// say where its time went.
+package cpuuse
 
 import (
 	"fmt"
@@ -10,13 +13,14 @@ import (
 	"time"
 )
 
-// cpuUse is the CPU time this process (manager, emulator and benchmark
+// Use is the CPU time this process (manager, emulator and benchmark
 // client) and its children (envtest's etcd and kube-apiserver) have used,
-// read from /proc so that a benchmark can say where its time went.
-type cpuUse map[string]time.Duration
+// by process name ("test process" for this one), read from /proc.
+type Use map[string]time.Duration
 
-func readCPUUse() cpuUse {
-	use := cpuUse{}
+// Read returns the CPU time used so far.
+func Read() Use {
+	use := Use{}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		use["test process"] = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -50,8 +54,8 @@ func readCPUUse() cpuUse {
 	return use
 }
 
-// since formats the CPU used from before to u.
-func (u cpuUse) since(before cpuUse, wall time.Duration) string {
+// Since formats the CPU used from before to u, over wall.
+func (u Use) Since(before Use, wall time.Duration) string {
 	var b strings.Builder
 	var total time.Duration
 	for _, name := range []string{"test process", "kube-apiserver", "etcd"} {
