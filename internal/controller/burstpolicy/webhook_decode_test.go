@@ -45,20 +45,27 @@ func TestDecodeGateFieldsMatchesTheDecoder(t *testing.T) {
 		return string(b)
 	}
 	for name, raw := range map[string]string{
-		"governed":          pod(func(*corev1.Pod) {}),
-		"no namespace":      pod(func(p *corev1.Pod) { p.Namespace = "" }),
-		"ungoverned":        pod(func(p *corev1.Pod) { p.Labels = map[string]string{"app": "other"} }),
-		"by name":           pod(func(p *corev1.Pod) { p.Name, p.Labels = "solo", nil }),
-		"bound":             pod(func(p *corev1.Pod) { p.Spec.NodeName = "n1" }),
-		"gated already":     pod(func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: schedulingv1alpha1.SchedulingGateBurst}} }),
-		"other gate":        pod(func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "other"}} }),
-		"daemonset":         pod(func(p *corev1.Pod) { p.OwnerReferences = []metav1.OwnerReference{ds} }),
-		"excluded ns":       pod(func(p *corev1.Pod) { p.Namespace = "kube-system" }),
-		"legacy annotation": pod(func(p *corev1.Pod) { p.Labels, p.Annotations = nil, map[string]string{translate.AnnotationLocalReplicas: "2"} }),
-		"tke-scheduler":     pod(func(p *corev1.Pod) { p.Spec.SchedulerName = translate.LegacySchedulerName; p.Annotations = map[string]string{"a/b~c": "x"} }),
-		"empty gates":       `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","labels":{"app":"web"},"annotations":{}},"spec":{"schedulingGates":[],"schedulerName":"tke-scheduler","containers":[]}}`,
-		"null fields":       `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","labels":null,"annotations":null,"ownerReferences":null},"spec":{"schedulingGates":null},"status":null}`,
-		"case differs":      `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","Labels":{"app":"web"}},"spec":{"NodeName":"n1"}}`,
+		"governed":     pod(func(*corev1.Pod) {}),
+		"no namespace": pod(func(p *corev1.Pod) { p.Namespace = "" }),
+		"ungoverned":   pod(func(p *corev1.Pod) { p.Labels = map[string]string{"app": "other"} }),
+		"by name":      pod(func(p *corev1.Pod) { p.Name, p.Labels = "solo", nil }),
+		"bound":        pod(func(p *corev1.Pod) { p.Spec.NodeName = "n1" }),
+		"gated already": pod(func(p *corev1.Pod) {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: schedulingv1alpha1.SchedulingGateBurst}}
+		}),
+		"other gate":  pod(func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "other"}} }),
+		"daemonset":   pod(func(p *corev1.Pod) { p.OwnerReferences = []metav1.OwnerReference{ds} }),
+		"excluded ns": pod(func(p *corev1.Pod) { p.Namespace = "kube-system" }),
+		"legacy annotation": pod(func(p *corev1.Pod) {
+			p.Labels, p.Annotations = nil, map[string]string{translate.AnnotationLocalReplicas: "2"}
+		}),
+		"tke-scheduler": pod(func(p *corev1.Pod) {
+			p.Spec.SchedulerName = translate.LegacySchedulerName
+			p.Annotations = map[string]string{"a/b~c": "x"}
+		}),
+		"empty gates":  `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","labels":{"app":"web"},"annotations":{}},"spec":{"schedulingGates":[],"schedulerName":"tke-scheduler","containers":[]}}`,
+		"null fields":  `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","labels":null,"annotations":null,"ownerReferences":null},"spec":{"schedulingGates":null},"status":null}`,
+		"case differs": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","Labels":{"app":"web"}},"spec":{"NodeName":"n1"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			full := &corev1.Pod{}

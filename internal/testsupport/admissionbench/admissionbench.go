@@ -10,13 +10,22 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+
+	"github.com/go-logr/logr"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+// quiet gives controller-runtime a logger that discards, as the manager
+// has one (its own, at a level that logs no request): without one, its
+// delegating logger queues every request's logger until one is set.
+var quiet = sync.OnceFunc(func() { log.SetLogger(logr.Discard()) })
 
 // Review encodes an AdmissionReview of op on obj (old: the stored object of
 // an update, or nil) as the API server sends it.
@@ -50,6 +59,7 @@ func Review(tb testing.TB, op admissionv1.Operation, gvr metav1.GroupVersionReso
 // Serve posts body to h once and returns the decoded response.
 func Serve(tb testing.TB, h http.Handler, body []byte) *admissionv1.AdmissionResponse {
 	tb.Helper()
+	quiet()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, post(body))
 	var out admissionv1.AdmissionReview
@@ -63,6 +73,7 @@ func Serve(tb testing.TB, h http.Handler, body []byte) *admissionv1.AdmissionRes
 // answer is not a 200.
 func Bench(b *testing.B, h http.Handler, body []byte) {
 	b.Helper()
+	quiet()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
