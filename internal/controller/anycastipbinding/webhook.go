@@ -34,12 +34,14 @@ const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
 // sees it untainted before its address is bound. This closes the race
 // aia-ip-controller documented (pods landing on a labelled node before the
 // controller tainted it).
-func NodeTainter(selector labels.Selector, decoder admission.Decoder) *nodepatch.TaintWebhook {
+//
+// The decoder is not used (the webhook decodes only the node's marks); it
+// stays in the signature for the callers.
+func NodeTainter(selector labels.Selector, _ admission.Decoder) *nodepatch.TaintWebhook {
 	return &nodepatch.TaintWebhook{
 		Taint: func(_, node *corev1.Node) (corev1.Taint, bool) {
 			return decide.Taint(), decide.NeedsTaintAtAdmission(node, selector)
 		},
-		Decoder: decoder,
 		Message: "tainted until its anycast address is bound",
 	}
 }

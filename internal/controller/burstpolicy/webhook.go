@@ -2,6 +2,8 @@ package burstpolicy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -46,7 +49,9 @@ const PodWebhookPath = "/mutate-v1-pod-burstpolicy"
 // generated name, a name).
 type PodGater struct {
 	// Reader lists BurstPolicies and gets the ClusterBurstPolicy (the cache).
-	Reader  client.Reader
+	Reader client.Reader
+	// Decoder is not used: Handle decodes only the fields the decision and
+	// the patch read (decodeGateFields). It stays for the callers.
 	Decoder admission.Decoder
 	// DisableGate turns the gating off (--burstpolicy-disable-pod-gate).
 	DisableGate bool
@@ -71,8 +76,8 @@ type LegacyTranslation struct {
 
 // Handle gates the pod when a policy wants it, and moves it off tke-scheduler.
 func (g *PodGater) Handle(ctx context.Context, req admission.Request) admission.Response {
-	pod := &corev1.Pod{}
-	if err := g.Decoder.Decode(req, pod); err != nil {
+	pod, err := decodeGateFields(req.Object.Raw)
+	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	// The namespace of a new pod may be only in the request. The patch is
@@ -99,6 +104,42 @@ func (g *PodGater) Handle(ctx context.Context, req admission.Request) admission.
 		return admission.Allowed("nothing to change")
 	}
 	return admission.Patched(strings.Join(why, "; "), ops...)
+}
+
+// gateFields is the part of a Pod that ShouldGate and the patch read; the
+// JSON decoder skips the rest (containers, volumes, status) without
+// allocating it.
+type gateFields struct {
+	Metadata struct {
+		Name            string                  `json:"name"`
+		Namespace       string                  `json:"namespace"`
+		Labels          map[string]string       `json:"labels"`
+		Annotations     map[string]string       `json:"annotations"`
+		OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName        string                     `json:"nodeName"`
+		SchedulerName   string                     `json:"schedulerName"`
+		SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates"`
+	} `json:"spec"`
+}
+
+// decodeGateFields decodes the fields of a Pod the webhook reads from raw
+// with the API machinery's JSON rules (case-sensitive field names, as the
+// admission Decoder), into a Pod that holds nothing else.
+func decodeGateFields(raw []byte) (*corev1.Pod, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("there is no content to decode")
+	}
+	var f gateFields
+	if err := utiljson.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("decoding the pod: %w", err)
+	}
+	m := &f.Metadata
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences},
+		Spec:       corev1.PodSpec{NodeName: f.Spec.NodeName, SchedulerName: f.Spec.SchedulerName, SchedulingGates: f.Spec.SchedulingGates},
+	}, nil
 }
 
 // gate decides whether the pod gets the burst-decision gate; when not, it

@@ -6,12 +6,14 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 )
 
 // failurePolicy=Fail: it guards edgeplane's own cluster-scoped FloatIPPools
@@ -32,6 +34,73 @@ import (
 type PoolValidator struct {
 	// Reader reads pools and FloatIPs (FloatIPs by the spec.pool field).
 	Reader client.Reader
+
+	// sets holds the other pools' parsed IP sets: each request checks a
+	// pool against every pool there is, and parsing them all again per
+	// request was most of its cost under 200 concurrent creations.
+	sets parsedSets
+}
+
+// parsedSets caches the IP set of every pool the validator has checked
+// against, by name, for the resourceVersion it was parsed from (a stored
+// object of one resourceVersion never changes).
+type parsedSets struct {
+	mu     sync.Mutex
+	byName map[string]parsedSet
+}
+
+type parsedSet struct {
+	resourceVersion string
+	set             ipam.Set
+	bad             bool // the pool does not parse: it is skipped, as parsePool's error says
+}
+
+// of returns the parsed set of each of pools, in order, parsing only the
+// ones it has not seen at their resourceVersion, and forgets the pools that
+// are gone.
+func (c *parsedSets) of(pools []networkingv1alpha1.FloatIPPool) []parsedSet {
+	out := make([]parsedSet, len(pools))
+	var missing []int
+	c.mu.Lock()
+	for i := range pools {
+		p := &pools[i]
+		if e, ok := c.byName[p.Name]; ok && e.resourceVersion == p.ResourceVersion && p.ResourceVersion != "" {
+			out[i] = e
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out
+	}
+	for _, i := range missing {
+		p := &pools[i]
+		e := parsedSet{resourceVersion: p.ResourceVersion}
+		if len(p.Spec.Ranges) > 0 {
+			v := parsePool(p)
+			e.set, e.bad = v.set, v.err != nil
+		}
+		out[i] = e
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byName == nil || len(c.byName) > 2*len(pools)+16 {
+		// Rebuilt now and then, so that deleted pools do not stay.
+		c.byName = make(map[string]parsedSet, len(pools))
+		for i := range pools {
+			if out[i].resourceVersion != "" {
+				c.byName[pools[i].Name] = out[i]
+			}
+		}
+		return out
+	}
+	for _, i := range missing {
+		if out[i].resourceVersion != "" {
+			c.byName[pools[i].Name] = out[i]
+		}
+	}
+	return out
 }
 
 var _ admission.Validator[*networkingv1alpha1.FloatIPPool] = &PoolValidator{}
@@ -88,16 +157,13 @@ func (v *PoolValidator) validate(ctx context.Context, old, pool *networkingv1alp
 		if err := v.Reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing FloatIPPools: %w", err)
 		}
+		sets := v.sets.of(list.Items)
 		for i := range list.Items {
 			other := &list.Items[i]
-			if other.Name == pool.Name || len(other.Spec.Ranges) == 0 {
+			if other.Name == pool.Name || len(other.Spec.Ranges) == 0 || sets[i].bad {
 				continue
 			}
-			ov := parsePool(other)
-			if ov.err != nil {
-				continue
-			}
-			if r, ok := view.set.Overlap(ov.set); ok {
+			if r, ok := view.set.Overlap(sets[i].set); ok {
 				return nil, fmt.Errorf("FloatIPPool %s overlaps FloatIPPool %s: IPs %s are in both", pool.Name, other.Name, r)
 			}
 		}

@@ -30,9 +30,10 @@ const NodeWebhookPath = "/mutate-v1-node-nodeelasticip"
 // update: a node the selector picks as it is created, or as it is labelled,
 // that has no address yet gets the taint in the same request, so the
 // scheduler never sees it untainted before its Elastic IP is on it
-// (decide.NeedsTaintAtAdmission).
-func NewNodeTainter(selector labels.Selector, taintKey string, decoder admission.Decoder) *nodepatch.TaintWebhook {
-	return &nodepatch.TaintWebhook{Decoder: decoder, Message: "tainted until its Elastic IP is associated",
+// (decide.NeedsTaintAtAdmission). The decoder is not used (the webhook
+// decodes only the node's marks); it stays in the signature for the callers.
+func NewNodeTainter(selector labels.Selector, taintKey string, _ admission.Decoder) *nodepatch.TaintWebhook {
+	return &nodepatch.TaintWebhook{Message: "tainted until its Elastic IP is associated",
 		Taint: func(old, node *corev1.Node) (corev1.Taint, bool) {
 			return decide.Taint(taintKey), decide.NeedsTaintAtAdmission(old, node, selector, taintKey)
 		}}

@@ -2,11 +2,15 @@ package nodepatch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -15,9 +19,13 @@ import (
 // scheduler never sees the node without it: Taint says, from the node
 // before (nil on create) and after the request, which taint it must carry
 // (ok false: none). The patch is Ops', the controller's own.
+//
+// Taint sees only the node's marks (decodeMarks): its name, labels,
+// annotations and taints. A node as a kubelet registers it is mostly
+// status (images, conditions, capacity), and decoding all of it, twice on
+// an update, was most of the webhook's cost.
 type TaintWebhook struct {
-	Taint   func(old, node *corev1.Node) (corev1.Taint, bool)
-	Decoder admission.Decoder
+	Taint func(old, node *corev1.Node) (corev1.Taint, bool)
 	// Message is the patched response's reason.
 	Message string
 }
@@ -27,14 +35,13 @@ func (w *TaintWebhook) Handle(_ context.Context, req admission.Request) admissio
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	node := &corev1.Node{}
-	if err := w.Decoder.Decode(req, node); err != nil {
+	node, err := decodeMarks(req.Object.Raw)
+	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	var old *corev1.Node
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
-		old = &corev1.Node{}
-		if err := w.Decoder.DecodeRaw(req.OldObject, old); err != nil {
+		if old, err = decodeMarks(req.OldObject.Raw); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
@@ -50,4 +57,34 @@ func (w *TaintWebhook) Handle(_ context.Context, req admission.Request) admissio
 		return admission.Allowed("tainted already")
 	}
 	return admission.Patched(w.Message, ops...)
+}
+
+// nodeMarks is the part of a Node the webhook reads; the JSON decoder
+// skips the rest without allocating it.
+type nodeMarks struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Taints []corev1.Taint `json:"taints"`
+	} `json:"spec"`
+}
+
+// decodeMarks decodes a Node's name, labels, annotations and taints from
+// raw with the API machinery's JSON rules (case-sensitive field names, as
+// the admission Decoder), into a Node that holds nothing else.
+func decodeMarks(raw []byte) (*corev1.Node, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("there is no content to decode")
+	}
+	var m nodeMarks
+	if err := utiljson.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("decoding the node: %w", err)
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: m.Metadata.Name, Labels: m.Metadata.Labels, Annotations: m.Metadata.Annotations},
+		Spec:       corev1.NodeSpec{Taints: m.Spec.Taints},
+	}, nil
 }
