@@ -59,7 +59,7 @@ func Node(name string, extra map[string]string) *corev1.Node {
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{MachineID: "a3c4e5f6", SystemUUID: "a3c4e5f6-0000", BootID: "b1c2d3e4", KernelVersion: "5.4.241-1-tlinux4",
 				OSImage: "TencentOS Server 3.1", ContainerRuntimeVersion: "containerd://1.6.9", KubeletVersion: "v1.30.0",
-				KubeProxyVersion: "v1.30.0", OperatingSystem: "linux", Architecture: "amd64"},
+				OperatingSystem: "linux", Architecture: "amd64"},
 			Images: images,
 		},
 	}
