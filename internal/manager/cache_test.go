@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -317,8 +318,6 @@ func TestManagerCacheHoldsOnlyWhatControllersRead(t *testing.T) {
 
 func testManagerCache(t *testing.T, watchNamespace string) {
 	ctx := testenv.Context(t)
-	var mgr ctrl.Manager
-	capture := Controller{Name: "capture", Setup: func(_ context.Context, m ctrl.Manager, _ setup.Config) error { mgr = m; return nil }}
 	o := testOptions("*")
 	o.LeaderElect = false
 	o.WatchNamespace = watchNamespace
@@ -326,19 +325,7 @@ func testManagerCache(t *testing.T, watchNamespace string) {
 	if watchNamespace != "" {
 		suffix = "-ns"
 	}
-	m, err := New(ctx, env.Config, o, []Controller{capture})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Start(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("manager stopped with: %v", err)
-		}
-	})
+	mgr := startCapturedManager(t, ctx, env.Config, o)
 
 	labels := map[string]string{"app": "cache-test"}
 	podSpec := corev1.PodSpec{Containers: []corev1.Container{fullContainer("a")}}
@@ -370,7 +357,7 @@ func testManagerCache(t *testing.T, watchNamespace string) {
 	var gotDep appsv1.Deployment
 	var gotDS appsv1.DaemonSet
 	var gotNode corev1.Node
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return cached.Get(ctx, client.ObjectKeyFromObject(node), &gotNode) == nil &&
 			cached.Get(ctx, client.ObjectKeyFromObject(pod), &gotPod) == nil &&
 			cached.Get(ctx, client.ObjectKeyFromObject(dep), &gotDep) == nil &&
@@ -398,4 +385,27 @@ func testManagerCache(t *testing.T, watchNamespace string) {
 	if err := cached.Get(ctx, client.ObjectKeyFromObject(userDS), &appsv1.DaemonSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a user's DaemonSet read through the cache: got %v, want NotFound", err)
 	}
+}
+
+// startCapturedManager builds a manager with New on cfg and o, whose one
+// controller only captures the controller-runtime manager, starts it until
+// the test ends, and returns the captured manager.
+func startCapturedManager(t *testing.T, ctx context.Context, cfg *rest.Config, o Options) ctrl.Manager {
+	t.Helper()
+	var mgr ctrl.Manager
+	capture := Controller{Name: "capture", Setup: func(_ context.Context, m ctrl.Manager, _ setup.Config) error { mgr = m; return nil }}
+	m, err := New(ctx, cfg, o, []Controller{capture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Start(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("manager stopped with: %v", err)
+		}
+	})
+	return mgr
 }

@@ -1,8 +1,6 @@
 package manager
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,10 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -48,23 +44,9 @@ func TestCachesStreamTheirInitialList(t *testing.T) {
 	log := &requestLog{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log })
-	var mgr ctrl.Manager
-	capture := Controller{Name: "capture", Setup: func(_ context.Context, m ctrl.Manager, _ setup.Config) error { mgr = m; return nil }}
 	o := testOptions("*")
 	o.LeaderElect = false
-	m, err := New(ctx, cfg, o, []Controller{capture})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Start(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("manager stopped with: %v", err)
-		}
-	})
+	mgr := startCapturedManager(t, ctx, cfg, o)
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("the cache never started")
 	}

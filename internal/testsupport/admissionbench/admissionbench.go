@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -104,4 +105,33 @@ func post(body []byte) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	return req
+}
+
+// NodeTainter benchmarks a node webhook that taints selected nodes, as
+// test/bench/webhooks calls it: the creation of a kubelet-sized node with
+// label (patched with taint) and an update of that node once it carries
+// the taint (allowed unchanged).
+func NodeTainter(b *testing.B, h http.Handler, label string, taint corev1.Taint) {
+	gvr := metav1.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	gvk := metav1.GroupVersionKind{Version: "v1", Kind: "Node"}
+	node := Node("node-1", map[string]string{label: "true"})
+	tainted := node.DeepCopy()
+	tainted.Spec.Taints = []corev1.Taint{taint}
+	updated := tainted.DeepCopy()
+	updated.Labels["bench.edgeplane.io/updated"] = "true"
+	for _, c := range []struct {
+		name    string
+		body    []byte
+		patched bool
+	}{
+		{"create", Review(b, admissionv1.Create, gvr, gvk, "", node.Name, node, nil), true},
+		{"update", Review(b, admissionv1.Update, gvr, gvk, "", node.Name, updated, tainted), false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if r := Serve(b, h, c.body); !r.Allowed || (len(r.Patch) > 0) != c.patched {
+				b.Fatalf("unexpected answer: allowed %v, patch %s", r.Allowed, r.Patch)
+			}
+			Bench(b, h, c.body)
+		})
+	}
 }
