@@ -16,10 +16,10 @@ import (
 // cluster: at 5,000 nodes and 50,000 pods 40% of the caches was about 60
 // MiB of resident memory that bought nothing, and at 3,000 nodes a
 // headroom of 32 MiB still left the idle manager at 214 MiB, on course for
-// about 290 at 5,000. Past MinHeapGoal − GCHeadroom = 40 MiB of live heap
+// about 290 at 5,000. Past MinHeapGoal − GCHeadroom = 48 MiB of live heap
 // the next collection starts GCHeadroom above the live heap (11% at 150
 // MiB), never below minGCPercent. The collector then runs as often as it
-// does at 40 MiB, not less often, so its CPU per allocated byte grows with
+// does at 48 MiB, not less often, so its CPU per allocated byte grows with
 // the live heap (docs/operations.md, "Go runtime defaults").
 const GCHeadroom = 16 << 20
 
@@ -28,15 +28,10 @@ const GCHeadroom = 16 << 20
 // cluster) GOGC 40 alone collected after every 6 MiB allocated: in a wave
 // of 2,000 pods, each admitted by the pod webhook and scheduled through the
 // float-IP extender, the collector took over a quarter of the manager's
-// CPU, and slowed the webhook every pod creation waits for. Below 40 MiB of
-// live heap the next collection starts at MinHeapGoal (after 41 MiB
-// allocated at 15 MiB live). It was 64 MiB: at 1,000 nodes and 10,000 pods
-// the live heap is about 40 MiB, so that floor, not the headroom, set the
-// goal, and 24 MiB of garbage sat in the resident set of the idle and the
-// resyncing manager; 56 MiB is where the floor meets live + GCHeadroom and
-// DefaultGCPercent (40 MiB × 1.4). The figures at scale (hundreds of MiB
-// live) are not touched by the floor.
-const MinHeapGoal = 56 << 20
+// CPU, and slowed the webhook every pod creation waits for. Below 48 MiB of
+// live heap the next collection starts at MinHeapGoal. The figures at
+// scale (hundreds of MiB live) are not touched by the floor.
+const MinHeapGoal = 64 << 20
 
 // minGCPercent is the lowest GC percent the pacing sets.
 const minGCPercent = 10
@@ -52,7 +47,7 @@ func gcPercentFor(live uint64) int {
 	}
 	pct := int(max(min(GCHeadroom*100/live, DefaultGCPercent), minGCPercent)) // rounded down
 	if live < MinHeapGoal {
-		// The floor wins where the two meet (40 MiB): rounded up.
+		// The floor wins where the two meet (about 48 MiB): rounded up.
 		pct = max(pct, int((uint64(MinHeapGoal)*100+live-1)/live-100))
 	}
 	return pct

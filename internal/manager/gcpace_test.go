@@ -17,16 +17,14 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, DefaultGCPercent}, // before the first collection
-		// Small heaps: the goal is MinHeapGoal (56 MiB).
-		{16 * mib, 250},              // 16 × 3.5
-		{15 * mib, 274},              // 15 × 3.74 ≥ 56, rounded up
-		{20 * mib, 180},              // 20 × 2.8
-		{28 * mib, 100},              // 28 × 2
-		{32 * mib, 75},               // 32 × 1.75
-		{39 * mib, 44},               // 39 × 1.44 ≥ 56
-		{40 * mib, DefaultGCPercent}, // 40 × 1.4 = 56, the knee: 40 + 16
-		{41 * mib, 39},               // 41 + 16 = 57
-		{48 * mib, 33},
+		// Small heaps: the goal is MinHeapGoal (64 MiB).
+		{16 * mib, 300},              // 16 × 4
+		{15 * mib, 327},              // 15 × 4.27 ≥ 64, rounded up
+		{20 * mib, 220},              // 20 × 3.2
+		{32 * mib, 100},              // 32 × 2
+		{45 * mib, 43},               // 45 × 1.43 ≥ 64
+		{46 * mib, DefaultGCPercent}, // 46 × 1.4 ≥ 64
+		{48 * mib, 34},               // 48 × 1.34 ≥ 64, the knee: 48 + 16
 		{1, int(uint64(MinHeapGoal)*100/1 - 100)}, // tiny: the goal, not an overflow
 		// Past the knee the headroom stays 16 MiB, rounded down.
 		{50 * mib, 32},
@@ -57,12 +55,12 @@ func TestNextGCPercent(t *testing.T) {
 		want    int
 		changed bool
 	}{
-		{"unchanged", 40, 40 * mib, 40, false},
-		{"a small heap gets the floor", 40, 32 * mib, 75, true},
+		{"unchanged", 40, 46 * mib, 40, false},
+		{"a small heap gets the floor", 40, 32 * mib, 100, true},
 		{"grown past the knee", 40, 80 * mib, 20, true},
 		{"one point is left alone", 20, 84 * mib, 20, false}, // 19
 		{"two points are not", 20, 90 * mib, 17, true},
-		{"back to the default, even by one point", 39, 40 * mib, 40, true},
+		{"back to the default, even by one point", 39, 46 * mib, 40, true},
 		{"down to the floor, even by one point", 11, 500 * mib, 10, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +77,7 @@ func TestNextGCPercent(t *testing.T) {
 func TestPaceGC(t *testing.T) {
 	const mib = 1 << 20
 	var mu sync.Mutex
-	lives := []uint64{40 * mib, 80 * mib, 81 * mib, 40 * mib}
+	lives := []uint64{46 * mib, 80 * mib, 81 * mib, 46 * mib}
 	reads := 0
 	var set []int
 	ctx, cancel := context.WithCancel(context.Background())
