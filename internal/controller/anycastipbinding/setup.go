@@ -41,7 +41,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -300,7 +299,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		}
 	}
 	if o.Webhook {
-		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NodeTainter(ts.selector, admission.NewDecoder(mgr.GetScheme()))})
+		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NodeTainter(ts.selector)})
 	}
 	sw, err := NewSweep(mgr, conn, o)
 	if err != nil {

@@ -3,7 +3,6 @@ package anycastipbinding
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
@@ -37,7 +36,7 @@ const NodeWebhookPath = "/mutate-v1-node-anycastipbinding"
 //
 // The decoder is not used (the webhook decodes only the node's marks); it
 // stays in the signature for the callers.
-func NodeTainter(selector labels.Selector, _ admission.Decoder) *nodepatch.TaintWebhook {
+func NodeTainter(selector labels.Selector) *nodepatch.TaintWebhook {
 	return &nodepatch.TaintWebhook{
 		Taint: func(_, node *corev1.Node) (corev1.Taint, bool) {
 			return decide.Taint(), decide.NeedsTaintAtAdmission(node, selector)

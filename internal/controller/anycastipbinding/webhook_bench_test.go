@@ -4,9 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
@@ -20,6 +18,6 @@ import (
 // test/bench/webhooks makes.
 func BenchmarkNodeWebhook(b *testing.B) {
 	sel := labels.SelectorFromSet(labels.Set{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"})
-	h := &webhook.Admission{Handler: NodeTainter(sel, admission.NewDecoder(clientgoscheme.Scheme))}
+	h := &webhook.Admission{Handler: NodeTainter(sel)}
 	admissionbench.NodeTainter(b, h, networkingv1alpha1.LegacyLabelNeedAIAIP, decide.Taint())
 }

@@ -24,7 +24,7 @@ func TestNodeTainter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := NodeTainter(sel, admission.NewDecoder(env.Scheme))
+	w := NodeTainter(sel)
 	lbl := map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}
 	cases := map[string]struct {
 		op    admissionv1.Operation

@@ -42,7 +42,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
@@ -191,7 +190,7 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	}
 	if !o.DisablePodGate || o.RewriteTKEScheduler {
 		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{
-			Reader: mgr.GetClient(), Decoder: admission.NewDecoder(mgr.GetScheme()),
+			Reader:      mgr.GetClient(),
 			DisableGate: o.DisablePodGate, RewriteTKEScheduler: o.RewriteTKEScheduler,
 			Legacy: LegacyTranslation{Table: o.LegacySwitchTable, Translated: kinds.TranslatesPodsOf},
 		}})

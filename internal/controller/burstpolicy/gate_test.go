@@ -144,7 +144,7 @@ func TestPodGaterHandle(t *testing.T) {
 	if err := env.Client.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
-	g := &burstpolicy.PodGater{Reader: env.Client, Decoder: admission.NewDecoder(env.Scheme)}
+	g := &burstpolicy.PodGater{Reader: env.Client}
 	var raw []byte
 	request := func(l map[string]string, gates ...corev1.PodSchedulingGate) admission.Request {
 		var err error

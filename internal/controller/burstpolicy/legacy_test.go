@@ -522,7 +522,7 @@ func TestSchedulerNameRewrite(t *testing.T) {
 		}
 		return pod
 	}
-	g := &burstpolicy.PodGater{Reader: env.Client, Decoder: admission.NewDecoder(env.Scheme), RewriteTKEScheduler: true}
+	g := &burstpolicy.PodGater{Reader: env.Client, RewriteTKEScheduler: true}
 	for name, ann := range map[string]map[string]string{"no annotations": nil, "annotations": {"team": "a"}} {
 		req, raw := request("tke-scheduler", ann)
 		resp := g.Handle(ctx, req)
@@ -538,7 +538,7 @@ func TestSchedulerNameRewrite(t *testing.T) {
 		}
 	}
 	for name, gater := range map[string]*burstpolicy.PodGater{
-		"flag off":          {Reader: env.Client, Decoder: admission.NewDecoder(env.Scheme)},
+		"flag off":          {Reader: env.Client},
 		"another scheduler": g,
 	} {
 		schedulerName := "tke-scheduler"

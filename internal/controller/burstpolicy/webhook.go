@@ -49,10 +49,9 @@ const PodWebhookPath = "/mutate-v1-pod-burstpolicy"
 // generated name, a name).
 type PodGater struct {
 	// Reader lists BurstPolicies and gets the ClusterBurstPolicy (the cache).
+	// Handle decodes only the fields the decision and the patch read
+	// (decodeGateFields), not the whole pod.
 	Reader client.Reader
-	// Decoder is not used: Handle decodes only the fields the decision and
-	// the patch read (decodeGateFields). It stays for the callers.
-	Decoder admission.Decoder
 	// DisableGate turns the gating off (--burstpolicy-disable-pod-gate).
 	DisableGate bool
 	// RewriteTKEScheduler moves pods naming tke-scheduler to the default

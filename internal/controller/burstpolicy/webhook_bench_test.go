@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
@@ -50,7 +49,7 @@ func BenchmarkPodWebhook(b *testing.B) {
 				Trigger: schedulingv1alpha1.TriggerPending},
 		})
 	}
-	h := &webhook.Admission{Handler: &burstpolicy.PodGater{Reader: policyReader{policies}, Decoder: admission.NewDecoder(env.Scheme)}}
+	h := &webhook.Admission{Handler: &burstpolicy.PodGater{Reader: policyReader{policies}}}
 	gvr := metav1.GroupVersionResource{Version: "v1", Resource: "pods"}
 	gvk := metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}
 	for _, c := range []struct {

@@ -5,7 +5,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
@@ -32,7 +31,7 @@ const NodeWebhookPath = "/mutate-v1-node-nodeelasticip"
 // scheduler never sees it untainted before its Elastic IP is on it
 // (decide.NeedsTaintAtAdmission). The decoder is not used (the webhook
 // decodes only the node's marks); it stays in the signature for the callers.
-func NewNodeTainter(selector labels.Selector, taintKey string, _ admission.Decoder) *nodepatch.TaintWebhook {
+func NewNodeTainter(selector labels.Selector, taintKey string) *nodepatch.TaintWebhook {
 	return &nodepatch.TaintWebhook{Message: "tainted until its Elastic IP is associated",
 		Taint: func(old, node *corev1.Node) (corev1.Taint, bool) {
 			return decide.Taint(taintKey), decide.NeedsTaintAtAdmission(old, node, selector, taintKey)
@@ -40,5 +39,5 @@ func NewNodeTainter(selector labels.Selector, taintKey string, _ admission.Decod
 }
 
 func registerWebhook(mgr ctrl.Manager, selector labels.Selector, taintKey string) {
-	mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NewNodeTainter(selector, taintKey, admission.NewDecoder(mgr.GetScheme()))})
+	mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NewNodeTainter(selector, taintKey)})
 }

@@ -4,9 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
@@ -20,6 +18,6 @@ import (
 // test/bench/webhooks makes.
 func BenchmarkNodeWebhook(b *testing.B) {
 	sel := labels.SelectorFromSet(labels.Set{networkingv1alpha1.LabelWantElasticIP: "true"})
-	h := &webhook.Admission{Handler: NewNodeTainter(sel, networkingv1alpha1.DefaultNodeElasticIPTaintKey, admission.NewDecoder(clientgoscheme.Scheme))}
+	h := &webhook.Admission{Handler: NewNodeTainter(sel, networkingv1alpha1.DefaultNodeElasticIPTaintKey)}
 	admissionbench.NodeTainter(b, h, networkingv1alpha1.LabelWantElasticIP, decide.Taint(networkingv1alpha1.DefaultNodeElasticIPTaintKey))
 }

@@ -29,7 +29,7 @@ func TestNodeTainter(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := networkingv1alpha1.DefaultNodeElasticIPTaintKey
-	w := nodeelasticip.NewNodeTainter(sel, key, admission.NewDecoder(env.Scheme))
+	w := nodeelasticip.NewNodeTainter(sel, key)
 	lbl := map[string]string{networkingv1alpha1.LabelWantElasticIP: "true"}
 	other := corev1.Taint{Key: "x", Effect: corev1.TaintEffectNoExecute}
 	node := func(labels map[string]string, taints ...corev1.Taint) *corev1.Node {
