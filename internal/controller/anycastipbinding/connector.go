@@ -15,6 +15,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -22,6 +24,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -67,7 +70,18 @@ type Connector struct {
 	// clock is the time of task ages, allocation blocks and usage
 	// tracking (tests move it with the emulator's).
 	clock clock.PassiveClock
+	// ownNodeWrites remembers the version changes of the node patches the
+	// bindings made, whose watch events bring no pass (notOwnNodeWrite).
+	ownNodeWrites *expect.Transitions[string]
 }
+
+// ownNodeWritesTTL bounds how long a node patch's echo is recognised
+// (the watch delivers it within seconds); maxOwnNodeWrites how many are
+// remembered. A forgotten one costs one pass that finds nothing to do.
+const (
+	ownNodeWritesTTL = time.Minute
+	maxOwnNodeWrites = 10000
+)
 
 // block is a remembered allocation failure.
 type block struct {
@@ -111,7 +125,25 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		opts:        o,
 		accounts:    newAccounts(o),
 		clock:       clock.RealClock{},
+		// Wall time: like the reconciler's memos, the TTL bounds memory
+		// and decides nothing.
+		ownNodeWrites: expect.NewTransitions[string](ownNodeWritesTTL, maxOwnNodeWrites, clock.RealClock{}),
 	}
+}
+
+// notOwnNodeWrite drops the node update events that are the echo of a
+// binding's own node patch (the untaint and the legacy annotations): the
+// pass that patched has acted on it, and the binding's next pass would
+// find the node as it left it. Someone else's change of the node's marks
+// passes (expect.Transitions: only an exact version change of ours is
+// dropped).
+func (c *Connector) notOwnNodeWrite() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld == nil || e.ObjectNew == nil {
+			return true
+		}
+		return !c.ownNodeWrites.Own(e.ObjectNew.GetName(), e.ObjectOld.GetResourceVersion(), e.ObjectNew.GetResourceVersion())
+	}}
 }
 
 func providerConfigRef(name string) *xpv2.ProviderConfigReference {

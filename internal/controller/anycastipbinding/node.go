@@ -107,9 +107,16 @@ func (e *external) cleanNode(ctx context.Context, b *networkingv1alpha1.AnycastI
 // reports whether it changed anything. e.node is updated to the patched
 // node.
 func (e *external) patchNode(ctx context.Context, want decide.NodeWant) (bool, error) {
+	before := e.node.ResourceVersion
 	changed, node, err := nodepatch.Apply(ctx, e.c.kube, e.c.reader, e.node, func(n *corev1.Node) nodepatch.Want {
 		return decide.Marks(n, want)
 	})
+	if changed && err == nil {
+		// From the cached copy's version: when Apply had to read the node
+		// afresh, the echo's old version is not this one, and the event
+		// brings a pass as someone else's would.
+		e.c.ownNodeWrites.Record(node.Name, before, node.ResourceVersion)
+	}
 	e.node = node
 	return changed, err
 }

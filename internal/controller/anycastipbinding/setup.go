@@ -361,6 +361,10 @@ func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *r
 		// their allocation, so associations keep their bucket busy while
 		// allocations drain theirs.
 		ProgressPriority: progressPriority,
+		// The allocation task takes a second or two: the pass after
+		// AllocateAddresses comes a task poll interval later (Create
+		// chooses it), not at once to find the address still CREATING.
+		PollAfterCreate: true,
 		// The allocation is idempotent (a ClientToken derived from the
 		// UID returns the first call's address) and Observe finds the
 		// address by its ownership tags, so the check before allocating is
@@ -397,8 +401,8 @@ func (o Options) setupBindingController(mgr ctrl.Manager, conn *Connector) error
 		return out
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(reconciler.Changes())).
-		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodepatch.Changed)).
+		For(&networkingv1alpha1.AnycastIPBinding{}, builder.WithPredicates(reconciler.Changes(), r.OwnWrites())).
+		Watches(&corev1.Node{}, nodeToBindings, builder.WithPredicates(nodepatch.Changed, conn.notOwnNodeWrite())).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: max(o.MaxConcurrentReconciles, 1),
 			// The reconciler asks for rate-limited requeues after a step and

@@ -120,6 +120,8 @@ func (p *pass[T]) patchMeta(ctx context.Context, patch client.Patch, retried boo
 		return err
 	}
 	before := p.obj.GetResourceVersion()
+	// The watch event of this write is its echo (OwnWrites).
+	r.own.Record(p.key, before, cp.GetResourceVersion())
 	carry(cp)
 	p.obj.SetResourceVersion(cp.GetResourceVersion())
 	stored, err := statusJSON(cp)

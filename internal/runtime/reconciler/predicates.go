@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -46,4 +47,21 @@ func AnnotationsChanged(before, after map[string]string) bool {
 		return m
 	}
 	return !maps.Equal(strip(before), strip(after))
+}
+
+// OwnWrites drops the update events that are the echo of this reconciler's
+// own metadata writes (the annotations recording a create, a finalizer):
+// the event's old and new versions are exactly the ones the write went
+// from and to, so nothing but that write changed, and the pass that wrote
+// it has already chosen when the object is looked at next. Any other
+// update (someone else's write, one that landed on top of someone else's,
+// a watch that skipped versions) passes.
+func (r *Reconciler[T]) OwnWrites() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld == nil || e.ObjectNew == nil {
+			return true
+		}
+		key := types.NamespacedName{Namespace: e.ObjectNew.GetNamespace(), Name: e.ObjectNew.GetName()}
+		return !r.own.Own(key, e.ObjectOld.GetResourceVersion(), e.ObjectNew.GetResourceVersion())
+	}}
 }

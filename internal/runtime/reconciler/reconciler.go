@@ -140,6 +140,12 @@ type Options[T Object] struct {
 	// DeferStatus, when set, lets the kind leave transitional progress
 	// unwritten (see DeferStatus).
 	DeferStatus DeferStatus[T]
+	// PollAfterCreate: the pass after a successful create follows the
+	// interval the kind chose during it (a Poller), when it chose one,
+	// instead of coming at once: the kind knows its cloud object cannot
+	// have moved on sooner (an asynchronous allocation task), so the
+	// immediate pass would only observe it still being created.
+	PollAfterCreate bool
 	// Clock is the reconciler's time (default: the real clock).
 	Clock clock.PassiveClock
 }
@@ -156,6 +162,9 @@ type Reconciler[T Object] struct {
 	// usages remembers the usages recorded recently, by object UID and
 	// provider config.
 	usages *expect.Writes[string, struct{}]
+	// own remembers the version changes of this process's metadata
+	// writes, whose watch events OwnWrites drops.
+	own *expect.Transitions[types.NamespacedName]
 }
 
 // memo is what the reconciler remembers about one object.
@@ -200,6 +209,7 @@ func New[T Object](o Options[T]) *Reconciler[T] {
 		// nothing (a deferral's age is measured on o.Clock).
 		writes: expect.New[types.NamespacedName, *memo[T]](memoTTL, maxMemos, clock.RealClock{}),
 		usages: expect.New[string, struct{}](o.UsageTTL, maxMemos, o.Clock),
+		own:    expect.NewTransitions[types.NamespacedName](memoTTL, maxMemos, clock.RealClock{}),
 	}
 }
 
@@ -364,10 +374,7 @@ func (p *pass[T]) run(ctx context.Context) reconcile.Result {
 			if d, ok := p.chosenPoll(ext); ok {
 				// The deletion waits for a cloud task: look again when
 				// it should have ended, not after a growing backoff.
-				res = reconcile.Result{RequeueAfter: d}
-				if r.o.ProgressPriority != 0 {
-					res.Priority = ptr.To(r.o.ProgressPriority)
-				}
+				res = progressAfter(d, r.o.ProgressPriority)
 			}
 		}
 	case Update:
@@ -430,7 +437,19 @@ func (p *pass[T]) create(ctx, extCtx context.Context, ext managed.TypedExternalC
 	if err := p.syncCluster(ctx, ext); err != nil {
 		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", err)
 	}
+	if d, ok := p.chosenPoll(ext); ok && r.o.PollAfterCreate {
+		return progressAfter(d, r.o.ProgressPriority)
+	}
 	return requeue(r.o.ProgressPriority)
+}
+
+// progressAfter asks for the pass after d at priority (a step in flight).
+func progressAfter(d time.Duration, priority int) reconcile.Result {
+	res := reconcile.Result{RequeueAfter: d}
+	if priority != 0 {
+		res.Priority = ptr.To(priority)
+	}
+	return res
 }
 
 // syncCluster runs the kind's Kubernetes-side effects, if it has any.

@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -858,5 +859,79 @@ func TestDeletionWaitsForTheChosenPoll(t *testing.T) {
 	}
 	if n := w.ext.deletes.Load(); n != 2 {
 		t.Errorf("%d delete steps, want 2", n)
+	}
+}
+
+// TestPollAfterCreate: with PollAfterCreate, the pass after a create comes
+// after the interval the external client chose in it (at the progress
+// priority); without a chosen interval, or without the option, at once
+// (the rate-limited requeue).
+func TestPollAfterCreate(t *testing.T) {
+	absent := func(context.Context, *binding) (managed.ExternalObservation, error) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	cases := map[string]struct {
+		option       bool
+		poll         time.Duration
+		wantAfter    time.Duration
+		wantPriority bool
+	}{
+		"the chosen poll":               {option: true, poll: 300 * time.Millisecond, wantAfter: 300 * time.Millisecond, wantPriority: true},
+		"no poll chosen":                {option: true},
+		"the option off":                {poll: 300 * time.Millisecond},
+		"neither the option nor a poll": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, func(o *Options[*binding]) { o.ProgressPriority, o.PollAfterCreate = 10, tc.option })
+			w.ext.observe = absent
+			w.ext.poll = tc.poll
+			res := w.pass()
+			if n := w.ext.creates.Load(); n != 1 {
+				t.Fatalf("%d creates, want 1", n)
+			}
+			if tc.wantAfter == 0 {
+				if !res.Requeue || res.RequeueAfter != 0 { //nolint:staticcheck // the reconciler's rate-limited requeue
+					t.Errorf("%+v, want a rate-limited requeue", res)
+				}
+				return
+			}
+			if res.RequeueAfter != tc.wantAfter || (res.Priority != nil && *res.Priority == 10) != tc.wantPriority {
+				t.Errorf("%+v, want RequeueAfter %s at priority 10", res, tc.wantAfter)
+			}
+		})
+	}
+}
+
+// TestOwnWrites: the watch event of the reconciler's own annotation write
+// is dropped; someone else's write, and one that spans it, pass.
+func TestOwnWrites(t *testing.T) {
+	w := newWorld(t, nil)
+	// A first pass writes the status, so the second writes the
+	// annotation alone.
+	w.pass()
+	w.ext.observe = func(_ context.Context, b *binding) (managed.ExternalObservation, error) {
+		meta.SetExternalName(b, "recorded")
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
+	before := w.stored()
+	w.pass()
+	after := w.stored()
+	if meta.GetExternalName(after) != "recorded" {
+		t.Fatalf("the pass did not record the annotation: %v", after.Annotations)
+	}
+	pred := w.r.OwnWrites()
+	update := func(old, updated *binding) bool {
+		return pred.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated})
+	}
+	if update(before, after) {
+		t.Error("the echo of the pass's own annotation write passes")
+	}
+	other := w.someone("x")
+	if !update(after, other) {
+		t.Error("someone else's write after the pass's is dropped")
+	}
+	if !update(before, other) {
+		t.Error("an event spanning the pass's write and someone else's is dropped")
 	}
 }
