@@ -27,12 +27,28 @@ const sharedSets = 4096
 // Sharing is safe because nobody writes to a cached object: readers get
 // deep copies (controller-runtime's default) or, with UnsafeDisableDeepCopy,
 // only read (see cache.go).
+//
+// Strings that many objects repeat (a pod's namespace, phase and
+// generateName; a node's label keys and their common values) are shared
+// the same way: the decoder gives every object a copy of its own.
 type metaSharer struct {
-	maps, owners, resources *lru.Cache
+	maps, owners, resources, strs *lru.Cache
 }
 
 func newMetaSharer() *metaSharer {
-	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets)}
+	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets), strs: lru.New(sharedSets)}
+}
+
+// str returns the remembered string equal to v, or remembers v.
+func (s *metaSharer) str(v string) string {
+	if v == "" {
+		return v
+	}
+	if shared, ok := s.strs.Get(v); ok {
+		return shared.(string)
+	}
+	s.strs.Add(v, v)
+	return v
 }
 
 // transform is the cache transform: it replaces an object's labels and
@@ -43,6 +59,11 @@ func (s *metaSharer) transform(obj any) (any, error) {
 		return obj, nil
 	}
 	m.SetLabels(s.stringMap(m.GetLabels()))
+	m.SetNamespace(s.str(m.GetNamespace()))
+	m.SetGenerateName(s.str(m.GetGenerateName()))
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.Status.Phase = corev1.PodPhase(s.str(string(p.Status.Phase)))
+	}
 	if refs := m.GetOwnerReferences(); len(refs) > 0 {
 		key := ownersKey(refs)
 		if shared, ok := s.owners.Get(key); ok {
@@ -66,6 +87,7 @@ func (s *metaSharer) transformNode(obj any) (any, error) {
 		return obj, nil
 	}
 	n.Annotations = s.stringMap(n.Annotations)
+	n.Labels = s.nodeLabels(n.Labels)
 	if len(n.Status.Allocatable) > 0 {
 		key := resourcesKey(n.Status.Allocatable)
 		if shared, ok := s.resources.Get(key); ok {
@@ -75,6 +97,21 @@ func (s *metaSharer) transformNode(obj any) (any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// nodeLabels returns labels with shared keys and values: a node's labels
+// are unique (its host name), so the map cannot be shared, but the other
+// nodes repeat its keys and most of its values (architecture, OS, zone,
+// instance type, the node group).
+func (s *metaSharer) nodeLabels(labels map[string]string) map[string]string {
+	if len(labels) == 0 {
+		return labels
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		out[s.str(k)] = s.str(v)
+	}
+	return out
 }
 
 // stringMap returns the remembered map equal to m, or remembers m.
