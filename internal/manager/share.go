@@ -28,9 +28,11 @@ const sharedSets = 4096
 // deep copies (controller-runtime's default) or, with UnsafeDisableDeepCopy,
 // only read (see cache.go).
 //
-// Strings that many objects repeat (a pod's namespace, phase and
-// generateName; a node's label keys and their common values) are shared
-// the same way: the decoder gives every object a copy of its own.
+// Strings that many pods repeat (phase, generateName) are shared the same
+// way: the decoder gives every pod a copy of its own. (Not a node's label
+// keys: a node's labels are unique, so sharing their keys means a new map
+// per node, which cost more than the keys saved; nor the namespace, whose
+// decoded copies a heap profile still showed retained with it shared.)
 type metaSharer struct {
 	maps, owners, resources, strs *lru.Cache
 }
@@ -59,7 +61,6 @@ func (s *metaSharer) transform(obj any) (any, error) {
 		return obj, nil
 	}
 	m.SetLabels(s.stringMap(m.GetLabels()))
-	m.SetNamespace(s.str(m.GetNamespace()))
 	m.SetGenerateName(s.str(m.GetGenerateName()))
 	if p, ok := obj.(*corev1.Pod); ok {
 		p.Status.Phase = corev1.PodPhase(s.str(string(p.Status.Phase)))
@@ -87,7 +88,6 @@ func (s *metaSharer) transformNode(obj any) (any, error) {
 		return obj, nil
 	}
 	n.Annotations = s.stringMap(n.Annotations)
-	n.Labels = s.nodeLabels(n.Labels)
 	if len(n.Status.Allocatable) > 0 {
 		key := resourcesKey(n.Status.Allocatable)
 		if shared, ok := s.resources.Get(key); ok {
@@ -97,21 +97,6 @@ func (s *metaSharer) transformNode(obj any) (any, error) {
 		}
 	}
 	return obj, nil
-}
-
-// nodeLabels returns labels with shared keys and values: a node's labels
-// are unique (its host name), so the map cannot be shared, but the other
-// nodes repeat its keys and most of its values (architecture, OS, zone,
-// instance type, the node group).
-func (s *metaSharer) nodeLabels(labels map[string]string) map[string]string {
-	if len(labels) == 0 {
-		return labels
-	}
-	out := make(map[string]string, len(labels))
-	for k, v := range labels {
-		out[s.str(k)] = s.str(v)
-	}
-	return out
 }
 
 // stringMap returns the remembered map equal to m, or remembers m.
