@@ -1,7 +1,6 @@
 package cloud
 
 import (
-	"fmt"
 	"testing"
 	"unsafe"
 )
@@ -28,23 +27,5 @@ func TestTagKey(t *testing.T) {
 				t.Errorf("shares the first copy: %v, want %v", same, tc.shared)
 			}
 		})
-	}
-}
-
-// TestTagKeyBounded: beyond maxTagKeys distinct keys, keys are returned as
-// they are and nothing more is remembered.
-func TestTagKeyBounded(t *testing.T) {
-	for i := range maxTagKeys + 10 {
-		TagKey(fmt.Sprintf("bounded-%d", i))
-	}
-	tagKeys.RLock()
-	n := len(tagKeys.m)
-	tagKeys.RUnlock()
-	if n > maxTagKeys {
-		t.Errorf("remembers %d keys, want at most %d", n, maxTagKeys)
-	}
-	k := string([]byte("beyond-the-bound"))
-	if got := TagKey(k); got != k || unsafe.StringData(got) != unsafe.StringData(k) {
-		t.Errorf("a key beyond the bound: got %q (a shared copy), want the key itself", got)
 	}
 }

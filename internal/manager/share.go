@@ -3,6 +3,7 @@ package manager
 import (
 	"slices"
 	"strconv"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,23 +35,20 @@ const sharedSets = 4096
 // per node, which cost more than the keys saved; nor the namespace, whose
 // decoded copies a heap profile still showed retained with it shared.)
 type metaSharer struct {
-	maps, owners, resources, strs *lru.Cache
+	maps, owners, resources *lru.Cache
 }
 
 func newMetaSharer() *metaSharer {
-	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets), strs: lru.New(sharedSets)}
+	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets)}
 }
 
-// str returns the remembered string equal to v, or remembers v.
+// str returns the one shared copy of v (unique's handles are weak: a
+// string no cached object holds any more is collected).
 func (s *metaSharer) str(v string) string {
 	if v == "" {
 		return v
 	}
-	if shared, ok := s.strs.Get(v); ok {
-		return shared.(string)
-	}
-	s.strs.Add(v, v)
-	return v
+	return unique.Make(v).Value()
 }
 
 // transform is the cache transform: it replaces an object's labels and
