@@ -3,6 +3,7 @@ package manager
 import (
 	"slices"
 	"strconv"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +28,27 @@ const sharedSets = 4096
 // Sharing is safe because nobody writes to a cached object: readers get
 // deep copies (controller-runtime's default) or, with UnsafeDisableDeepCopy,
 // only read (see cache.go).
+//
+// Strings that many pods repeat (phase, generateName) are shared the same
+// way: the decoder gives every pod a copy of its own. (Not a node's label
+// keys: a node's labels are unique, so sharing their keys means a new map
+// per node, which cost more than the keys saved; nor the namespace, whose
+// decoded copies a heap profile still showed retained with it shared.)
 type metaSharer struct {
 	maps, owners, resources *lru.Cache
 }
 
 func newMetaSharer() *metaSharer {
 	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets)}
+}
+
+// str returns the one shared copy of v (unique's handles are weak: a
+// string no cached object holds any more is collected).
+func (s *metaSharer) str(v string) string {
+	if v == "" {
+		return v
+	}
+	return unique.Make(v).Value()
 }
 
 // transform is the cache transform: it replaces an object's labels and
@@ -43,6 +59,10 @@ func (s *metaSharer) transform(obj any) (any, error) {
 		return obj, nil
 	}
 	m.SetLabels(s.stringMap(m.GetLabels()))
+	m.SetGenerateName(s.str(m.GetGenerateName()))
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.Status.Phase = corev1.PodPhase(s.str(string(p.Status.Phase)))
+	}
 	if refs := m.GetOwnerReferences(); len(refs) > 0 {
 		key := ownersKey(refs)
 		if shared, ok := s.owners.Get(key); ok {

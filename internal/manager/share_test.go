@@ -162,3 +162,43 @@ func TestMetaSharerNodes(t *testing.T) {
 		t.Error("allocatable shared between unequal nodes or not between equal ones")
 	}
 }
+
+// TestMetaSharerStrings: strings many pods repeat share one copy
+// (generateName and phase), and no content changes.
+func TestMetaSharerStrings(t *testing.T) {
+	// Built as the decoder builds them: separate strings of equal content.
+	str := func(s string) string { return string([]byte(s)) }
+	pod := func(name, ns, generateName string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: str(name), Namespace: str(ns), GenerateName: str(generateName)},
+			Status: corev1.PodStatus{Phase: corev1.PodPhase(str(string(phase)))}}
+	}
+	same := func(a, b string) bool { return a != "" && unsafe.StringData(a) == unsafe.StringData(b) }
+	for _, tc := range []struct {
+		name          string
+		first, second *corev1.Pod
+		gen, phase    bool
+	}{
+		{"one ReplicaSet and phase", pod("a-1", "team", "a-", corev1.PodRunning), pod("a-2", "team", "a-", corev1.PodRunning), true, true},
+		{"another ReplicaSet and phase", pod("a-1", "team", "a-", corev1.PodRunning), pod("a-1", "other", "b-", corev1.PodPending), false, false},
+		{"no generateName or phase", pod("a", "team", "", ""), pod("b", "team", "", ""), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newMetaSharer()
+			want := tc.second.DeepCopy()
+			for _, p := range []*corev1.Pod{tc.first, tc.second} {
+				if _, err := s.transform(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !reflect.DeepEqual(want, tc.second) {
+				t.Errorf("sharing changed the pod: %+v, want %+v", tc.second, want)
+			}
+			if got := same(tc.first.GenerateName, tc.second.GenerateName); got != tc.gen {
+				t.Errorf("generateName shared: %v, want %v", got, tc.gen)
+			}
+			if got := same(string(tc.first.Status.Phase), string(tc.second.Status.Phase)); got != tc.phase {
+				t.Errorf("phase shared: %v, want %v", got, tc.phase)
+			}
+		})
+	}
+}

@@ -104,7 +104,7 @@ func tagsFromSDK(tags []types.Tag) map[string]string {
 	out := make(map[string]string, len(tags))
 	for _, t := range tags {
 		if t.Key != nil {
-			out[*t.Key] = awssdk.ToString(t.Value)
+			out[cloud.TagKey(*t.Key)] = awssdk.ToString(t.Value)
 		}
 	}
 	return out

@@ -10,6 +10,8 @@ import (
 	cvm "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/cvm/v20170312"
 	tag "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/tag/v20180813"
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
+
+	"github.com/edgeplane/edgeplane/internal/cloud"
 )
 
 // Address types edgeplane allocates.
@@ -261,7 +263,7 @@ func networkInterfaceFromSDK(n *vpc.NetworkInterface) NetworkInterface {
 	}
 	for _, t := range n.TagSet {
 		if t != nil && t.Key != nil {
-			out.Tags[*t.Key] = deref(t.Value)
+			out.Tags[cloud.TagKey(*t.Key)] = deref(t.Value)
 		}
 	}
 	return out
@@ -383,7 +385,7 @@ func addressFromSDK(a *vpc.Address) Address {
 	}
 	for _, t := range a.TagSet {
 		if t != nil && t.Key != nil {
-			out.Tags[*t.Key] = deref(t.Value)
+			out.Tags[cloud.TagKey(*t.Key)] = deref(t.Value)
 		}
 	}
 	return out
@@ -432,7 +434,7 @@ func taggedResourceFromSDK(r *tag.ResourceTag) TaggedResource {
 	}
 	for _, t := range r.Tags {
 		if t != nil && t.TagKey != nil {
-			out.Tags[*t.TagKey] = deref(t.TagValue)
+			out.Tags[cloud.TagKey(*t.TagKey)] = deref(t.TagValue)
 		}
 	}
 	return out
@@ -456,7 +458,7 @@ func instanceFromSDK(in *cvm.Instance) Instance {
 	}
 	for _, t := range in.Tags {
 		if t != nil && t.Key != nil {
-			out.Tags[*t.Key] = deref(t.Value)
+			out.Tags[cloud.TagKey(*t.Key)] = deref(t.Value)
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +104,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 					if v.Skip {
 						continue
 					}
-					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, release: v.Release, reportOnly: v.ReportOnly}
+					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, owner: types.UID(v.OwnerUID), release: v.Release, reportOnly: v.ReportOnly}
 					out = append(out, orphan.CloudObject{
 						ID: a.AllocationID, CreatedAt: v.BornAt, OwnerUID: types.UID(v.OwnerUID), HasClusterIdentity: true,
 						ReportOnly:  v.ReportOnly,
@@ -126,7 +127,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 						continue
 					}
 					const why = "tagged only by aws-pod-eip-controller: edgeplane did not allocate it and never releases it"
-					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, reportOnly: why}
+					next[a.AllocationID] = sweptAddr{acct: acct, addr: a, owner: v.OwnerUID, reportOnly: why}
 					if v.Namespace != "" {
 						nextNS.Insert(v.Namespace)
 					}
@@ -164,6 +165,9 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 					return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
 				}
 			}
+			mu.Lock()
+			dropOwned(found, out)
+			mu.Unlock()
 			return out, nil
 		},
 		Delete: func(ctx context.Context, obj orphan.CloudObject) error {
@@ -184,11 +188,22 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 }
 
 type sweptAddr struct {
-	acct    *account
-	addr    decide.Address
+	acct *account
+	addr decide.Address
+	// owner is the UID the sweep judges the address by (its CloudObject's
+	// OwnerUID).
+	owner   types.UID
 	release bool
 	// reportOnly: never released nor untagged (see decide.SweepVerdict).
 	reportOnly string
+}
+
+// dropOwned forgets the listed addresses whose owner exists: the sweep
+// deletes only addresses without one (orphan.Decide), and the listing would
+// otherwise be held until the next sweep, a copy of every address of the
+// cluster.
+func dropOwned(found map[string]sweptAddr, owners sets.Set[types.UID]) {
+	maps.DeleteFunc(found, func(_ string, a sweptAddr) bool { return a.owner != "" && owners.Has(a.owner) })
 }
 
 // remove releases an orphaned Auto address or takes edgeplane's tags off a
