@@ -140,6 +140,15 @@ type Options[T Object] struct {
 	// DeferStatus, when set, lets the kind leave transitional progress
 	// unwritten (see DeferStatus).
 	DeferStatus DeferStatus[T]
+	// SyncBesideCreateRecord runs the kind's cluster sync after a create
+	// beside the write that records the created cloud object (its
+	// external name) instead of after it: one API round trip less in
+	// every create pass, which holds a worker and delays the objects
+	// after it. For a kind whose SyncCluster only reads the object (it is
+	// given a copy) and whose cluster-side marks follow what the cloud
+	// holds, right whether or not the record lands: the kind finds its
+	// cloud object again by its ownership tags.
+	SyncBesideCreateRecord bool
 	// Clock is the reconciler's time (default: the real clock).
 	Clock clock.PassiveClock
 }
@@ -422,21 +431,46 @@ func (p *pass[T]) create(ctx, extCtx context.Context, ext managed.TypedExternalC
 	}
 	meta.SetExternalCreatePending(obj, started)
 	meta.SetExternalCreateSucceeded(obj, r.o.Clock.Now())
-	if err := p.persistAnnotations(ctx, annotations, true); err != nil {
-		return p.fail(reasonCannotUpdateMR, "cannot record the created external resource", err)
+	var (
+		syncErr  error
+		syncDone chan struct{}
+	)
+	if r.o.SyncBesideCreateRecord {
+		snapshot := copyOf(obj)
+		syncDone = make(chan struct{})
+		go func() {
+			defer close(syncDone)
+			syncErr = p.syncClusterOf(ctx, ext, snapshot)
+		}()
+	}
+	recordErr := p.persistAnnotations(ctx, annotations, true)
+	if syncDone != nil {
+		<-syncDone
+	}
+	if recordErr != nil {
+		return p.fail(reasonCannotUpdateMR, "cannot record the created external resource", recordErr)
 	}
 	p.event("Normal", reasonCreated, "Successfully requested creation of external resource")
 	p.synced(xpv2.ReconcileSuccess())
-	if err := p.syncCluster(ctx, ext); err != nil {
-		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", err)
+	if syncDone == nil {
+		syncErr = p.syncCluster(ctx, ext)
+	}
+	if syncErr != nil {
+		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", syncErr)
 	}
 	return requeue(r.o.ProgressPriority)
 }
 
 // syncCluster runs the kind's Kubernetes-side effects, if it has any.
 func (p *pass[T]) syncCluster(ctx context.Context, ext managed.TypedExternalClient[T]) error {
+	return p.syncClusterOf(ctx, ext, p.obj)
+}
+
+// syncClusterOf runs the kind's Kubernetes-side effects for obj (the
+// pass's object or a copy of it).
+func (p *pass[T]) syncClusterOf(ctx context.Context, ext managed.TypedExternalClient[T], obj T) error {
 	if s, ok := ext.(ClusterSyncer[T]); ok {
-		return s.SyncCluster(ctx, p.obj)
+		return s.SyncCluster(ctx, obj)
 	}
 	return nil
 }
