@@ -17,6 +17,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/providerconfig"
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/clientcache"
+	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 )
 
 // connector turns a NodeElasticIP's providerConfigRef into an EC2 client
@@ -36,6 +37,10 @@ type connector struct {
 
 	// accounts maps kind/name of a provider config to its account.
 	accounts *clientcache.Cache[*account]
+	// nodes are the nodes this process patched: the pass after a patch
+	// starts from the patched node while the cache still shows the one
+	// before (a patch computed from that would be refused).
+	nodes *nodepatch.Written
 }
 
 // account is one cloud account as a set of shared clients.
@@ -48,7 +53,8 @@ type account struct {
 
 func newConnector(kube client.Client, reader client.Reader, rec events.EventRecorder, o Options, cluster string, creds *credstatus.Board) *connector {
 	return &connector{kube: kube, reader: reader, nodeEvents: rec, opts: o, cluster: cluster, creds: creds,
-		accounts: clientcache.New[*account](clientcache.Config{ConfigTTL: o.clientCacheTTL(), Clock: o.clock()})}
+		accounts: clientcache.New[*account](clientcache.Config{ConfigTTL: o.clientCacheTTL(), Clock: o.clock()}),
+		nodes:    nodepatch.NewWritten(patchedNodeTTL, maxRemembered, o.clock())}
 }
 
 // Connect resolves the NodeElasticIP's provider config and returns the
@@ -108,6 +114,10 @@ func (c *connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReferenc
 		},
 	}, nil
 }
+
+// patchedNodeTTL is how long a patched node is remembered: well past the
+// time an informer takes to catch up.
+const patchedNodeTTL = time.Minute
 
 // configError reports whether err is the provider config's fault (missing,
 // for another cloud, without credentials) rather than the cloud's.

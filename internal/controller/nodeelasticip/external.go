@@ -509,7 +509,8 @@ func (e *external) Delete(ctx context.Context, n *networkingv1alpha1.NodeElastic
 }
 
 // readNode reads the NodeElasticIP's node from the cache (nil when it does
-// not exist).
+// not exist), or the node as this process patched it when the cache has
+// not caught up with the patch yet.
 func (e *external) readNode(ctx context.Context, name string) error {
 	node := &corev1.Node{}
 	if err := e.conn.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
@@ -519,7 +520,7 @@ func (e *external) readNode(ctx context.Context, name string) error {
 		}
 		return fmt.Errorf("reading node %s: %w", name, err)
 	}
-	e.node = node
+	e.node = e.conn.nodes.Latest(node)
 	return nil
 }
 

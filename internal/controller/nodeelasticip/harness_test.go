@@ -100,6 +100,8 @@ type world struct {
 	opts    func(*nodeelasticip.Options)
 	// wrap, when set, wraps the manager's transport to the API server.
 	wrap func(http.RoundTripper) http.RoundTripper
+	// mgr is the running manager (startManager).
+	mgr ctrl.Manager
 }
 
 type worldOpts struct {
@@ -256,6 +258,7 @@ func (w *world) startManager() {
 			w.t.Logf("manager stopped: %v", err)
 		}
 	}()
+	w.mgr = mgr
 	var once sync.Once
 	w.stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
 	w.t.Cleanup(w.stop)

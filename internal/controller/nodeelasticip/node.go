@@ -37,6 +37,7 @@ func (e *external) SyncCluster(ctx context.Context, n *networkingv1alpha1.NodeEl
 			return decide.CleanWant(node, m, id, ip)
 		}
 	}
+	before := e.node.ResourceVersion
 	changed, node, err := nodepatch.Apply(ctx, e.conn.kube, e.conn.reader, e.node, want)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -48,6 +49,7 @@ func (e *external) SyncCluster(ctx context.Context, n *networkingv1alpha1.NodeEl
 	if !changed {
 		return nil
 	}
+	e.conn.nodes.Record(before, node)
 	switch e.sync {
 	case syncBound:
 		e.nodeEvent(n, corev1.EventTypeNormal, networkingv1alpha1.NodeElasticIPEventAssociated, actionAssociate,

@@ -320,7 +320,13 @@ func newReconciler(mgr ctrl.Manager, conn *connector) *reconciler.Reconciler[*ne
 		PrefetchCreate: func(n *networkingv1alpha1.NodeElasticIP) bool {
 			return meta.GetExternalName(n) == "" && !meta.WasDeleted(n)
 		},
-		Clock: o.Clock,
+		// The node patch after an allocation and association goes out
+		// beside the external-name record: SyncCluster only reads the
+		// NodeElasticIP, and the node's marks say what EC2 holds (the
+		// address is on the node), which a lost record does not change —
+		// the next pass finds the address by its owner UID.
+		SyncBesideCreateRecord: true,
+		Clock:                  o.Clock,
 	})
 }
 

@@ -146,6 +146,15 @@ type Options[T Object] struct {
 	// have moved on sooner (an asynchronous allocation task), so the
 	// immediate pass would only observe it still being created.
 	PollAfterCreate bool
+	// SyncBesideCreateRecord runs the kind's cluster sync after a create
+	// beside the write that records the created cloud object (its
+	// external name) instead of after it: one API round trip less in
+	// every create pass, which holds a worker and delays the objects
+	// after it. For a kind whose SyncCluster only reads the object (it is
+	// given a copy) and whose cluster-side marks follow what the cloud
+	// holds, right whether or not the record lands: the kind finds its
+	// cloud object again by its ownership tags.
+	SyncBesideCreateRecord bool
 	// Clock is the reconciler's time (default: the real clock).
 	Clock clock.PassiveClock
 }
@@ -429,13 +438,32 @@ func (p *pass[T]) create(ctx, extCtx context.Context, ext managed.TypedExternalC
 	}
 	meta.SetExternalCreatePending(obj, started)
 	meta.SetExternalCreateSucceeded(obj, r.o.Clock.Now())
-	if err := p.persistAnnotations(ctx, annotations, true); err != nil {
-		return p.fail(reasonCannotUpdateMR, "cannot record the created external resource", err)
+	var (
+		syncErr  error
+		syncDone chan struct{}
+	)
+	if r.o.SyncBesideCreateRecord {
+		snapshot := copyOf(obj)
+		syncDone = make(chan struct{})
+		go func() {
+			defer close(syncDone)
+			syncErr = p.syncClusterOf(ctx, ext, snapshot)
+		}()
+	}
+	recordErr := p.persistAnnotations(ctx, annotations, true)
+	if syncDone != nil {
+		<-syncDone
+	}
+	if recordErr != nil {
+		return p.fail(reasonCannotUpdateMR, "cannot record the created external resource", recordErr)
 	}
 	p.event("Normal", reasonCreated, "Successfully requested creation of external resource")
 	p.synced(xpv2.ReconcileSuccess())
-	if err := p.syncCluster(ctx, ext); err != nil {
-		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", err)
+	if syncDone == nil {
+		syncErr = p.syncCluster(ctx, ext)
+	}
+	if syncErr != nil {
+		return p.fail(reasonCannotSyncCluster, "cannot sync cluster objects", syncErr)
 	}
 	if d, ok := p.chosenPoll(ext); ok && r.o.PollAfterCreate {
 		return progressAfter(d, r.o.ProgressPriority)
@@ -454,8 +482,14 @@ func progressAfter(d time.Duration, priority int) reconcile.Result {
 
 // syncCluster runs the kind's Kubernetes-side effects, if it has any.
 func (p *pass[T]) syncCluster(ctx context.Context, ext managed.TypedExternalClient[T]) error {
+	return p.syncClusterOf(ctx, ext, p.obj)
+}
+
+// syncClusterOf runs the kind's Kubernetes-side effects for obj (the
+// pass's object or a copy of it).
+func (p *pass[T]) syncClusterOf(ctx context.Context, ext managed.TypedExternalClient[T], obj T) error {
 	if s, ok := ext.(ClusterSyncer[T]); ok {
-		return s.SyncCluster(ctx, p.obj)
+		return s.SyncCluster(ctx, obj)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -933,5 +934,66 @@ func TestOwnWrites(t *testing.T) {
 	}
 	if !update(before, other) {
 		t.Error("an event spanning the pass's write and someone else's is dropped")
+	}
+}
+
+// TestSyncBesideCreateRecord: with SyncBesideCreateRecord a create pass
+// syncs the cluster while the created cloud object is being recorded — on
+// a copy carrying what Create found, so the record's write never races
+// with the kind — and still fails the pass when either write fails.
+func TestSyncBesideCreateRecord(t *testing.T) {
+	cases := []struct {
+		name         string
+		recordFails  bool
+		syncErr      error
+		synced       corev1.ConditionStatus
+		wantExternal string
+	}{
+		{name: "both land", synced: corev1.ConditionTrue, wantExternal: "eip-1"},
+		{name: "the sync fails", syncErr: errors.New("boom"), synced: corev1.ConditionFalse, wantExternal: "eip-1"},
+		{name: "the record fails", recordFails: true, synced: corev1.ConditionFalse},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, func(o *Options[*binding]) { o.SyncBesideCreateRecord = true })
+			w.ext.observe = func(context.Context, *binding) (managed.ExternalObservation, error) {
+				return managed.ExternalObservation{}, nil
+			}
+			w.ext.create = func(_ context.Context, b *binding) error {
+				meta.SetExternalName(b, "eip-1")
+				if c.recordFails {
+					// The object goes away under the pass: its record
+					// cannot be written.
+					gone := w.stored()
+					gone.Finalizers = nil
+					if err := env.Client.Update(w.ctx, gone); err != nil {
+						t.Fatal(err)
+					}
+					if err := env.Client.Delete(w.ctx, gone); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return nil
+			}
+			var seen *binding
+			w.ext.sync = func(_ context.Context, b *binding) error {
+				seen = b
+				return c.syncErr
+			}
+			w.pass()
+			if w.ext.syncs.Load() != 1 || seen == nil || meta.GetExternalName(seen) != "eip-1" {
+				t.Fatalf("synced %d times, with external name %q; want once, with what Create found", w.ext.syncs.Load(), meta.GetExternalName(seen))
+			}
+			if c.recordFails {
+				return
+			}
+			got := w.stored()
+			if meta.GetExternalName(got) != c.wantExternal {
+				t.Errorf("external name %q, want %q", meta.GetExternalName(got), c.wantExternal)
+			}
+			if s := got.GetCondition(xpv2.TypeSynced); s.Status != c.synced {
+				t.Errorf("Synced %s %q, want %s", s.Status, s.Message, c.synced)
+			}
+		})
 	}
 }
