@@ -5,9 +5,12 @@
 // validating webhook under 200 concurrent pool creations. Each is timed
 // three ways: inside the webhook server's handler, by the API server around
 // its call of the webhook (its trace spans, the latency a client's request
-// pays for the webhook), and by the client for its whole request. It runs
-// under `make bench`; its one test only checks that no webhook of the
-// configurations is left without a benchmark.
+// pays for the webhook), and by the client for its whole request. The
+// webhooks are served by a manager process of its own (this test binary
+// re-executed, manager_test.go), not by the benchmark's process, whose 200
+// client goroutines would otherwise compete with the handlers for the same
+// Go scheduler. It runs under `make bench`; its one test only checks that
+// no webhook of the configurations is left without a benchmark.
 package webhooks_test
 
 import (
@@ -30,7 +33,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/pflag"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,13 +42,9 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -80,7 +78,8 @@ var benchmarked = map[string]func(*testing.B){
 
 // recorder times the admission requests the benchmark's requests cause, by
 // URL path, at the server, so the figures are the webhooks' own (decoding,
-// cache reads, the decision, the patch), not the API server's.
+// cache reads, the decision, the patch, and the wait for a CPU in the
+// manager process), not the API server's. It runs in the manager process.
 type recorder struct {
 	next http.Handler
 	mu   sync.Mutex
@@ -117,8 +116,9 @@ type fixture struct {
 	// c is env's administrator whose every request asks the API server to
 	// trace it (a sampled W3C traceparent): the API server samples nothing
 	// else, so tracing costs it little and the spans are the benchmark's.
-	c      client.Client
-	rec    *recorder
+	c client.Client
+	// rec is the manager process, whose recorder times the handlers.
+	rec    *managerProc
 	spans  *spanSink
 	served []string
 	// paths maps each configured webhook's name to its URL path.
@@ -136,6 +136,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(managerSpecEnv); spec != "" {
+		os.Exit(runManager(spec))
+	}
 	code := m.Run()
 	if fx != nil {
 		fx.stop()
@@ -208,57 +211,23 @@ func newFixture() (_ *fixture, err error) {
 		}
 	}()
 
-	// Every controller that serves webhooks registers them on mux, exactly as
-	// in the manager; the recorder serves mux where the API server calls
-	// (the manager's own webhook server listens elsewhere, unused).
-	mux := http.NewServeMux()
-	port, err := freePort()
+	// The manager runs as a process of its own (manager_test.go says why),
+	// serving the webhooks where the API server's configurations point.
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
+	mgr, err := startManagerProc(ctx, dir, kubeconfig, env.Webhooks.LocalServingCertDir, env.Webhooks.LocalServingHost, env.Webhooks.LocalServingPort)
 	if err != nil {
 		return nil, err
 	}
-	// The manager's own client limits (--kube-api-qps/--kube-api-burst), not
-	// client-go's 5/10: a webhook that reads live would be throttled here
-	// as it is not in the manager.
-	cfg := rest.CopyConfig(env.Config)
-	defaults := manager.DefaultOptions()
-	cfg.QPS, cfg.Burst = float32(defaults.KubeAPIQPS), defaults.KubeAPIBurst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: env.Webhooks.LocalServingCertDir, WebhookMux: mux}),
-	})
-	if err != nil {
-		return nil, err
+	f.rec = mgr
+	stopEnv := f.stop
+	f.stop = func() {
+		mgr.stop()
+		stopEnv()
 	}
-	all := manager.Controllers()
-	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
-	manager.BindControllerFlags(fs, all)
-	if err := fs.Parse([]string{"--floatippool-extender-address=", "--floatippool-api-address=", "--floatippool-migrate-galaxy=false"}); err != nil {
-		return nil, err
-	}
-	for _, c := range all {
-		if !c.ServesWebhooks {
-			continue
-		}
-		if err := c.Setup(ctx, mgr, setup.Config{ClusterName: "bench"}); err != nil {
-			return nil, fmt.Errorf("setting up %s: %w", c.Name, err)
-		}
-		f.served = append(f.served, c.Name)
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return nil, errors.New("the cache did not sync")
-	}
-
-	// The API server calls controller-runtime's own webhook server, as in
-	// the manager (the same TLS settings, HTTP/2, timeouts), whose one
-	// handler is the recorder in front of the manager's mux.
-	mux.HandleFunc(noopPath, noopWebhook)
-	f.rec = &recorder{next: mux, d: map[string][]time.Duration{}}
-	front := http.NewServeMux()
-	front.Handle("/", f.rec)
-	srv := webhook.NewServer(webhook.Options{Host: env.Webhooks.LocalServingHost, Port: env.Webhooks.LocalServingPort,
-		CertDir: env.Webhooks.LocalServingCertDir, WebhookMux: front})
-	go func() { _ = srv.Start(ctx) }()
+	f.served = servedWebhooks()
 
 	// A namespace whose pods a Pending-trigger BurstPolicy governs, so the pod
 	// webhook does its whole job (list policies, decide, patch the gate).
@@ -308,9 +277,10 @@ type window struct{ from, to time.Time }
 // of its calls as the API server timed them (<name>-apiserver-p50-ms,
 // -p99-ms); for the benchmarked webhook the same in the no-op rounds
 // (<name>-apiserver-noop-p50-ms, -p99-ms) and the ratio of the two p99s
-// (<name>-apiserver-p99/noop); and p50 and p99 of the client's requests in
-// both (request-p50-ms, request-p99-ms, request-noop-p50-ms,
-// request-noop-p99-ms). It fails when the API server did not call webhook,
+// (<name>-apiserver-p99/noop); the manager process's CPU during each kind
+// of round (manager-cpu-ms/op, manager-noop-cpu-ms/op); and p50 and p99 of
+// the client's requests in both (request-p50-ms, request-p99-ms,
+// request-noop-p50-ms, request-noop-p99-ms). It fails when the API server did not call webhook,
 // or when it traced fewer calls of a webhook than its handler served (a
 // lost span would bias the figure).
 func report(b *testing.B, f *fixture, webhook string, real, noop *phase) {
@@ -344,6 +314,8 @@ func report(b *testing.B, f *fixture, webhook string, real, noop *phase) {
 	b.ReportMetric(ms(percentile(floor, 50)), name+"-apiserver-noop-p50-ms")
 	b.ReportMetric(ms(percentile(floor, 99)), name+"-apiserver-noop-p99-ms")
 	b.ReportMetric(float64(percentile(spans[webhook], 99))/float64(percentile(floor, 99)), name+"-apiserver-p99/noop")
+	b.ReportMetric(ms(real.managerCPU)/float64(b.N), "manager-cpu-ms/op")
+	b.ReportMetric(ms(noop.managerCPU)/float64(b.N), "manager-noop-cpu-ms/op")
 	b.ReportMetric(ms(percentile(real.requests, 50)), "request-p50-ms")
 	b.ReportMetric(ms(percentile(real.requests, 99)), "request-p99-ms")
 	b.ReportMetric(ms(percentile(noop.requests, 50)), "request-noop-p50-ms")
@@ -399,7 +371,7 @@ func (f *fixture) do(fn func() error) error {
 	return err
 }
 
-func collect(into map[string][]time.Duration, rec *recorder) {
+func collect(into map[string][]time.Duration, rec *managerProc) {
 	for path, d := range rec.reset() {
 		into[path] = append(into[path], d...)
 	}
@@ -541,6 +513,9 @@ type phase struct {
 	handler  map[string][]time.Duration // by URL path
 	windows  []window
 	requests []time.Duration // the client's
+	// managerCPU is the CPU the manager process used during the rounds'
+	// work: the handlers and whatever its controllers did meanwhile.
+	managerCPU time.Duration
 }
 
 // run runs one round of work (timed if the timer runs) and its clean-up,
@@ -552,7 +527,9 @@ func (f *fixture) run(b *testing.B, ph *phase, work func(round int, noop bool), 
 	f.mu.Unlock()
 	round++
 	w := window{from: time.Now()}
+	cpu := f.rec.cpu()
 	work(round, noop)
+	ph.managerCPU += f.rec.cpu() - cpu
 	w.to = time.Now()
 	timed := !noop
 	if timed {
@@ -699,7 +676,7 @@ func (f *fixture) createPodsConcurrently(ctx context.Context, b *testing.B, pref
 	})
 }
 
-func waitGated(ctx context.Context, env *testenv.Env, rec *recorder) error {
+func waitGated(ctx context.Context, env *testenv.Env, rec *managerProc) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for i := 0; ; i++ {
 		pod := &corev1.Pod{
