@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -128,7 +127,7 @@ func BenchmarkConverge200Nodes(b *testing.B) {
 			b.Fatal(err)
 		}
 
-		load := load1()
+		load := cpuuse.Load1()
 		cpuBefore := cpuuse.Read()
 		requests.Reset()
 		start := time.Now()
@@ -183,20 +182,6 @@ func BenchmarkConverge200Nodes(b *testing.B) {
 			float64(writes.total())/nodes, writes.byKind())
 		w.stop()
 	}
-}
-
-// load1 is the machine's 1-minute load average as the run starts (NaN if
-// unreadable): the figures are only comparable at similar loads.
-func load1() float64 {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
 }
 
 // writeCounter counts the manager's writes to the API server by verb and

@@ -5,6 +5,7 @@ package cpuuse
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,4 +66,23 @@ func (u Use) Since(before Use, wall time.Duration) string {
 	}
 	fmt.Fprintf(&b, "  %-15s %6.2fs CPU in %.2fs (%.2f cores)\n", "total", total.Seconds(), wall.Seconds(), total.Seconds()/wall.Seconds())
 	return b.String()
+}
+
+// Load1 is the machine's 1-minute load average (NaN if unreadable): a
+// benchmark reports it beside its times, which are only comparable at
+// similar loads.
+func Load1() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.NaN()
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) == 0 {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }

@@ -52,7 +52,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -84,6 +83,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
@@ -341,7 +341,7 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 		}
 	}
 	var p phase
-	p.load = append(p.load, load1())
+	p.load = append(p.load, cpuuse.Load1())
 	before, err := f.mgr.read(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -408,7 +408,7 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 	for verb, l := range after.Latency {
 		p.latency[verb] = l.minus(before.Latency[verb])
 	}
-	p.load = append(p.load, load1())
+	p.load = append(p.load, cpuuse.Load1())
 	if fip && f.profile != "" {
 		if err := f.mgr.profile(ctx, ""); err != nil {
 			b.Fatal(err)
@@ -608,19 +608,6 @@ func formatCPU(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.1fs", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// load1 is the machine's 1-minute load average (NaN if unreadable).
-func load1() float64 {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
 }
 
 func meanOf(xs []float64) float64 {
