@@ -79,7 +79,7 @@ func BenchmarkStatusJSON(b *testing.B) {
 		Labels: map[string]string{"a": "b"}, Finalizers: []string{"f"}}}
 	for range 4 {
 		obj.ManagedFields = append(obj.ManagedFields, metav1.ManagedFieldsEntry{Manager: "manager", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:crossplane.io/external-name":{}},"f:finalizers":{".":{},"v:\"f\"":{}}},"f:spec":{"f:nodeName":{}}}`)}})
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:crossplane.io/external-name":{}},"f:finalizers":{".":{},"v:\"f\"":{}}},"f:spec":{"f:nodeName":{}}}`)})
 	}
 	obj.Status.State = "BIND"
 	obj.SetConditions(xpv2.Available(), xpv2.ReconcileSuccess())
