@@ -42,15 +42,6 @@ func newMetaSharer() *metaSharer {
 	return &metaSharer{maps: lru.New(sharedSets), owners: lru.New(sharedSets), resources: lru.New(sharedSets)}
 }
 
-// str returns the one shared copy of v (unique's handles are weak: a
-// string no cached object holds any more is collected).
-func (s *metaSharer) str(v string) string {
-	if v == "" {
-		return v
-	}
-	return unique.Make(v).Value()
-}
-
 // transform is the cache transform: it replaces an object's labels and
 // owner references by shared equal ones.
 func (s *metaSharer) transform(obj any) (any, error) {
@@ -59,9 +50,11 @@ func (s *metaSharer) transform(obj any) (any, error) {
 		return obj, nil
 	}
 	m.SetLabels(s.stringMap(m.GetLabels()))
-	m.SetGenerateName(s.str(m.GetGenerateName()))
+	// unique's handles are weak: a string no cached object holds any more
+	// is collected.
+	m.SetGenerateName(unique.Make(m.GetGenerateName()).Value())
 	if p, ok := obj.(*corev1.Pod); ok {
-		p.Status.Phase = corev1.PodPhase(s.str(string(p.Status.Phase)))
+		p.Status.Phase = unique.Make(p.Status.Phase).Value()
 	}
 	if refs := m.GetOwnerReferences(); len(refs) > 0 {
 		key := ownersKey(refs)

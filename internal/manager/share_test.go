@@ -51,13 +51,8 @@ func TestMetaSharer(t *testing.T) {
 			pod(nil, rs("a-h", "1", nil)), pod(nil, rs("a-h", "1", ptr.To(false))), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newMetaSharer()
 			want := tc.second.DeepCopy()
-			for _, p := range []*corev1.Pod{tc.first, tc.second} {
-				if _, err := s.transform(p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transformBoth(t, tc.first, tc.second)
 			if !reflect.DeepEqual(want.ObjectMeta, tc.second.ObjectMeta) {
 				t.Errorf("sharing changed the content: %+v, want %+v", tc.second.ObjectMeta, want.ObjectMeta)
 			}
@@ -183,13 +178,8 @@ func TestMetaSharerStrings(t *testing.T) {
 		{"no generateName or phase", pod("a", "team", "", ""), pod("b", "team", "", ""), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newMetaSharer()
 			want := tc.second.DeepCopy()
-			for _, p := range []*corev1.Pod{tc.first, tc.second} {
-				if _, err := s.transform(p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transformBoth(t, tc.first, tc.second)
 			if !reflect.DeepEqual(want, tc.second) {
 				t.Errorf("sharing changed the pod: %+v, want %+v", tc.second, want)
 			}
@@ -200,5 +190,16 @@ func TestMetaSharerStrings(t *testing.T) {
 				t.Errorf("phase shared: %v, want %v", got, tc.phase)
 			}
 		})
+	}
+}
+
+// transformBoth runs one metaSharer's transform on first, then second.
+func transformBoth(t *testing.T, first, second *corev1.Pod) {
+	t.Helper()
+	s := newMetaSharer()
+	for _, p := range []*corev1.Pod{first, second} {
+		if _, err := s.transform(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

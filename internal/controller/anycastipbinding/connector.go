@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
@@ -70,9 +69,9 @@ type Connector struct {
 	// clock is the time of task ages, allocation blocks and usage
 	// tracking (tests move it with the emulator's).
 	clock clock.PassiveClock
-	// ownNodeWrites remembers the version changes of the node patches the
-	// bindings made, whose watch events bring no pass (notOwnNodeWrite).
-	ownNodeWrites *expect.Transitions[string]
+	// ownNodeWrites remembers the node patches the bindings made, by node
+	// name, whose watch events bring no pass (notOwnNodeWrite).
+	ownNodeWrites *expect.Writes[string, struct{}]
 }
 
 // ownNodeWritesTTL bounds how long a node patch's echo is recognised
@@ -127,7 +126,7 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 		clock:       clock.RealClock{},
 		// Wall time: like the reconciler's memos, the TTL bounds memory
 		// and decides nothing.
-		ownNodeWrites: expect.NewTransitions[string](ownNodeWritesTTL, maxOwnNodeWrites, clock.RealClock{}),
+		ownNodeWrites: expect.New[string, struct{}](ownNodeWritesTTL, maxOwnNodeWrites, clock.RealClock{}),
 	}
 }
 
@@ -135,15 +134,10 @@ func NewConnector(mgr ctrl.Manager, clusterName string, o Options) *Connector {
 // binding's own node patch (the untaint and the legacy annotations): the
 // pass that patched has acted on it, and the binding's next pass would
 // find the node as it left it. Someone else's change of the node's marks
-// passes (expect.Transitions: only an exact version change of ours is
+// passes (expect.NotEcho: only an exact version change of ours is
 // dropped).
 func (c *Connector) notOwnNodeWrite() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		if e.ObjectOld == nil || e.ObjectNew == nil {
-			return true
-		}
-		return !c.ownNodeWrites.Own(e.ObjectNew.GetName(), e.ObjectOld.GetResourceVersion(), e.ObjectNew.GetResourceVersion())
-	}}
+	return expect.NotEcho(c.ownNodeWrites, client.Object.GetName)
 }
 
 func providerConfigRef(name string) *xpv2.ProviderConfigReference {

@@ -115,7 +115,7 @@ func (e *external) patchNode(ctx context.Context, want decide.NodeWant) (bool, e
 		// From the cached copy's version: when Apply had to read the node
 		// afresh, the echo's old version is not this one, and the event
 		// brings a pass as someone else's would.
-		e.c.ownNodeWrites.Record(node.Name, before, node.ResourceVersion)
+		e.c.ownNodeWrites.Record(node.Name, struct{}{}, node.ResourceVersion, before)
 	}
 	e.node = node
 	return changed, err

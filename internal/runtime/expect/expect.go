@@ -17,7 +17,8 @@
 //   - a write handed to a background worker: InFlight returns a Ticket
 //     that Landed or Failed settle, unless a newer write of the key
 //     replaced it meanwhile;
-//   - every write of a group (the per-node objects of one owner): Keys.
+//   - every write of a group (the per-node objects of one owner): Keys;
+//   - the watch event of one of this process's writes (its echo): Echo.
 //
 // Entries expire after a TTL and the least recently used go first beyond
 // a size bound (apimachinery's LRUExpireCache); expired entries that are
@@ -76,6 +77,12 @@ type entry[V any] struct {
 	version string
 	// superseded are older versions of the key (oldest first).
 	superseded []string
+	// from is the version the last write started from, when it named
+	// exactly one (kept while the write is in flight).
+	from string
+	// steps are the writes recorded, as (from, to) versions, oldest first
+	// (Echo).
+	steps [][2]string
 }
 
 // New returns a store whose entries live ttl after their last Record, at
@@ -143,8 +150,21 @@ func (w *Writes[K, V]) recordLocked(key K, value V, version string, supersedes [
 	w.sweepLocked()
 	w.seq++
 	e := &entry[V]{ticket: Ticket(w.seq), value: value, version: version}
+	if len(supersedes) == 1 {
+		e.from = supersedes[0]
+	}
 	if old := w.get(key); old != nil {
 		e.superseded = append(slices.Clone(old.superseded), old.version)
+		e.steps = slices.Clone(old.steps)
+		if len(supersedes) == 0 && old.version == "" {
+			e.from = old.from // an in-flight write landed
+		}
+	}
+	if version != "" && e.from != "" && e.from != version {
+		e.steps = append(e.steps, [2]string{e.from, version})
+		if n := len(e.steps); n > maxSuperseded {
+			e.steps = e.steps[n-maxSuperseded:]
+		}
 	}
 	e.superseded = append(e.superseded, supersedes...)
 	e.superseded = slices.DeleteFunc(e.superseded, func(v string) bool { return v == "" || v == version })
@@ -207,6 +227,22 @@ func (w *Writes[K, V]) Observe(key K, version string) (V, Verdict) {
 		w.lru.Remove(key)
 	}
 	return v, verdict
+}
+
+// Echo reports whether an update of key from version old to version new
+// is exactly one write recorded here: its watch event, which the pass that
+// wrote has already acted on. Someone else's write, one of ours that landed
+// on top of someone else's version, or an event spanning several writes
+// (the watch skipped versions) is not. Only for a store whose Records are
+// this process's writes, not reads.
+func (w *Writes[K, V]) Echo(key K, old, new string) bool {
+	if w == nil || old == "" || new == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.get(key)
+	return e != nil && slices.Contains(e.steps, [2]string{old, new})
 }
 
 // Get returns the value remembered for key, whatever its version.

@@ -289,3 +289,46 @@ func TestSweep(t *testing.T) {
 		t.Errorf("after the sweep Keys = %v and %d entries held, want [d e] and 2", got, held())
 	}
 }
+
+func TestEcho(t *testing.T) {
+	type write struct{ key, before, after string }
+	cases := map[string]struct {
+		writes             []write
+		inFlight           *write // a write in flight, then landed
+		key, before, after string
+		advance            time.Duration
+		want               bool
+	}{
+		"our write, exactly":              {writes: []write{{"k", "1", "2"}}, key: "k", before: "1", after: "2", want: true},
+		"nothing written":                 {key: "k", before: "1", after: "2"},
+		"someone wrote before our patch":  {writes: []write{{"k", "1", "3"}}, key: "k", before: "2", after: "3"},
+		"someone wrote after our patch":   {writes: []write{{"k", "1", "2"}}, key: "k", before: "2", after: "3"},
+		"the event spans several writes":  {writes: []write{{"k", "2", "3"}}, key: "k", before: "1", after: "3"},
+		"another object":                  {writes: []write{{"k", "1", "2"}}, key: "other", before: "1", after: "2"},
+		"two writes in a row, the second": {writes: []write{{"k", "1", "2"}, {"k", "2", "3"}}, key: "k", before: "2", after: "3", want: true},
+		"two writes in a row, the first":  {writes: []write{{"k", "1", "2"}, {"k", "2", "3"}}, key: "k", before: "1", after: "2", want: true},
+		"unknown start is never recorded": {writes: []write{{"k", "", "2"}}, key: "k", before: "", after: "2"},
+		"expired":                         {writes: []write{{"k", "1", "2"}}, key: "k", before: "1", after: "2", advance: 2 * time.Minute},
+		"an in-flight write that landed":  {inFlight: &write{"k", "1", "2"}, key: "k", before: "1", after: "2", want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+			w := New[string, struct{}](time.Minute, 10, clk)
+			for _, wr := range tc.writes {
+				w.Record(wr.key, struct{}{}, wr.after, wr.before)
+			}
+			if f := tc.inFlight; f != nil {
+				tk := w.InFlight(f.key, struct{}{}, f.before)
+				if w.Echo(f.key, f.before, f.after) {
+					t.Error("a write still in flight has no echo yet")
+				}
+				w.Landed(f.key, tk, struct{}{}, f.after)
+			}
+			clk.Step(tc.advance)
+			if got := w.Echo(tc.key, tc.before, tc.after); got != tc.want {
+				t.Errorf("Echo(%q, %q, %q) = %v, want %v", tc.key, tc.before, tc.after, got, tc.want)
+			}
+		})
+	}
+}

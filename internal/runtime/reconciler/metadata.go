@@ -121,7 +121,7 @@ func (p *pass[T]) patchMeta(ctx context.Context, patch client.Patch, retried boo
 	}
 	before := p.obj.GetResourceVersion()
 	// The watch event of this write is its echo (OwnWrites).
-	r.own.Record(p.key, before, cp.GetResourceVersion())
+	r.own.Record(p.key, struct{}{}, cp.GetResourceVersion(), before)
 	carry(cp)
 	p.obj.SetResourceVersion(cp.GetResourceVersion())
 	stored, err := statusJSON(cp)

@@ -4,10 +4,11 @@ import (
 	"maps"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // Changes passes the events of a kind's own objects that a pass must
@@ -55,13 +56,7 @@ func AnnotationsChanged(before, after map[string]string) bool {
 // from and to, so nothing but that write changed, and the pass that wrote
 // it has already chosen when the object is looked at next. Any other
 // update (someone else's write, one that landed on top of someone else's,
-// a watch that skipped versions) passes.
+// a watch that skipped versions) passes (expect.NotEcho).
 func (r *Reconciler[T]) OwnWrites() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		if e.ObjectOld == nil || e.ObjectNew == nil {
-			return true
-		}
-		key := types.NamespacedName{Namespace: e.ObjectNew.GetNamespace(), Name: e.ObjectNew.GetName()}
-		return !r.own.Own(key, e.ObjectOld.GetResourceVersion(), e.ObjectNew.GetResourceVersion())
-	}}
+	return expect.NotEcho(r.own, client.ObjectKeyFromObject)
 }

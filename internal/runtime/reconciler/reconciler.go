@@ -173,7 +173,7 @@ type Reconciler[T Object] struct {
 	usages *expect.Writes[string, struct{}]
 	// own remembers the version changes of this process's metadata
 	// writes, whose watch events OwnWrites drops.
-	own *expect.Transitions[types.NamespacedName]
+	own *expect.Writes[types.NamespacedName, struct{}]
 }
 
 // memo is what the reconciler remembers about one object.
@@ -218,7 +218,7 @@ func New[T Object](o Options[T]) *Reconciler[T] {
 		// nothing (a deferral's age is measured on o.Clock).
 		writes: expect.New[types.NamespacedName, *memo[T]](memoTTL, maxMemos, clock.RealClock{}),
 		usages: expect.New[string, struct{}](o.UsageTTL, maxMemos, o.Clock),
-		own:    expect.NewTransitions[types.NamespacedName](memoTTL, maxMemos, clock.RealClock{}),
+		own:    expect.New[types.NamespacedName, struct{}](memoTTL, maxMemos, clock.RealClock{}),
 	}
 }
 
