@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -157,6 +158,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	r := &Reconciler{
 		Client:            mgr.GetClient(),
+		Cache:             mgr.GetCache(),
 		Reader:            mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("burstpolicy"),
 		FloorHandoff:      o.FloorHandoff,
@@ -214,6 +216,10 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
+	// Cache is the manager's cache, whose pod store a pass reads the
+	// governed pods from without copying them (podStore); nil: Client
+	// lists them.
+	Cache cache.Informers
 	// Reader reads uncached: scale subresources, claims, volumes, classes.
 	Reader client.Reader
 	// Recorder emits Events on policies and pods; nil emits none.
@@ -232,6 +238,8 @@ type Reconciler struct {
 	// evicted remembers the evictions of rebalancing in flight (see
 	// evictions).
 	evicted expect.Lazy[types.NamespacedName, eviction]
+	// pods reads the governed pods from Cache.
+	pods podStore
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
@@ -348,12 +356,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.freshPods().resolve(pods.Items)
+	r.freshPods().resolve(pods)
 	restr := decide.Restrictions{ExcludedNamespaces: defaults.Spec.ExcludedNamespaces, AllowFixedIP: defaults.Spec.AllowFixedIP}
 	if defaults.Spec.ExcludedNamespaces == nil {
 		restr.ExcludedNamespaces = decide.DefaultExcludedNamespaces
 	}
-	states, live, virtualNodes, err := r.podStates(ctx, policy, pods.Items, restr)
+	states, live, virtualNodes, err := r.podStates(ctx, policy, pods, restr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -384,7 +392,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return ctrl.Result{}, err
 	}
 	after := plan.RequeueAfter
-	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods.Items, states, live)
+	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods, states, live)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -395,22 +403,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 }
 
 // governedPods lists the pods of a resolved target from the cache.
-func (r *Reconciler) governedPods(ctx context.Context, namespace string, target resolvedTarget) (*corev1.PodList, error) {
-	pods := &corev1.PodList{}
+func (r *Reconciler) governedPods(ctx context.Context, namespace string, target resolvedTarget) ([]*corev1.Pod, error) {
 	if target.podName != "" {
 		pod := &corev1.Pod{}
 		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: target.podName}, pod); {
 		case err == nil:
-			pods.Items = []corev1.Pod{*pod}
+			return []*corev1.Pod{pod}, nil
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("getting pod %s: %w", target.podName, err)
 		}
-		return pods, nil
+		return nil, nil
 	}
-	if err := r.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	return pods, nil
+	r.pods.init(ctx, r.Cache)
+	return r.pods.list(ctx, r.Client, namespace, target.selector)
 }
 
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one
