@@ -59,6 +59,8 @@ type Options struct {
 	EKSConfigNamespace string
 	// FloorHandoff: see decide.Params.FloorHandoff.
 	FloorHandoff time.Duration
+	// PodPassInterval: see Reconciler.PodPassInterval.
+	PodPassInterval time.Duration
 	// MaxConcurrentReconciles of the BurstPolicy controller.
 	MaxConcurrentReconciles int
 	// DisableTranslators turns off the legacy translators.
@@ -80,6 +82,7 @@ func DefaultOptions() Options {
 	return Options{
 		EKSConfigNamespace:      translate.DefaultEKSConfigNamespace,
 		FloorHandoff:            time.Minute,
+		PodPassInterval:         DefaultPodPassInterval,
 		MaxConcurrentReconciles: 4,
 		GateTimeout:             30 * time.Second,
 		LegacySwitchTable:       schedulingv1alpha1.SwitchTableLocalOptIn,
@@ -93,6 +96,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Namespace of the legacy eks-config ConfigMap whose AUTO_SCALE_EKS becomes the ClusterBurstPolicy \"default\".")
 	fs.DurationVar(&o.FloorHandoff, "burstpolicy-floor-handoff", o.FloorHandoff,
 		"How long a replica of a new revision that the local floor holds back waits before it may burst while older revisions keep the floor local.")
+	fs.DurationVar(&o.PodPassInterval, "burstpolicy-pod-pass-interval", o.PodPassInterval,
+		"Least time between the starts of two passes of a BurstPolicy that its pods' events bring (a wave of pod events brings one pass per interval, each reading every governed pod; 0 disables the pacing).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "burstpolicy-max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"Number of BurstPolicies reconciled in parallel.")
 	fs.BoolVar(&o.DisableTranslators, "burstpolicy-disable-translators", o.DisableTranslators,
@@ -163,6 +168,7 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		Recorder:          mgr.GetEventRecorder("burstpolicy"),
 		FloorHandoff:      o.FloorHandoff,
 		LegacySwitchTable: o.LegacySwitchTable,
+		PodPassInterval:   o.PodPassInterval,
 	}
 	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return err
@@ -231,6 +237,9 @@ type Reconciler struct {
 	LegacySwitchTable schedulingv1alpha1.LegacySwitchTable
 	// Clock is the time decisions are made at; nil means the real clock.
 	Clock clock.PassiveClock
+	// PodPassInterval is the least time between the starts of two passes
+	// of a policy that pod events bring (DefaultPodPassInterval; 0: none).
+	PodPassInterval time.Duration
 
 	// fresh remembers pods written until the cache has them (see
 	// freshPods).
@@ -238,6 +247,8 @@ type Reconciler struct {
 	// evicted remembers the evictions of rebalancing in flight (see
 	// evictions).
 	evicted expect.Lazy[types.NamespacedName, eviction]
+	// pacer paces the passes pod events bring (SetupWithManager sets it).
+	pacer *passPacer
 	// pods reads the governed pods from Cache.
 	pods podStore
 	// writer writes pods in the background (SetupWithManager sets it).
@@ -258,12 +269,13 @@ func (r *Reconciler) statusHold(key types.NamespacedName) time.Duration {
 // SetupWithManager registers r and its watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writer = newPodWriter()
+	r.pacer = newPassPacer(r.PodPassInterval, time.Now) // real time: it paces CPU, not decisions
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.writer.Start(ctx, r) })); err != nil {
 		return fmt.Errorf("adding the burst pod writer: %w", err)
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
 		For(&schedulingv1alpha1.BurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToPolicies), builder.WithPredicates(podChanged())).
+		Watches(&corev1.Pod{}, paced(handler.EnqueueRequestsFromMapFunc(r.podToPolicies), r.pacer), builder.WithPredicates(podChanged())).
 		WatchesRawSource(source.Channel(r.writer.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
@@ -301,11 +313,15 @@ type scope struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	policy := &schedulingv1alpha1.BurstPolicy{}
 	if err := r.Client.Get(ctx, req.NamespacedName, policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.pacer.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !policy.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	r.pacer.started(req.NamespacedName)
 	s := &scope{policy: policy, before: policy.DeepCopy()}
 	defer func() {
 		computeStatus(s)
