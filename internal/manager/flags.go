@@ -19,6 +19,12 @@ var legacyFlagPrefixes = map[string]string{
 	"floatippool":      "floatip-",
 }
 
+// flagsSinceRename are kind flags added after the legacy prefixes were
+// retired: they never had an old name, so they get no deprecated alias.
+var flagsSinceRename = map[string]bool{
+	"burstpolicy-pod-pass-interval": true,
+}
+
 // renamedFlags are single flags renamed to read like the other kinds'
 // (old name: new name). Each old name stays, for one release, a deprecated
 // alias of the new one. Remove an entry when its release has passed.
@@ -62,7 +68,7 @@ func BindControllerFlags(fs *pflag.FlagSet, all []Controller) {
 			pf := pflag.PFlagFromGoFlag(f)
 			pf.Name = canonical
 			fs.AddFlag(pf)
-			if alias != "" {
+			if alias != "" && !flagsSinceRename[canonical] {
 				addAlias(fs, pf, alias)
 			}
 		})

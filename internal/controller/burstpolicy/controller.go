@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -47,6 +48,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/translator"
@@ -58,6 +60,8 @@ type Options struct {
 	EKSConfigNamespace string
 	// FloorHandoff: see decide.Params.FloorHandoff.
 	FloorHandoff time.Duration
+	// PodPassInterval: see Reconciler.PodPassInterval.
+	PodPassInterval time.Duration
 	// MaxConcurrentReconciles of the BurstPolicy controller.
 	MaxConcurrentReconciles int
 	// DisableTranslators turns off the legacy translators.
@@ -79,6 +83,7 @@ func DefaultOptions() Options {
 	return Options{
 		EKSConfigNamespace:      translate.DefaultEKSConfigNamespace,
 		FloorHandoff:            time.Minute,
+		PodPassInterval:         DefaultPodPassInterval,
 		MaxConcurrentReconciles: 4,
 		GateTimeout:             30 * time.Second,
 		LegacySwitchTable:       schedulingv1alpha1.SwitchTableLocalOptIn,
@@ -92,6 +97,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Namespace of the legacy eks-config ConfigMap whose AUTO_SCALE_EKS becomes the ClusterBurstPolicy \"default\".")
 	fs.DurationVar(&o.FloorHandoff, "burstpolicy-floor-handoff", o.FloorHandoff,
 		"How long a replica of a new revision that the local floor holds back waits before it may burst while older revisions keep the floor local.")
+	fs.DurationVar(&o.PodPassInterval, "burstpolicy-pod-pass-interval", o.PodPassInterval,
+		"Least time between the starts of two passes of a BurstPolicy that its pods' events bring (a wave of pod events brings one pass per interval, each reading every governed pod; 0 disables the pacing).")
 	fs.IntVar(&o.MaxConcurrentReconciles, "burstpolicy-max-concurrent-reconciles", o.MaxConcurrentReconciles,
 		"Number of BurstPolicies reconciled in parallel.")
 	fs.BoolVar(&o.DisableTranslators, "burstpolicy-disable-translators", o.DisableTranslators,
@@ -157,10 +164,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	r := &Reconciler{
 		Client:            mgr.GetClient(),
+		Cache:             mgr.GetCache(),
 		Reader:            mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("burstpolicy"),
 		FloorHandoff:      o.FloorHandoff,
 		LegacySwitchTable: o.LegacySwitchTable,
+		PodPassInterval:   o.PodPassInterval,
 	}
 	if err := r.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return err
@@ -189,11 +198,11 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		return err
 	}
 	if !o.DisablePodGate || o.RewriteTKEScheduler {
-		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{
+		mgr.GetWebhookServer().Register(PodWebhookPath, admissionbody.Buffered(&webhook.Admission{Handler: &PodGater{
 			Reader:      mgr.GetClient(),
 			DisableGate: o.DisablePodGate, RewriteTKEScheduler: o.RewriteTKEScheduler,
 			Legacy: LegacyTranslation{Table: o.LegacySwitchTable, Translated: kinds.TranslatesPodsOf},
-		}})
+		}}))
 	}
 	if !o.DisablePodGate {
 		g := &GateReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy"), Timeout: o.GateTimeout}
@@ -214,6 +223,10 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
+	// Cache is the manager's cache, whose pod store a pass reads the
+	// governed pods from without copying them (podStore); nil: Client
+	// lists them.
+	Cache cache.Informers
 	// Reader reads uncached: scale subresources, claims, volumes, classes.
 	Reader client.Reader
 	// Recorder emits Events on policies and pods; nil emits none.
@@ -225,6 +238,9 @@ type Reconciler struct {
 	LegacySwitchTable schedulingv1alpha1.LegacySwitchTable
 	// Clock is the time decisions are made at; nil means the real clock.
 	Clock clock.PassiveClock
+	// PodPassInterval is the least time between the starts of two passes
+	// of a policy that pod events bring (DefaultPodPassInterval; 0: none).
+	PodPassInterval time.Duration
 
 	// fresh remembers pods written until the cache has them (see
 	// freshPods).
@@ -232,6 +248,10 @@ type Reconciler struct {
 	// evicted remembers the evictions of rebalancing in flight (see
 	// evictions).
 	evicted expect.Lazy[types.NamespacedName, eviction]
+	// pacer paces the passes pod events bring (SetupWithManager sets it).
+	pacer *passPacer
+	// pods reads the governed pods from Cache.
+	pods podStore
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
@@ -250,12 +270,13 @@ func (r *Reconciler) statusHold(key types.NamespacedName) time.Duration {
 // SetupWithManager registers r and its watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writer = newPodWriter()
+	r.pacer = newPassPacer(r.PodPassInterval, time.Now) // real time: it paces CPU, not decisions
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.writer.Start(ctx, r) })); err != nil {
 		return fmt.Errorf("adding the burst pod writer: %w", err)
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
 		For(&schedulingv1alpha1.BurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToPolicies), builder.WithPredicates(podChanged())).
+		Watches(&corev1.Pod{}, paced(handler.EnqueueRequestsFromMapFunc(r.podToPolicies), r.pacer), builder.WithPredicates(podChanged())).
 		WatchesRawSource(source.Channel(r.writer.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
@@ -293,11 +314,15 @@ type scope struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, retErr error) {
 	policy := &schedulingv1alpha1.BurstPolicy{}
 	if err := r.Client.Get(ctx, req.NamespacedName, policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.pacer.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !policy.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	r.pacer.started(req.NamespacedName)
 	s := &scope{policy: policy, before: policy.DeepCopy()}
 	defer func() {
 		computeStatus(s)
@@ -348,12 +373,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.freshPods().resolve(pods.Items)
+	r.freshPods().resolve(pods)
 	restr := decide.Restrictions{ExcludedNamespaces: defaults.Spec.ExcludedNamespaces, AllowFixedIP: defaults.Spec.AllowFixedIP}
 	if defaults.Spec.ExcludedNamespaces == nil {
 		restr.ExcludedNamespaces = decide.DefaultExcludedNamespaces
 	}
-	states, live, virtualNodes, err := r.podStates(ctx, policy, pods.Items, restr)
+	states, live, virtualNodes, err := r.podStates(ctx, policy, pods, restr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -384,7 +409,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return ctrl.Result{}, err
 	}
 	after := plan.RequeueAfter
-	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods.Items, states, live)
+	rbAfter, err := r.rebalance(ctx, policy, params.LocalReplicas, pods, states, live)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -395,22 +420,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 }
 
 // governedPods lists the pods of a resolved target from the cache.
-func (r *Reconciler) governedPods(ctx context.Context, namespace string, target resolvedTarget) (*corev1.PodList, error) {
-	pods := &corev1.PodList{}
+func (r *Reconciler) governedPods(ctx context.Context, namespace string, target resolvedTarget) ([]*corev1.Pod, error) {
 	if target.podName != "" {
 		pod := &corev1.Pod{}
 		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: target.podName}, pod); {
 		case err == nil:
-			pods.Items = []corev1.Pod{*pod}
+			return []*corev1.Pod{pod}, nil
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("getting pod %s: %w", target.podName, err)
 		}
-		return pods, nil
+		return nil, nil
 	}
-	if err := r.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	return pods, nil
+	r.pods.init(ctx, r.Cache)
+	return r.pods.list(ctx, r.Client, namespace, target.selector)
 }
 
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one

@@ -54,7 +54,7 @@ func TestEvictionsInFlight(t *testing.T) {
 				e.record(*tc.record, running.UID, max(tc.live, 1))
 			}
 			clk.SetTime(clk.Now().Add(tc.after))
-			if got := e.inFlight(policy, tc.pods); got != tc.want {
+			if got := e.inFlight(policy, podPointers(tc.pods)); got != tc.want {
 				t.Errorf("inFlight = %v, want %v", got, tc.want)
 			}
 			if _, ok := e.w.Get(policy); ok != tc.wantRemembered {
@@ -62,4 +62,13 @@ func TestEvictionsInFlight(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podPointers points into pods.
+func podPointers(pods []corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		out[i] = &pods[i]
+	}
+	return out
 }

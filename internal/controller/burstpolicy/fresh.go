@@ -40,9 +40,10 @@ func (f freshPods) expect(before, after *corev1.Pod) expect.Ticket {
 	return f.w.InFlight(before.UID, after.DeepCopy(), before.ResourceVersion)
 }
 
-// written settles t: the API server returned after.
+// written settles t: the API server returned after, which the store keeps
+// (the caller no longer changes it).
 func (f freshPods) written(uid types.UID, t expect.Ticket, after *corev1.Pod) {
-	f.w.Landed(uid, t, after.DeepCopy(), after.ResourceVersion)
+	f.w.Landed(uid, t, after, after.ResourceVersion)
 }
 
 // failed forgets t: the write did not happen.
@@ -51,10 +52,17 @@ func (f freshPods) failed(uid types.UID, t expect.Ticket) { f.w.Failed(uid, t) }
 // resolve replaces the cached pods that predate a write of ours (or whose
 // write is still in flight) by what the write produced or will produce, in
 // place, and forgets writes the cache has caught up with.
-func (f freshPods) resolve(pods []corev1.Pod) {
+//
+// The replacement is the remembered pod itself, as the listed pods are the
+// cache's own: a pass reads its pods and every write starts from a deep
+// copy. A deep copy per pass and per pod written was
+// most of the manager's allocations while it ungated a wave of pods (a
+// pass runs for every burst of their events), and the collections it
+// caused slowed the pod webhook beside it.
+func (f freshPods) resolve(pods []*corev1.Pod) {
 	for i := range pods {
 		if p, v := f.w.Observe(pods[i].UID, pods[i].ResourceVersion); v == expect.Behind {
-			pods[i] = *p.DeepCopy()
+			pods[i] = p
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 )
 
 // freshPod is pod uid at version rv, with a number of tolerations for a
@@ -30,12 +31,12 @@ func TestFreshPods(t *testing.T) {
 	if !f.isEcho("u1", "2") || f.isEcho("u1", "1") || f.isEcho("u2", "2") {
 		t.Errorf("isEcho does not recognise exactly the written version")
 	}
-	stale := []corev1.Pod{pod("1", 0)}
+	stale := []*corev1.Pod{ptr.To(pod("1", 0))}
 	f.resolve(stale)
 	if stale[0].ResourceVersion != "2" || len(stale[0].Spec.Tolerations) != 1 {
 		t.Errorf("a stale cached pod was not replaced by the written one: %+v", stale[0])
 	}
-	caughtUp := []corev1.Pod{pod("3", 1)}
+	caughtUp := []*corev1.Pod{ptr.To(pod("3", 1))}
 	f.resolve(caughtUp)
 	if caughtUp[0].ResourceVersion != "3" {
 		t.Errorf("a newer cached pod was replaced: %+v", caughtUp[0])
@@ -43,7 +44,7 @@ func TestFreshPods(t *testing.T) {
 	if left := f.w.Keys(); len(left) != 0 {
 		t.Errorf("the write is still remembered after the cache caught up: %v", left)
 	}
-	again := []corev1.Pod{pod("1", 0)}
+	again := []*corev1.Pod{ptr.To(pod("1", 0))}
 	f.resolve(again)
 	if again[0].ResourceVersion != "1" {
 		t.Errorf("a forgotten write was applied: %+v", again[0])
@@ -52,13 +53,13 @@ func TestFreshPods(t *testing.T) {
 	// An expectation stands for a write in flight, whatever the cache holds;
 	// a failed write is forgotten at once.
 	e := f.expect(&before, &after)
-	inFlight := []corev1.Pod{pod("7", 0)}
+	inFlight := []*corev1.Pod{ptr.To(pod("7", 0))}
 	f.resolve(inFlight)
 	if len(inFlight[0].Spec.Tolerations) != 1 {
 		t.Errorf("a pod with a write in flight was not replaced by the expected one: %+v", inFlight[0])
 	}
 	f.failed(before.UID, e)
-	failed := []corev1.Pod{pod("1", 0)}
+	failed := []*corev1.Pod{ptr.To(pod("1", 0))}
 	f.resolve(failed)
 	if left := f.w.Keys(); len(failed[0].Spec.Tolerations) != 0 || len(left) != 0 {
 		t.Errorf("a failed write is still expected: %+v, %v", failed[0], left)
@@ -78,7 +79,7 @@ func TestFreshPods(t *testing.T) {
 func TestFreshPodsExpire(t *testing.T) {
 	pod := freshPod
 	replaced := func(f freshPods, uid types.UID) bool {
-		stale := []corev1.Pod{pod(uid, "1", 0)}
+		stale := []*corev1.Pod{ptr.To(pod(uid, "1", 0))}
 		f.resolve(stale)
 		return len(stale[0].Spec.Tolerations) == 1
 	}

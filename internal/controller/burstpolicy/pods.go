@@ -31,15 +31,14 @@ const (
 // that are terminating or finished. It returns the live pods by name too,
 // and whether each node a live pod is bound to is virtual (a missing node
 // is local).
-func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pods []corev1.Pod, restr decide.Restrictions) (states []decide.PodState, live map[string]*corev1.Pod, virtualNodes map[string]bool, err error) {
+func (r *Reconciler) podStates(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, pods []*corev1.Pod, restr decide.Restrictions) (states []decide.PodState, live map[string]*corev1.Pod, virtualNodes map[string]bool, err error) {
 	virtualSel := decide.VirtualNodeSelector(p.Spec.VirtualNodes)
 	tolerations := decide.VirtualNodeTolerations(p.Spec.VirtualNodes)
 	nodes := map[string]bool{} // node name → virtual
 	claims := map[string]decide.Claim{}
 	states = make([]decide.PodState, 0, len(pods))
 	live = make(map[string]*corev1.Pod, len(pods))
-	for i := range pods {
-		pod := &pods[i]
+	for _, pod := range pods {
 		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}

@@ -67,7 +67,7 @@ func (e evictions) record(policy types.NamespacedName, uid types.UID, live int) 
 // pods (the cache): its pod still runs there, or its replacement is not
 // there yet. It forgets the eviction once it is complete (or evictionTTL
 // passed: a workload scaled down meanwhile never shows the replacement).
-func (e evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod) bool {
+func (e evictions) inFlight(policy types.NamespacedName, pods []*corev1.Pod) bool {
 	ev, ok := e.w.Get(policy)
 	if !ok {
 		return false
@@ -90,7 +90,7 @@ func (e evictions) inFlight(policy types.NamespacedName, pods []corev1.Pod) bool
 }
 
 // livePods counts the pods that are not terminating.
-func livePods(pods []corev1.Pod) int {
+func livePods(pods []*corev1.Pod) int {
 	n := 0
 	for i := range pods {
 		if pods[i].DeletionTimestamp.IsZero() {
@@ -104,7 +104,7 @@ func livePods(pods []corev1.Pod) int {
 // floor is short (decide.RebalanceStep), evicting it through the Eviction
 // API once a local node has room for its replacement (decide.FitsLocally).
 // It records the state in status.rebalance and returns when to look again.
-func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, localReplicas int32, pods []corev1.Pod, states []decide.PodState, live map[string]*corev1.Pod) (time.Duration, error) {
+func (r *Reconciler) rebalance(ctx context.Context, p *schedulingv1alpha1.BurstPolicy, localReplicas int32, pods []*corev1.Pod, states []decide.PodState, live map[string]*corev1.Pod) (time.Duration, error) {
 	rb := p.Spec.Rebalance
 	if rb == nil || !rb.Enabled {
 		p.Status.Rebalance = nil

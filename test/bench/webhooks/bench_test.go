@@ -278,7 +278,9 @@ type window struct{ from, to time.Time }
 // -p99-ms); for the benchmarked webhook the same in the no-op rounds
 // (<name>-apiserver-noop-p50-ms, -p99-ms) and the ratio of the two p99s
 // (<name>-apiserver-p99/noop); the manager process's CPU during each kind
-// of round (manager-cpu-ms/op, manager-noop-cpu-ms/op); and p50 and p99 of
+// of round (manager-cpu-ms/op, manager-noop-cpu-ms/op) and its collector's
+// cycles, mark-assist CPU and pauses in the timed rounds (manager-gc/op,
+// manager-gc-assist-ms/op, manager-gc-pause-ms/op); and p50 and p99 of
 // the client's requests in both (request-p50-ms, request-p99-ms,
 // request-noop-p50-ms, request-noop-p99-ms). It fails when the API server did not call webhook,
 // or when it traced fewer calls of a webhook than its handler served (a
@@ -316,6 +318,9 @@ func report(b *testing.B, f *fixture, webhook string, real, noop *phase) {
 	b.ReportMetric(float64(percentile(spans[webhook], 99))/float64(percentile(floor, 99)), name+"-apiserver-p99/noop")
 	b.ReportMetric(ms(real.managerCPU)/float64(b.N), "manager-cpu-ms/op")
 	b.ReportMetric(ms(noop.managerCPU)/float64(b.N), "manager-noop-cpu-ms/op")
+	b.ReportMetric(float64(real.managerGC.Cycles)/float64(b.N), "manager-gc/op")
+	b.ReportMetric(ms(real.managerGC.Assist)/float64(b.N), "manager-gc-assist-ms/op")
+	b.ReportMetric(ms(real.managerGC.Pause)/float64(b.N), "manager-gc-pause-ms/op")
 	b.ReportMetric(ms(percentile(real.requests, 50)), "request-p50-ms")
 	b.ReportMetric(ms(percentile(real.requests, 99)), "request-p99-ms")
 	b.ReportMetric(ms(percentile(noop.requests, 50)), "request-noop-p50-ms")
@@ -516,6 +521,8 @@ type phase struct {
 	// managerCPU is the CPU the manager process used during the rounds'
 	// work: the handlers and whatever its controllers did meanwhile.
 	managerCPU time.Duration
+	// managerGC is what its collector did meanwhile.
+	managerGC gcStats
 }
 
 // run runs one round of work (timed if the timer runs) and its clean-up,
@@ -527,9 +534,13 @@ func (f *fixture) run(b *testing.B, ph *phase, work func(round int, noop bool), 
 	f.mu.Unlock()
 	round++
 	w := window{from: time.Now()}
-	cpu := f.rec.cpu()
+	cpu, gc := f.rec.cpu(), f.rec.gc()
 	work(round, noop)
 	ph.managerCPU += f.rec.cpu() - cpu
+	d := f.rec.gc().sub(gc)
+	ph.managerGC.Cycles += d.Cycles
+	ph.managerGC.Assist += d.Assist
+	ph.managerGC.Pause += d.Pause
 	w.to = time.Now()
 	timed := !noop
 	if timed {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/metrics"
+	"runtime/pprof"
 	"runtime/trace"
 	"strings"
 	"syscall"
@@ -50,6 +52,12 @@ const managerSpecEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER"
 // a runtime/trace of its whole run there.
 const managerTraceEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER_TRACE"
 
+// managerProfileEnv, when set to a file path prefix, makes the manager
+// process write a CPU profile of its whole run to <prefix>.cpu and, as it
+// exits, its allocation and heap profiles to <prefix>.allocs and
+// <prefix>.heap (go tool pprof -sample_index=alloc_space).
+const managerProfileEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER_PROFILE"
+
 // managerSpec tells the manager process where to find the API server and
 // where to serve.
 type managerSpec struct {
@@ -89,11 +97,45 @@ func runManager(raw string) int {
 		}
 		defer trace.Stop()
 	}
+	if prefix := os.Getenv(managerProfileEnv); prefix != "" {
+		stopProfiles, err := startProfiles(prefix)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "manager profiles:", err)
+			return 2
+		}
+		defer stopProfiles()
+	}
 	if err := serveManager(ctx, spec); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
 	return 0
+}
+
+// startProfiles starts the CPU profile of managerProfileEnv; the returned
+// function stops it and writes the allocation and heap profiles.
+func startProfiles(prefix string) (func(), error) {
+	cpu, err := os.Create(prefix + ".cpu")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		_ = cpu.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = cpu.Close()
+		for _, name := range []string{"allocs", "heap"} {
+			f, err := os.Create(prefix + "." + name)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "manager profiles:", err)
+				continue
+			}
+			_ = pprof.Lookup(name).WriteTo(f, 0)
+			_ = f.Close()
+		}
+	}, nil
 }
 
 func serveManager(ctx context.Context, spec managerSpec) error {
@@ -161,6 +203,10 @@ func serveManager(ctx context.Context, spec managerSpec) error {
 
 	control := http.NewServeMux()
 	control.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	control.HandleFunc("/gc", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(readGCStats())
+	})
 	control.HandleFunc("/recorded", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(rec.reset())
@@ -234,6 +280,51 @@ func (m *managerProc) reset() map[string][]time.Duration {
 		panic(fmt.Sprintf("decoding the manager's recorder: %v", err))
 	}
 	return out
+}
+
+// gcStats is what the manager process's collector has done so far.
+type gcStats struct {
+	Cycles uint64
+	// Assist is the CPU the collector took from allocating goroutines
+	// (handlers included): their mark assists.
+	Assist time.Duration
+	// Pause is the total of its stop-the-world pauses, as the runtime
+	// estimates it.
+	Pause time.Duration
+}
+
+func (s gcStats) sub(t gcStats) gcStats {
+	return gcStats{Cycles: s.Cycles - t.Cycles, Assist: s.Assist - t.Assist, Pause: s.Pause - t.Pause}
+}
+
+// readGCStats reads gcStats from runtime/metrics (in the manager process).
+func readGCStats() gcStats {
+	m := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/mark/assist:cpu-seconds"}, {Name: "/cpu/classes/gc/pause:cpu-seconds"}}
+	metrics.Read(m)
+	secs := func(v metrics.Value) time.Duration {
+		if v.Kind() != metrics.KindFloat64 {
+			return 0
+		}
+		return time.Duration(v.Float64() * float64(time.Second))
+	}
+	var s gcStats
+	if m[0].Value.Kind() == metrics.KindUint64 {
+		s.Cycles = m[0].Value.Uint64()
+	}
+	s.Assist, s.Pause = secs(m[1].Value), secs(m[2].Value)
+	return s
+}
+
+// gc reads the manager process's gcStats.
+func (m *managerProc) gc() gcStats {
+	resp, err := m.http.Get("http://" + m.control + "/gc")
+	if err != nil {
+		return gcStats{}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var s gcStats
+	_ = json.NewDecoder(resp.Body).Decode(&s)
+	return s
 }
 
 // cpu is the CPU time the manager process has used so far.
