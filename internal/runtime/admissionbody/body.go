@@ -20,10 +20,14 @@ import (
 	"net/http"
 )
 
-// MaxBody is the largest body read up front: controller-runtime's own limit
-// (admission.Webhook refuses larger ones), so that a larger request reaches
-// it unread and is refused as before, with nothing allocated here.
-const MaxBody = 7 << 20
+// MaxBody is the largest body read up front. The buffer is allocated for
+// the announced length before any of it arrives, so the bound is far below
+// controller-runtime's own limit (7 MiB, which it reaches only as data
+// arrives): a client announcing large bodies and sending nothing must not
+// cost the manager more than this per request. An AdmissionReview of a pod
+// or a node is a few to a few tens of KiB; a larger one reaches the webhook
+// unread and is read (or refused) as before.
+const MaxBody = 1 << 20
 
 // Buffered returns next with the request body read up front into one
 // buffer of the announced Content-Length. A request of unknown or too
