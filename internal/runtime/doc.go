@@ -9,7 +9,10 @@
 //   - clientcache: one cloud client per account, resolved once for a burst
 //     of reconciles (singleflight) and evicted when unused (LRUExpireCache);
 //   - expect: read-your-writes, so that a pass served a stale copy by a
-//     cache uses what this process wrote instead of writing again.
+//     cache uses what this process wrote instead of writing again;
+//   - informerstore: reads from an informer's store without the copy a
+//     List through the cached client makes;
+//   - admissionbody: an admission request's body read in one read.
 //
 // Time comes from k8s.io/utils/clock everywhere, so tests move a fake one.
 package runtime

@@ -50,6 +50,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/expect"
+	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
@@ -224,7 +225,7 @@ type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
 	// Cache is the manager's cache, whose pod store a pass reads the
-	// governed pods from without copying them (podStore); nil: Client
+	// governed pods from without copying them (informerstore); nil: Client
 	// lists them.
 	Cache cache.Informers
 	// Reader reads uncached: scale subresources, claims, volumes, classes.
@@ -250,8 +251,10 @@ type Reconciler struct {
 	evicted expect.Lazy[types.NamespacedName, eviction]
 	// pacer paces the passes pod events bring (SetupWithManager sets it).
 	pacer *passPacer
-	// pods reads the governed pods from Cache.
-	pods podStore
+	// pods reads the governed pods from Cache's pod store, without copying
+	// them (a List copies every pod's struct, even with
+	// UnsafeDisableDeepCopy).
+	pods informerstore.Lazy[*corev1.Pod]
 	// writer writes pods in the background (SetupWithManager sets it).
 	writer *podWriter
 }
@@ -431,8 +434,22 @@ func (r *Reconciler) governedPods(ctx context.Context, namespace string, target 
 		}
 		return nil, nil
 	}
-	r.pods.init(ctx, r.Cache)
-	return r.pods.list(ctx, r.Client, namespace, target.selector)
+	store, err := r.pods.Get(ctx, r.Cache, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	if pods, ok := store.List(namespace, target.selector); ok {
+		return pods, nil // the cache's own objects: read only
+	}
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: target.selector}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
 }
 
 // clusterDefaults returns the ClusterBurstPolicy "default", or an empty one
