@@ -185,6 +185,13 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index}
 	if o.ExtenderAddress != "" {
 		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder(ExtenderName)}
+		nodeInf, err := mgr.GetCache().GetInformer(ctx, &corev1.Node{})
+		if err != nil {
+			return fmt.Errorf("getting the node informer for the float-IP extender: %w", err)
+		}
+		if nc, ok := nodeInf.(NodeCache); ok {
+			ext.NodeCache = nc
+		}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)
 		}

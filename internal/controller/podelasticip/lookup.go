@@ -25,7 +25,8 @@ import (
 //     by the allocation IDs asked for that the tag listings may miss. A
 //     caller says how fresh the listing must be (notBefore); a listing
 //     that started later is shared, otherwise the caller joins the next
-//     one, which starts after a short window collecting other callers.
+//     one, which starts after a short window collecting other callers,
+//     and never while another listing runs.
 //   - ENI look-ups. Pod IPs are resolved in one DescribeNetworkInterfaces
 //     per window; every private IP of every ENI returned is cached, so a
 //     node's ENIs are described once for all its pods. (On EC2, prefix
@@ -88,7 +89,14 @@ func newLookup(c addressCloud, cluster, legacyCluster string, clk clock.PassiveC
 	}
 	const window, timeout = 100 * time.Millisecond, 2 * time.Minute
 	timers := clock.RealClock{}
-	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers,
+	// Serial: one listing at a time. EC2's DescribeAddresses does not page,
+	// so a listing decodes every address of the cluster at once (about 4
+	// KiB each in the SDK's types before the mapping drops them), and a
+	// listing that outlasted the window under load had the next ones run
+	// beside it: 10.7 MB of SDK-decoded listings in flight for the 1,250
+	// addresses of the 5,000-node envelope, in a heap profile of its first
+	// manager.
+	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers, Serial: true,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
 	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]string]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ips []podHost) (map[string]string, error) {

@@ -194,3 +194,67 @@ func TestBatcherCallerGivesUp(t *testing.T) {
 		t.Errorf("the other caller got %v", res)
 	}
 }
+
+// TestBatcherSerial: with Serial, a batch whose window ends while the
+// key's run is going waits for that run, still collecting callers, then
+// runs once for all of them; without Serial it runs at once, beside it.
+func TestBatcherSerial(t *testing.T) {
+	for _, serial := range []bool{true, false} {
+		clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+		rec := &recorder{}
+		release := make(chan struct{})
+		var inFlight, most int
+		var mu sync.Mutex
+		run := func(ctx context.Context, key string, items []string) ([]string, error) {
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			if items[0] == "1" {
+				<-release // the first run lasts until released
+			}
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return rec.run(ctx, key, items)
+		}
+		b := New(Config[string, string, []string]{Window: time.Second, Run: run, Clock: clk, Serial: serial})
+		results := make(chan []string, 3)
+		do := func(item string) { res, _ := b.Do(context.Background(), "k", item); results <- res }
+		go do("1")
+		waitOpen(t, clk, 1)
+		clk.Step(time.Second) // the first batch runs, and blocks
+		go do("2")
+		waitOpen(t, clk, 1)
+		clk.Step(time.Second) // the second batch's window ends during the first run
+		if serial {
+			go do("3") // joins the second batch, which waits
+			waitJoined(t, b, rec, "k", nil, 1)
+		} else {
+			waitJoined(t, b, rec, "k", []string{"2"}, 0) // ran beside the first
+			go do("3")
+			waitOpen(t, clk, 1)
+			clk.Step(time.Second)
+			waitJoined(t, b, rec, "k", []string{"3"}, 0)
+		}
+		close(release)
+		for range 3 {
+			<-results
+		}
+		want := [][]string{{"k", "1"}, {"k", "2", "3"}}
+		if !serial {
+			want = [][]string{{"k", "2"}, {"k", "3"}, {"k", "1"}}
+		}
+		if got := rec.got(); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("serial %v: calls %v, want %v", serial, got, want)
+		}
+		if wantMost := map[bool]int{true: 1, false: 2}[serial]; most < wantMost || serial && most != 1 {
+			t.Errorf("serial %v: %d runs at once at most, want %d", serial, most, wantMost)
+		}
+		b.mu.Lock()
+		if len(b.open) != 0 || len(b.running) != 0 {
+			t.Errorf("serial %v: left open %v, running %v", serial, b.open, b.running)
+		}
+		b.mu.Unlock()
+	}
+}
