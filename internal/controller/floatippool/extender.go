@@ -12,12 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
+	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 )
 
 // Extender serves galaxy-ipam's scheduler-extender contract over an
@@ -25,12 +25,12 @@ import (
 type Extender struct {
 	Allocator *Allocator
 	// Nodes reads nodes when the scheduler sends only names
-	// (nodeCacheCapable: true) and NodeCache is unset or not yet synced.
+	// (nodeCacheCapable: true) and NodeStore cannot answer.
 	Nodes client.Reader
-	// NodeCache, if set, is the manager's node informer: once synced, the
-	// named nodes are looked up in its store by name, read-only, instead of
-	// listed (see namedNodes).
-	NodeCache NodeCache
+	// NodeStore, if set, is the manager's node informer's store: once
+	// synced, the named nodes are looked up in it by name, read-only,
+	// instead of listed (see namedNodes).
+	NodeStore *informerstore.Store[*corev1.Node]
 	// Metrics records latencies; nil disables.
 	Metrics *Metrics
 	// Recorder puts a Warning Event on a pod whose request cannot be met as
@@ -133,17 +133,9 @@ func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-// NodeCache is what the extender reads of the node informer: its store,
-// keyed by node name, and whether it has synced (a client-go
-// SharedIndexInformer).
-type NodeCache interface {
-	HasSynced() bool
-	GetStore() toolscache.Store
-}
-
 // namedNodes returns the nodes the scheduler named, read-only; an unknown
 // name gets a node of that name only (the filter fails it as unknown).
-// From the synced NodeCache each is a pointer into the informer's store:
+// From the synced NodeStore each is a pointer into the informer's store:
 // no copy at all. Otherwise (no cache yet, tests) one List of the cache,
 // not deep-copied but still a copy of every node's struct, 4.5 MB at
 // 5,000 nodes on every scheduling attempt of a float-IP pod: at the scale
@@ -152,15 +144,10 @@ type NodeCache interface {
 func (e *Extender) namedNodes(ctx context.Context, names []string) ([]*corev1.Node, error) {
 	nodes := make([]*corev1.Node, 0, len(names))
 	unknown := func(name string) *corev1.Node { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}} }
-	if e.NodeCache != nil && e.NodeCache.HasSynced() {
-		store := e.NodeCache.GetStore()
+	if e.NodeStore.Synced() {
 		for _, n := range names {
-			obj, ok, err := store.GetByKey(n)
-			if err != nil {
-				return nil, fmt.Errorf("reading node %s: %w", n, err)
-			}
-			node, isNode := obj.(*corev1.Node)
-			if !ok || !isNode {
+			node, found, _ := e.NodeStore.Get(n)
+			if !found {
 				node = unknown(n)
 			}
 			nodes = append(nodes, node)

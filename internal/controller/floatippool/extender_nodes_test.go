@@ -8,16 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 )
-
-// nodeCache is a NodeCache over a plain store.
-type nodeCache struct {
-	synced bool
-	store  toolscache.Store
-}
-
-func (c nodeCache) HasSynced() bool            { return c.synced }
-func (c nodeCache) GetStore() toolscache.Store { return c.store }
 
 func TestNamedNodes(t *testing.T) {
 	node := func(name, ip string) *corev1.Node {
@@ -25,8 +18,8 @@ func TestNamedNodes(t *testing.T) {
 			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}}}
 	}
 	inStore := node("n1", "10.0.0.1")
-	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
-	if err := store.Add(inStore); err != nil {
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, nil)
+	if err := indexer.Add(inStore); err != nil {
 		t.Fatal(err)
 	}
 	// The client holds a node the store does not: which one answers shows
@@ -34,16 +27,16 @@ func TestNamedNodes(t *testing.T) {
 	listed := fake.NewClientBuilder().WithObjects(node("n1", "10.0.0.1"), node("n2", "10.0.0.2")).Build()
 	for _, tc := range []struct {
 		name      string
-		cache     NodeCache
+		store     *informerstore.Store[*corev1.Node]
 		wantIPs   []string // per requested name; "" for an unknown node
 		fromStore bool
 	}{
 		{name: "no cache: listed", wantIPs: []string{"10.0.0.1", "10.0.0.2", ""}},
-		{name: "cache not synced: listed", cache: nodeCache{store: store}, wantIPs: []string{"10.0.0.1", "10.0.0.2", ""}},
-		{name: "synced cache: the store's nodes, uncopied", cache: nodeCache{synced: true, store: store}, wantIPs: []string{"10.0.0.1", "", ""}, fromStore: true},
+		{name: "cache not synced: listed", store: informerstore.New[*corev1.Node](indexer, func() bool { return false }), wantIPs: []string{"10.0.0.1", "10.0.0.2", ""}},
+		{name: "synced cache: the store's nodes, uncopied", store: informerstore.New[*corev1.Node](indexer, nil), wantIPs: []string{"10.0.0.1", "", ""}, fromStore: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &Extender{Nodes: listed, NodeCache: tc.cache}
+			e := &Extender{Nodes: listed, NodeStore: tc.store}
 			got, err := e.namedNodes(context.Background(), []string{"n1", "n2", "gone"})
 			if err != nil {
 				t.Fatal(err)

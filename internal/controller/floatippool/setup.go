@@ -23,6 +23,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 )
 
 // Why each grant: pools are read, get finalizers (update/patch) and status;
@@ -185,12 +186,8 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index}
 	if o.ExtenderAddress != "" {
 		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder(ExtenderName)}
-		nodeInf, err := mgr.GetCache().GetInformer(ctx, &corev1.Node{})
-		if err != nil {
-			return fmt.Errorf("getting the node informer for the float-IP extender: %w", err)
-		}
-		if nc, ok := nodeInf.(NodeCache); ok {
-			ext.NodeCache = nc
+		if ext.NodeStore, err = informerstore.For(ctx, mgr.GetCache(), &corev1.Node{}); err != nil {
+			return fmt.Errorf("the float-IP extender's node store: %w", err)
 		}
 		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)

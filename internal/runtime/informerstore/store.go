@@ -58,14 +58,16 @@ func For[T client.Object](ctx context.Context, informers cache.Informers, obj T)
 	return New[T](withStore.GetIndexer(), withStore.HasSynced), nil
 }
 
-func (s *Store[T]) ready() bool {
+// Synced reports whether the store answers: it exists and its informer
+// has synced.
+func (s *Store[T]) Synced() bool {
 	return s != nil && s.indexer != nil && (s.synced == nil || s.synced())
 }
 
 // Get returns the object of key ("name", or "namespace/name") and whether
 // the store holds it; ok false: the store cannot answer.
 func (s *Store[T]) Get(key string) (obj T, found, ok bool) {
-	if !s.ready() {
+	if !s.Synced() {
 		return obj, false, false
 	}
 	o, exists, err := s.indexer.GetByKey(key)
@@ -79,7 +81,7 @@ func (s *Store[T]) Get(key string) (obj T, found, ok bool) {
 // List returns the objects of namespace ("": every namespace) that sel
 // selects (nil: all); ok false: the store cannot answer.
 func (s *Store[T]) List(namespace string, sel labels.Selector) (out []T, ok bool) {
-	if !s.ready() {
+	if !s.Synced() {
 		return nil, false
 	}
 	var objs []any
