@@ -279,7 +279,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("burstpolicy").
 		For(&schedulingv1alpha1.BurstPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Pod{}, paced(handler.EnqueueRequestsFromMapFunc(r.podToPolicies), r.pacer), builder.WithPredicates(podChanged())).
+		Watches(&corev1.Pod{}, pacedPolicies{toPolicies: r.podToPolicies, p: r.pacer}, builder.WithPredicates(podChanged())).
 		WatchesRawSource(source.Channel(r.writer.wake, &handler.EnqueueRequestForObject{})).
 		Watches(&schedulingv1alpha1.ClusterBurstPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).

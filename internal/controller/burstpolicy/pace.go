@@ -75,46 +75,46 @@ func (p *passPacer) delay(key types.NamespacedName) time.Duration {
 	return passDelay(p.last[key], p.now(), p.interval)
 }
 
-// paced wraps an event handler so that the passes it brings are paced by
-// p: each request it adds waits for p.delay.
-func paced(next handler.EventHandler, p *passPacer) handler.EventHandler {
-	return &pacedHandler{next: next, p: p}
+// pacedPolicies maps a pod's events to the policies that may govern it
+// (toPolicies) and adds each policy's request after its pacer's delay: an
+// event handler of its own, as IngressDaemonSet's deploymentEvents, so the
+// queue is used as it is.
+type pacedPolicies struct {
+	toPolicies handler.MapFunc
+	p          *passPacer
 }
 
-type pacedHandler struct {
-	next handler.EventHandler
-	p    *passPacer
-}
+var _ handler.EventHandler = pacedPolicies{}
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-func (h *pacedHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	h.next.Create(ctx, e, pacedQueue{q, h.p})
-}
-
-func (h *pacedHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-	h.next.Update(ctx, e, pacedQueue{q, h.p})
-}
-
-func (h *pacedHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
-	h.next.Delete(ctx, e, pacedQueue{q, h.p})
-}
-
-func (h *pacedHandler) Generic(ctx context.Context, e event.TypedGenericEvent[client.Object], q queue) {
-	h.next.Generic(ctx, e, pacedQueue{q, h.p})
-}
-
-// pacedQueue adds a request after its policy's delay. It is not a
-// priority queue, so the handler adds through Add.
-type pacedQueue struct {
-	queue
-	p *passPacer
-}
-
-func (q pacedQueue) Add(req reconcile.Request) {
-	if d := q.p.delay(req.NamespacedName); d > 0 {
-		q.queue.AddAfter(req, d)
-		return
+// add adds the requests of objs' policies, each once.
+func (h pacedPolicies) add(ctx context.Context, q queue, objs ...client.Object) {
+	seen := map[reconcile.Request]bool{}
+	for _, obj := range objs {
+		for _, req := range h.toPolicies(ctx, obj) {
+			if !seen[req] {
+				seen[req] = true
+				q.AddAfter(req, h.p.delay(req.NamespacedName)) // 0: at once
+			}
+		}
 	}
-	q.queue.Add(req)
+}
+
+func (h pacedPolicies) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	h.add(ctx, q, e.Object)
+}
+
+// Update maps the old pod and the new one: a pod that stops matching a
+// policy's selector still brings a pass of that policy.
+func (h pacedPolicies) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	h.add(ctx, q, e.ObjectOld, e.ObjectNew)
+}
+
+func (h pacedPolicies) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.add(ctx, q, e.Object)
+}
+
+func (h pacedPolicies) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.add(ctx, q, e.Object)
 }
