@@ -90,12 +90,10 @@ func newLookup(c addressCloud, cluster, legacyCluster string, clk clock.PassiveC
 	const window, timeout = 100 * time.Millisecond, 2 * time.Minute
 	timers := clock.RealClock{}
 	// Serial: one listing at a time. EC2's DescribeAddresses does not page,
-	// so a listing decodes every address of the cluster at once (about 4
-	// KiB each in the SDK's types before the mapping drops them), and a
-	// listing that outlasted the window under load had the next ones run
-	// beside it: 10.7 MB of SDK-decoded listings in flight for the 1,250
-	// addresses of the 5,000-node envelope, in a heap profile of its first
-	// manager.
+	// so a listing decodes every address of the cluster at once (about 9
+	// KB each in the SDK's types before the mapping drops them: 10-13 MB
+	// at the 5,000-node envelope), and a listing that outlasted the window
+	// under load had the next ones run beside it.
 	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers, Serial: true,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
 	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]string]{Window: window, Timeout: timeout, Clock: timers,
