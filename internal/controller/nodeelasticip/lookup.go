@@ -94,9 +94,7 @@ func newLookup(c *aws.Client, cluster string, window time.Duration, clk clock.Pa
 		byOwner:  expect.New[types.UID, string](recentTTL, maxRemembered, clk),
 		claims:   expect.New[string, types.UID](claimTTL, maxRemembered, clk),
 	}
-	// Serial: one listing at a time, each a whole DescribeAddresses answer
-	// (runtime/batch).
-	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Serial: true,
+	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
 	l.onNodes = batch.New(batch.Config[struct{}, string, []aws.Address]{Window: window, Max: maxFilterValues,
 		Run: func(ctx context.Context, _ struct{}, instances []string) ([]aws.Address, error) {

@@ -25,8 +25,7 @@ import (
 //     by the allocation IDs asked for that the tag listings may miss. A
 //     caller says how fresh the listing must be (notBefore); a listing
 //     that started later is shared, otherwise the caller joins the next
-//     one, which starts after a short window collecting other callers,
-//     and never while another listing runs.
+//     one, which starts after a short window collecting other callers.
 //   - ENI look-ups. Pod IPs are resolved in one DescribeNetworkInterfaces
 //     per window; every private IP of every ENI returned is cached, so a
 //     node's ENIs are described once for all its pods. (On EC2, prefix
@@ -89,12 +88,7 @@ func newLookup(c addressCloud, cluster, legacyCluster string, clk clock.PassiveC
 	}
 	const window, timeout = 100 * time.Millisecond, 2 * time.Minute
 	timers := clock.RealClock{}
-	// Serial: one listing at a time. EC2's DescribeAddresses does not page,
-	// so a listing decodes every address of the cluster at once (about 9
-	// KB each in the SDK's types before the mapping drops them: 10-13 MB
-	// at the 5,000-node envelope), and a listing that outlasted the window
-	// under load had the next ones run beside it.
-	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers, Serial: true,
+	l.listings = batch.New(batch.Config[struct{}, string, *listing]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ids []string) (*listing, error) { return l.list(ctx, ids) }})
 	l.eniCalls = batch.New(batch.Config[struct{}, podHost, map[string]string]{Window: window, Timeout: timeout, Clock: timers,
 		Run: func(ctx context.Context, _ struct{}, ips []podHost) (map[string]string, error) {

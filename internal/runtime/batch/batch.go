@@ -33,13 +33,6 @@ type Config[K comparable, I comparable, R any] struct {
 	Run func(ctx context.Context, key K, items []I) (R, error)
 	// Clock times the window (default: the real clock).
 	Clock clock.WithDelayedExecution
-	// Serial allows one run per key at a time: a batch whose window ends
-	// while the key's previous run is still going stays open, collecting
-	// callers, and runs when that run ends. For calls whose answers are
-	// large (a listing of every address of an account): overlapping runs
-	// each hold a whole answer in memory at once, and the later ones repeat
-	// work the machine is already busy with. Serial batches have no Max.
-	Serial bool
 }
 
 // Batcher runs one call per open batch of a key. Use New.
@@ -48,8 +41,6 @@ type Batcher[K comparable, I comparable, R any] struct {
 
 	mu   sync.Mutex
 	open map[K]*call[I, R]
-	// running holds, with Serial, the keys whose run is in flight.
-	running map[K]bool
 }
 
 // call is one batch: its items while open, its result once done.
@@ -60,12 +51,9 @@ type call[I comparable, R any] struct {
 	callers int
 	// timer ends the window; stopped when the batch runs full first.
 	timer clock.Timer
-	// due: the window has ended, and (Serial) the batch waits for the
-	// key's run in flight.
-	due  bool
-	done chan struct{}
-	res  R
-	err  error
+	done  chan struct{}
+	res   R
+	err   error
 }
 
 // New returns a Batcher for cfg.
@@ -76,10 +64,7 @@ func New[K comparable, I comparable, R any](cfg Config[K, I, R]) *Batcher[K, I, 
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	if cfg.Serial {
-		cfg.Max = 0
-	}
-	return &Batcher[K, I, R]{cfg: cfg, open: map[K]*call[I, R]{}, running: map[K]bool{}}
+	return &Batcher[K, I, R]{cfg: cfg, open: map[K]*call[I, R]{}}
 }
 
 // Do adds items to key's open batch (opening one if there is none) and
@@ -121,55 +106,23 @@ func (b *Batcher[K, I, R]) Do(ctx context.Context, key K, items ...I) (R, error)
 	}
 }
 
-// close runs c when its window ends, unless it already ran full or
-// (Serial) the key's previous run is still going: then c stays open until
-// that run ends.
+// close runs c when its window ends, unless it already ran full.
 func (b *Batcher[K, I, R]) close(key K, c *call[I, R]) {
 	b.mu.Lock()
 	if b.open[key] != c {
 		b.mu.Unlock()
 		return
 	}
-	if b.cfg.Serial && b.running[key] {
-		c.due = true
-		b.mu.Unlock()
-		return
-	}
 	delete(b.open, key)
-	if b.cfg.Serial {
-		b.running[key] = true
-	}
 	b.mu.Unlock()
-	// In a goroutine of its own: a clock may call close from its timer
-	// loop (a fake clock does, holding its lock).
-	go b.run(key, c)
+	b.run(key, c)
 }
 
 func (b *Batcher[K, I, R]) run(key K, c *call[I, R]) {
-	for c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
-		c.res, c.err = b.cfg.Run(ctx, key, c.items)
-		cancel()
-		close(c.done)
-		c = b.next(key)
-	}
-}
-
-// next, with Serial, ends key's run and returns the batch whose window
-// ended during it (now taken out of open, its run begun), if any.
-func (b *Batcher[K, I, R]) next(key K) *call[I, R] {
-	if !b.cfg.Serial {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := b.open[key]
-	if c == nil || !c.due {
-		delete(b.running, key)
-		return nil
-	}
-	delete(b.open, key)
-	return c
+	defer close(c.done)
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Timeout)
+	defer cancel()
+	c.res, c.err = b.cfg.Run(ctx, key, c.items)
 }
 
 func distinct[I comparable](items []I) []I {
