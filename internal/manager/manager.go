@@ -24,6 +24,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
+	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/statemetrics"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
@@ -75,11 +76,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		LeaseDuration:                 &leaseDuration,
 		RenewDeadline:                 &renewDeadline,
 		RetryPeriod:                   &retryPeriod,
-		WebhookServer: webhook.NewServer(webhook.Options{
+		// Every webhook reads its AdmissionReview in one read
+		// (admissionbody).
+		WebhookServer: admissionbody.Server(webhook.NewServer(webhook.Options{
 			Host:    o.WebhookHost,
 			Port:    o.WebhookPort,
 			CertDir: o.WebhookCertDir,
-		}),
+		})),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

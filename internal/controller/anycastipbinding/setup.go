@@ -49,7 +49,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
-	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
 )
@@ -300,7 +299,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		}
 	}
 	if o.Webhook {
-		mgr.GetWebhookServer().Register(NodeWebhookPath, admissionbody.Buffered(&webhook.Admission{Handler: NodeTainter(ts.selector)}))
+		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NodeTainter(ts.selector)})
 	}
 	sw, err := NewSweep(mgr, conn, o)
 	if err != nil {

@@ -48,7 +48,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
-	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 	"github.com/edgeplane/edgeplane/internal/status"
@@ -199,11 +198,11 @@ func (o Options) Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 		return err
 	}
 	if !o.DisablePodGate || o.RewriteTKEScheduler {
-		mgr.GetWebhookServer().Register(PodWebhookPath, admissionbody.Buffered(&webhook.Admission{Handler: &PodGater{
+		mgr.GetWebhookServer().Register(PodWebhookPath, &webhook.Admission{Handler: &PodGater{
 			Reader:      mgr.GetClient(),
 			DisableGate: o.DisablePodGate, RewriteTKEScheduler: o.RewriteTKEScheduler,
 			Legacy: LegacyTranslation{Table: o.LegacySwitchTable, Translated: kinds.TranslatesPodsOf},
-		}}))
+		}})
 	}
 	if !o.DisablePodGate {
 		g := &GateReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("burstpolicy"), Timeout: o.GateTimeout}

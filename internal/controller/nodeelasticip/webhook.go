@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
-	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 )
 
@@ -40,5 +39,5 @@ func NewNodeTainter(selector labels.Selector, taintKey string) *nodepatch.TaintW
 }
 
 func registerWebhook(mgr ctrl.Manager, selector labels.Selector, taintKey string) {
-	mgr.GetWebhookServer().Register(NodeWebhookPath, admissionbody.Buffered(&webhook.Admission{Handler: NewNodeTainter(selector, taintKey)}))
+	mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NewNodeTainter(selector, taintKey)})
 }

@@ -18,6 +18,8 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // MaxBody is the largest body read up front. The buffer is allocated for
@@ -55,4 +57,13 @@ func Buffered(next http.Handler) http.Handler {
 type body struct {
 	io.Reader
 	io.Closer
+}
+
+// Server returns s with every handler registered on it Buffered.
+func Server(s webhook.Server) webhook.Server { return bufferedServer{s} }
+
+type bufferedServer struct{ webhook.Server }
+
+func (s bufferedServer) Register(path string, hook http.Handler) {
+	s.Server.Register(path, Buffered(hook))
 }

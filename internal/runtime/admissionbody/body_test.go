@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // countingBody counts the reads that return data.
@@ -68,5 +70,35 @@ func TestBuffered(t *testing.T) {
 				t.Errorf("%d reads of the body before the handler, want %d", readsBefore, tc.wantReads)
 			}
 		})
+	}
+}
+
+// registry is a webhook.Server that keeps what is registered on it.
+type registry struct {
+	webhook.Server
+	hooks map[string]http.Handler
+}
+
+func (r *registry) Register(path string, hook http.Handler) { r.hooks[path] = hook }
+
+// TestServer: a handler registered through Server reads the body already
+// read, in one read of the original, as Buffered.
+func TestServer(t *testing.T) {
+	inner := &registry{hooks: map[string]http.Handler{}}
+	readsBefore := -1
+	cb := &countingBody{r: strings.NewReader(strings.Repeat("x", 5000))}
+	Server(inner).Register("/hook", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		readsBefore = cb.reads
+		_, _ = io.ReadAll(r.Body)
+	}))
+	hook, ok := inner.hooks["/hook"]
+	if !ok {
+		t.Fatal("nothing was registered on the wrapped server")
+	}
+	req := httptest.NewRequest(http.MethodPost, "/hook", cb)
+	req.ContentLength = 5000
+	hook.ServeHTTP(httptest.NewRecorder(), req)
+	if readsBefore != 1 {
+		t.Errorf("%d reads of the body before the handler, want 1", readsBefore)
 	}
 }

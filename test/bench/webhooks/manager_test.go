@@ -25,6 +25,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
@@ -164,7 +165,7 @@ func serveManager(ctx context.Context, spec managerSpec) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: spec.CertDir, WebhookMux: mux}),
+		WebhookServer: admissionbody.Server(webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: spec.CertDir, WebhookMux: mux})),
 	})
 	if err != nil {
 		return err
