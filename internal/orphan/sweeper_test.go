@@ -480,3 +480,44 @@ func TestNewValidates(t *testing.T) {
 		})
 	}
 }
+
+// TestOneAtATime: periodic sweeps of the process never overlap, and one
+// waiting for its turn gives up when its context ends.
+func TestOneAtATime(t *testing.T) {
+	var mu sync.Mutex
+	var running, most int
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			_ = oneAtATime(context.Background(), func() error {
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				running--
+				mu.Unlock()
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if most != 1 {
+		t.Errorf("%d sweeps ran at once, want 1", most)
+	}
+
+	release := make(chan struct{})
+	held := make(chan struct{})
+	go func() {
+		_ = oneAtATime(context.Background(), func() error { close(held); <-release; return nil })
+	}()
+	<-held
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	if err := oneAtATime(ctx, func() error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+		t.Errorf("a waiter whose context ended: err %v, ran %v; want context.Canceled, not run", err, ran)
+	}
+	close(release)
+}
