@@ -19,7 +19,7 @@ RUN go mod download
 COPY apis/ apis/
 COPY cmd/ cmd/
 COPY internal/ internal/
-COPY hack/build-image-binaries.sh hack/
+COPY hack/build-image-binaries.sh hack/go-build-tags hack/
 RUN VERSION=$VERSION hack/build-image-binaries.sh $TARGETOS/$TARGETARCH
 
 FROM gcr.io/distroless/static-debian12:nonroot

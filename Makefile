@@ -7,6 +7,9 @@ SHELL := /usr/bin/env bash
 
 GO          ?= go
 TOOLS       := $(GO) tool -modfile=hack/tools/go.mod
+# Build tags of every edgeplane binary, one source for the Makefile, the image
+# script and the tests' builds (hack/go-build-tags says why).
+GO_BUILD_TAGS := $(shell grep -v '^\#' hack/go-build-tags | paste -sd, -)
 K8S_VERSION := v1.37.0
 K8S_BIN     := bin/k8s/$(K8S_VERSION)
 DEMO_DIR    ?= .demo
@@ -63,7 +66,7 @@ verify: ## Fail if generated files are stale, code is not gofmt'ed, or vet/lint/
 
 .PHONY: build
 build: ## Build the edgeplane binaries into bin/.
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -tags '$(GO_BUILD_TAGS)' -o bin/ ./cmd/...
 
 IMAGE          ?= ghcr.io/edgeplane/edgeplane:dev
 IMAGE_PLATFORM ?= linux/amd64

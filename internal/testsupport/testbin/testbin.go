@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +28,11 @@ func Build(tb testing.TB, dir string, names ...string) []string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	tags, err := BuildTags(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	args := []string{"build", "-tags", strings.Join(tags, ","), "-o", dir + string(filepath.Separator)}
 	paths := make([]string, 0, len(names))
 	for _, n := range names {
 		args = append(args, "./cmd/"+n)
@@ -38,6 +44,23 @@ func Build(tb testing.TB, dir string, names ...string) []string {
 		tb.Fatalf("building %v: %v\n%s", names, err, out)
 	}
 	return paths
+}
+
+// BuildTags reads the build tags of every edgeplane binary from
+// hack/go-build-tags under root (the file says why each is there), so the
+// binaries tests run are the ones `make build` and the image ship.
+func BuildTags(root string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "hack", "go-build-tags"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the build tags: %w", err)
+	}
+	var tags []string
+	for line := range strings.Lines(string(b)) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			tags = append(tags, line)
+		}
+	}
+	return tags, nil
 }
 
 // WaitHTTPOK polls url until it answers 200, for at most timeout. exited, if
