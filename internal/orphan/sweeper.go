@@ -170,7 +170,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	ticker := s.clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	for {
-		if err := oneAtATime(ctx, func() error { _, err := s.Sweep(ctx); return err }); err != nil && ctx.Err() == nil {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Orphan sweep failed")
 		}
 		select {
@@ -179,26 +179,6 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		case <-ticker.C():
 		}
 	}
-}
-
-// periodic is held by the process's periodic sweep in progress, of any
-// kind. Every kind's sweeper starts with the manager and ticks at the same
-// interval, so without it all sweeps run at the same moments, each holding
-// its cloud listing and a page of owners at once: in the 5,000-node
-// envelope, about 20 MB of live heap for a second every 5 minutes, the
-// first manager's resident-set peak (docs/operations.md). One after another
-// they hold the largest of them, and take a second or two longer.
-var periodic = make(chan struct{}, 1)
-
-// oneAtATime runs fn while holding periodic, unless ctx ends first.
-func oneAtATime(ctx context.Context, fn func() error) error {
-	select {
-	case periodic <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-periodic }()
-	return fn()
 }
 
 // Sweep lists cloud objects, then owners, and reports or deletes the orphans
