@@ -29,7 +29,8 @@ type benchTrace struct {
 	start  time.Time
 	prefix string
 	mu     sync.Mutex
-	// at[node][phase] is when phase first happened, since start.
+	// at[node][phase] is when phase first happened, since start (the
+	// status write: the last, the one that wrote Ready).
 	at map[string]map[string]time.Duration
 	// nodeOf maps an address ID to the node it was allocated for.
 	nodeOf map[string]string
@@ -39,7 +40,8 @@ func newBenchTrace(prefix string) *benchTrace {
 	return &benchTrace{start: time.Now(), prefix: prefix, at: map[string]map[string]time.Duration{}, nodeOf: map[string]string{}}
 }
 
-// note records phase of node at t (the first time only).
+// note records phase of node at t (the first time only; every time for
+// the status write, whose last is the one that wrote Ready).
 func (t *benchTrace) note(node, phase string, at time.Time) {
 	if t == nil || !strings.HasPrefix(node, t.prefix) {
 		return
@@ -51,7 +53,7 @@ func (t *benchTrace) note(node, phase string, at time.Time) {
 		m = map[string]time.Duration{}
 		t.at[node] = m
 	}
-	if _, ok := m[phase]; !ok {
+	if _, ok := m[phase]; !ok || strings.HasPrefix(phase, "status") {
 		m[phase] = at.Sub(t.start)
 	}
 }
