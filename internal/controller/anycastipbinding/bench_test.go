@@ -154,7 +154,14 @@ func benchConverge(b *testing.B, iter, scale int) {
 		}
 		opts.MaxConcurrentReconciles = n
 	}
+	var trace *benchTrace
+	if traceBench {
+		trace = newBenchTrace(prefix)
+	}
 	opts.ClientOptions = func(o *tencentcloud.Options) {
+		if trace != nil {
+			o.HTTPClient = &http.Client{Transport: trace.cloud(http.DefaultTransport)}
+		}
 		o.RateLimits = tencentcloud.DefaultRateLimits()
 		for k, v := range o.RateLimits.PerAction {
 			v.QPS *= float64(scale)
@@ -167,6 +174,9 @@ func benchConverge(b *testing.B, iter, scale int) {
 	cfg.QPS, cfg.Burst = 2000, 4000 // --kube-api-qps/burst: the API server is not what is measured
 	counter := apicount.New()
 	cfg.Wrap(counter.Wrap)
+	if trace != nil {
+		cfg.Wrap(trace.kube)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -188,12 +198,15 @@ func benchConverge(b *testing.B, iter, scale int) {
 		b.Fatal("cache did not sync")
 	}
 
-	conv := watchConvergence(ctx, b, cpc, benchNodes)
+	conv := watchConvergence(ctx, b, cpc, benchNodes, trace)
 	b.StartTimer()
 	counter.Reset()
 	cpuBefore := cpuuse.Read()
 	passesBefore := reconcileTotal(ControllerName)
 	start := time.Now()
+	if trace != nil {
+		trace.start = start
+	}
 	if f := os.Getenv("AIA_BENCH_APIPROF"); f != "" {
 		go profileAPIServer(ctx, b, f)
 	}
@@ -217,6 +230,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 			if err := c.Patch(ctx, n, patch); err != nil {
 				b.Error(err)
 			}
+			trace.note(n.Name, "label<", time.Now())
 		}(n)
 	}
 	wg.Wait()
@@ -250,6 +264,9 @@ func benchConverge(b *testing.B, iter, scale int) {
 	b.StopTimer()
 	cpuAfter := cpuuse.Read()
 	passes := reconcileTotal(ControllerName) - passesBefore
+	if trace != nil {
+		trace.print(os.Stderr)
+	}
 	if debugBench {
 		fmt.Fprintf(os.Stderr, "CPU used while converging:\n%s", cpuAfter.Since(cpuBefore, elapsed))
 		printQueueing(ControllerName, TranslatorName)
@@ -410,7 +427,7 @@ type convergenceWatch struct {
 	done     chan struct{} // closed then
 }
 
-func watchConvergence(ctx context.Context, b *testing.B, cpc string, want int) *convergenceWatch {
+func watchConvergence(ctx context.Context, b *testing.B, cpc string, want int, trace *benchTrace) *convergenceWatch {
 	// An informer, not a bare watch: the API server drops a watcher that
 	// falls behind, which, on two busy cores, happens during the burst.
 	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
@@ -431,6 +448,10 @@ func watchConvergence(ctx context.Context, b *testing.B, cpc string, want int) *
 			return
 		}
 		now := time.Now()
+		trace.note(bd.Name, "seen", now)
+		if !deleted && bd.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+			trace.note(bd.Name, "ready", now)
+		}
 		cw.mu.Lock()
 		defer cw.mu.Unlock()
 		cw.withAddr[bd.Name] = meta.GetExternalName(bd) != ""

@@ -185,7 +185,23 @@ func (c *Connector) account(ctx context.Context, ref xpv2.ProviderConfigReferenc
 // or fixed after a rejection) get a new client.
 func (c *Connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReference) (clientcache.Account[*account], error) {
 	var none clientcache.Account[*account]
+	// The legacy identity does not depend on the config: read it beside
+	// the config, not after it. A resolution stalls every pass that needs
+	// the account (the first passes of a burst of new bindings, which
+	// wait for it before their first allocation), so each round trip
+	// saved moves the burst's first allocation, and the allocation
+	// bucket's refill, earlier.
+	type legacyRead struct {
+		uuid string
+		err  error
+	}
+	legacyDone := make(chan legacyRead, 1)
+	go func() {
+		uuid, err := c.legacyUUID(ctx)
+		legacyDone <- legacyRead{uuid, err}
+	}()
 	cfg, err := providerconfig.Resolve(ctx, c.reader, &ref, "", c.clusterName)
+	lr := <-legacyDone
 	if err != nil {
 		return none, fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
 	}
@@ -198,7 +214,7 @@ func (c *Connector) resolve(ctx context.Context, ref xpv2.ProviderConfigReferenc
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(&topts)
 	}
-	legacy, err := c.legacyUUID(ctx)
+	legacy, err := lr.uuid, lr.err
 	if err != nil {
 		return none, err
 	}

@@ -7,7 +7,6 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -132,22 +131,22 @@ func withStatusOf[T Object](obj, from T) (T, error) {
 	return withStatusJSON(obj, raw)
 }
 
-// withStatusJSON returns a copy of obj carrying the status raw (JSON).
+// withStatusJSON returns a copy of obj carrying the status raw (JSON). Only
+// the status is decoded, into the zeroed Status field of a deep copy (a
+// decode over the copied status would keep fields the new status leaves
+// out). The round trip of the whole object through unstructured that this
+// replaces took 50 of 860 ms of the test process's CPU samples in a
+// profiled BenchmarkConverge200 run: every pass that leaves progress
+// unwritten makes one.
 func withStatusJSON[T Object](obj T, raw string) (T, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return obj, err
+	out := copyOf(obj)
+	f := reflect.Indirect(reflect.ValueOf(out)).FieldByName("Status")
+	if !f.IsValid() || !f.CanSet() {
+		return out, nil
 	}
-	var st any
-	if err := json.Unmarshal([]byte(raw), &st); err != nil {
-		return obj, err
-	}
-	u["status"] = st
-	// Into an empty object: decoding into a copy would keep status fields
-	// the new status leaves out.
-	out := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(T) //nolint:forcetypeassert // T is a pointer to its element type
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
-		return obj, err
+	f.SetZero()
+	if err := json.Unmarshal([]byte(raw), f.Addr().Interface()); err != nil {
+		return obj, fmt.Errorf("decoding a status of %s: %w", obj.GetName(), err)
 	}
 	return out, nil
 }
