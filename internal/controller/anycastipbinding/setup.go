@@ -330,7 +330,7 @@ func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *r
 	//     while the binding may own an address, so it is stored before the
 	//     first cloud write (it is sent beside Observe, so it delays the
 	//     allocation only when it is slower than the look-ups);
-	//   - GET binding (the create guard, started with the pass beside
+	//   - GET binding (the create guard, started once the pass connected, beside
 	//     Observe): proves the pass's copy is the stored one before it
 	//     allocates. The ClientToken and the ownership tags make a second
 	//     address unlikely, but the token carries the allocation attempt,

@@ -134,8 +134,11 @@ type Options[T Object] struct {
 	// object still waiting for its first (0: the default priority).
 	ProgressPriority int
 	// PrefetchCreate, when set and true for an object, starts the read that
-	// guards a create as the pass starts, so it runs while the pass
-	// observes instead of after.
+	// guards a create once the pass has connected, so it runs while the
+	// pass observes instead of after. A pass that cannot connect (a
+	// missing provider config) makes no such read: it retries on the work
+	// queue's backoff, and a read per retry would only load the API server
+	// and this process.
 	PrefetchCreate func(T) bool
 	// DeferStatus, when set, lets the kind leave transitional progress
 	// unwritten (see DeferStatus).
@@ -270,7 +273,8 @@ type pass[T Object] struct {
 	// current: the pass has proven its copy is the stored version (a write
 	// with an optimistic lock succeeded).
 	current bool
-	// prefetch is the read of the stored object started with the pass.
+	// prefetch is the read of the stored object started once the pass
+	// connected (PrefetchCreate).
 	prefetch *liveRead[T]
 	// usage delivers the result of recording the provider config usage.
 	usage <-chan error
@@ -306,6 +310,7 @@ func (p *pass[T]) run(ctx context.Context) reconcile.Result {
 	if err != nil {
 		return p.fail(reasonCannotConnect, errConnect, err)
 	}
+	p.startPrefetch(ctx)
 	defer func() {
 		if err := ext.Disconnect(ctx); err != nil {
 			p.log.V(1).Info("Cannot disconnect from provider", "error", err.Error())

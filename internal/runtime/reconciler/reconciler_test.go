@@ -391,6 +391,43 @@ func TestCreateGuardPrefetch(t *testing.T) {
 	})
 }
 
+// countingReader counts the Gets it answered.
+type countingReader struct {
+	client.Reader
+	gets atomic.Int32
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestNoPrefetchWithoutConnection: a pass that cannot connect (a missing
+// provider config) starts no read of the stored object, however often it
+// is retried; once it connects, its create is guarded by one read.
+func TestNoPrefetchWithoutConnection(t *testing.T) {
+	reads := &countingReader{Reader: env.Client}
+	w := newWorld(t, func(o *Options[*binding]) {
+		o.Reader = reads
+		o.PrefetchCreate = func(*binding) bool { return true }
+	})
+	w.ext.connectErr = errors.New("provider config not found")
+	for range 3 {
+		w.pass()
+	}
+	if n := reads.gets.Load(); n != 0 {
+		t.Errorf("%d live reads in 3 passes that could not connect, want none", n)
+	}
+	w.ext.connectErr = nil
+	w.ext.observe = func(context.Context, *binding) (managed.ExternalObservation, error) {
+		return managed.ExternalObservation{}, nil
+	}
+	w.pass()
+	if n, c := reads.gets.Load(), w.ext.creates.Load(); n != 1 || c != 1 {
+		t.Errorf("the connected pass made %d live reads and %d creates, want 1 and 1", n, c)
+	}
+}
+
 // TestStatusConflicts: a status write that loses a race to a change of
 // something else is written onto the stored version; one that loses it to
 // someone else's status never overwrites it.

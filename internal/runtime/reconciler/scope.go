@@ -47,10 +47,18 @@ func (r *Reconciler[T]) scope(ctx context.Context, key types.NamespacedName) (*p
 		}
 	}
 	p.obj = obj
-	if r.o.PrefetchCreate != nil && r.o.Reader != nil && r.o.PrefetchCreate(obj) {
-		p.prefetch = r.startRead(ctx, key)
-	}
 	return p, nil
+}
+
+// startPrefetch starts the read that guards a create when the kind asks
+// for it (PrefetchCreate). It runs once the pass has connected, not as the
+// pass starts: a pass that cannot connect fails at once and retries on the
+// work queue's backoff, and each retry's read would be thrown away.
+func (p *pass[T]) startPrefetch(ctx context.Context) {
+	r := p.r
+	if r.o.PrefetchCreate != nil && r.o.Reader != nil && r.o.PrefetchCreate(p.obj) {
+		p.prefetch = r.startRead(ctx, p.key)
+	}
 }
 
 // liveRead is a read of the stored object running beside the pass.

@@ -27,6 +27,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/test/bench/scale"
@@ -58,6 +59,12 @@ const managerTraceEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER_TRACE"
 // exits, its allocation and heap profiles to <prefix>.allocs and
 // <prefix>.heap (go tool pprof -sample_index=alloc_space).
 const managerProfileEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER_PROFILE"
+
+// managerAPICountEnv, when set to a file path, makes the manager process
+// count its Kubernetes API requests by verb and resource
+// (internal/testsupport/apicount) and write them there as it exits: what
+// its controllers asked of the API server during the run.
+const managerAPICountEnv = "EDGEPLANE_WEBHOOK_BENCH_MANAGER_APICOUNT"
 
 // managerSpec tells the manager process where to find the API server and
 // where to serve.
@@ -154,6 +161,15 @@ func serveManager(ctx context.Context, spec managerSpec) error {
 	// as it is not in the manager.
 	defaults := manager.DefaultOptions()
 	cfg.QPS, cfg.Burst = float32(defaults.KubeAPIQPS), defaults.KubeAPIBurst
+	if path := os.Getenv(managerAPICountEnv); path != "" {
+		counter := apicount.New()
+		cfg.Wrap(counter.Wrap)
+		defer func() {
+			if err := os.WriteFile(path, []byte(counter.String()), 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, "manager API counts:", err)
+			}
+		}()
+	}
 
 	// Every controller that serves webhooks registers them on mux, exactly
 	// as in the manager; the recorder serves mux where the API server calls
