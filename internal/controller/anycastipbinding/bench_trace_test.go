@@ -181,7 +181,7 @@ func (t *benchTrace) print(w io.Writer) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ms := func(d time.Duration) string { return fmt.Sprintf("%4.0f", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(w, "trace: gaps between consecutive phases over %d nodes, ms: median p90 max\n", len(t.at))
+	_, _ = fmt.Fprintf(w, "trace: gaps between consecutive phases over %d nodes, ms: median p90 max\n", len(t.at))
 	for i := 1; i < len(tracePhases); i++ {
 		var gaps []time.Duration
 		for _, m := range t.at {
@@ -201,7 +201,7 @@ func (t *benchTrace) print(w io.Writer) {
 			continue
 		}
 		slices.Sort(gaps)
-		fmt.Fprintf(w, "  %-13s %s %s %s  (n=%d)\n", "→"+tracePhases[i], ms(gaps[len(gaps)/2]), ms(gaps[len(gaps)*9/10]), ms(gaps[len(gaps)-1]), len(gaps))
+		_, _ = fmt.Fprintf(w, "  %-13s %s %s %s  (n=%d)\n", "→"+tracePhases[i], ms(gaps[len(gaps)/2]), ms(gaps[len(gaps)*9/10]), ms(gaps[len(gaps)-1]), len(gaps))
 	}
 	for _, ph := range []string{"label<", "create<", "seen", "allocate>", "associate>", "node<", "status<", "ready"} {
 		var ts []time.Duration
@@ -215,7 +215,7 @@ func (t *benchTrace) print(w io.Writer) {
 		}
 		slices.Sort(ts)
 		q := func(f float64) string { return ms(ts[min(len(ts)-1, int(f*float64(len(ts))))]) }
-		fmt.Fprintf(w, "  %-11s at (ms) first %s  25%% %s  50%% %s  75%% %s  90%% %s  last %s\n", ph, ms(ts[0]), q(.25), q(.5), q(.75), q(.9), ms(ts[len(ts)-1]))
+		_, _ = fmt.Fprintf(w, "  %-11s at (ms) first %s  25%% %s  50%% %s  75%% %s  90%% %s  last %s\n", ph, ms(ts[0]), q(.25), q(.5), q(.75), q(.9), ms(ts[len(ts)-1]))
 	}
 	names := make([]string, 0, len(t.at))
 	for n, m := range t.at {
@@ -225,12 +225,12 @@ func (t *benchTrace) print(w io.Writer) {
 	}
 	slices.SortFunc(names, func(a, b string) int { return int(t.at[b]["ready"] - t.at[a]["ready"]) })
 	for _, n := range names[:min(3, len(names))] {
-		fmt.Fprintf(w, "  last Ready %s:", strings.TrimPrefix(n, t.prefix))
+		_, _ = fmt.Fprintf(w, "  last Ready %s:", strings.TrimPrefix(n, t.prefix))
 		for _, ph := range tracePhases {
 			if v, ok := t.at[n][ph]; ok {
-				fmt.Fprintf(w, " %s %s", ph, strings.TrimSpace(ms(v)))
+				_, _ = fmt.Fprintf(w, " %s %s", ph, strings.TrimSpace(ms(v)))
 			}
 		}
-		fmt.Fprintln(w)
+		_, _ = fmt.Fprintln(w)
 	}
 }
