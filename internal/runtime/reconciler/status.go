@@ -110,16 +110,25 @@ func mergeConflict(res reconcile.Result, err error) (reconcile.Result, error) {
 // the node-webhook benchmarks), CPU the webhooks served meanwhile wait for.
 func statusJSON(obj client.Object) (string, error) {
 	var st any
-	if v := reflect.Indirect(reflect.ValueOf(obj)); v.Kind() == reflect.Struct {
-		if f := v.FieldByName("Status"); f.IsValid() && f.CanInterface() {
-			st = f.Interface()
-		}
+	if f, ok := statusField(obj); ok {
+		st = f.Interface()
 	}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return "", fmt.Errorf("encoding the status of %s: %w", obj.GetName(), err)
 	}
 	return string(raw), nil
+}
+
+// statusField is obj's Status field, if its kind has a settable one (the
+// one field statusJSON encodes and withStatusJSON decodes into).
+func statusField(obj client.Object) (reflect.Value, bool) {
+	v := reflect.Indirect(reflect.ValueOf(obj))
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.FieldByName("Status")
+	return f, f.IsValid() && f.CanSet()
 }
 
 // withStatusOf returns a copy of obj carrying from's status.
@@ -140,8 +149,8 @@ func withStatusOf[T Object](obj, from T) (T, error) {
 // unwritten makes one.
 func withStatusJSON[T Object](obj T, raw string) (T, error) {
 	out := copyOf(obj)
-	f := reflect.Indirect(reflect.ValueOf(out)).FieldByName("Status")
-	if !f.IsValid() || !f.CanSet() {
+	f, ok := statusField(out)
+	if !ok {
 		return out, nil
 	}
 	f.SetZero()
