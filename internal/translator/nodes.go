@@ -109,11 +109,11 @@ func (t *Nodes[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		_, err := Delete(ctx, t.Client, t.Recorder, source, target)
 		return reconcile.Result{}, err
 	}
-	_, err := Ensure(ctx, t.Client, t.Recorder, node, target, func(o T) error {
+	res, err := Ensure(ctx, t.Client, t.Recorder, node, target, func(o T) error {
 		t.Mutate(o, node, o.GetResourceVersion() != "")
 		return nil
 	})
-	return reconcile.Result{}, err
+	return Requeue(res), err
 }
 
 // ParseNodeSelector parses a node translator's selector flag. An empty

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Event reasons emitted on the source object.
@@ -85,7 +87,29 @@ const (
 	// the translated kind is triggered by the deletion, others should requeue
 	// after a delay.
 	ResultTerminating Result = "Terminating"
+	// ResultNotCached means an object of that name exists although the
+	// client's cache had none: the cache has not caught up yet, most often
+	// with this translator's own creation of a moment ago. Nothing was
+	// written. The object's arrival in the cache brings a caller that
+	// watches the translated kind back only if the object is ours, so call
+	// Ensure again after NotCachedRetry (Requeue does it): by then the
+	// cache shows whose it is.
+	ResultNotCached Result = "NotCached"
 )
+
+// NotCachedRetry is how long after ResultNotCached to look again: an
+// informer normally delivers a creation within milliseconds, so one second
+// is ample and still no hot loop when it does not.
+const NotCachedRetry = time.Second
+
+// Requeue is the reconcile result a caller returns for r: a retry after
+// NotCachedRetry for ResultNotCached, nothing otherwise.
+func Requeue(r Result) reconcile.Result {
+	if r == ResultNotCached {
+		return reconcile.Result{RequeueAfter: NotCachedRetry}
+	}
+	return reconcile.Result{}
+}
 
 // Ensure creates or patches obj from source. obj must carry only the name
 // (and, for a namespaced kind, the namespace) of the translated object; on
@@ -147,6 +171,10 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 	case terminating:
 		logger.V(1).Info("Waiting for translated object to finish deleting")
 		return ResultTerminating, nil
+	case apierrors.IsAlreadyExists(err):
+		// CreateOrPatch creates only after its cached read found nothing.
+		logger.V(1).Info("Translated object exists but is not in the cache yet; looking again shortly")
+		return ResultNotCached, nil
 	case err != nil:
 		return ResultUnchanged, fmt.Errorf("translating %s into %s: %w", src.key, target, err)
 	}

@@ -185,8 +185,11 @@ func TestEnsure(t *testing.T) {
 	}
 	cases := map[string]struct {
 		existing []client.Object
-		mutate   func(*widget) error
-		want     want
+		// cacheBehind makes the client's reads miss the existing object,
+		// as an informer that has not caught up does.
+		cacheBehind bool
+		mutate      func(*widget) error
+		want        want
 	}{
 		"CreatesMarkedObjectOwnedBySource": {
 			mutate: setAddress("1.2.3.4"),
@@ -331,6 +334,28 @@ func TestEnsure(t *testing.T) {
 				},
 			},
 		},
+		"LooksAgainWhenTheCacheHasNotSeenTheObject": {
+			existing: []client.Object{&widget{
+				ObjectMeta: metav1.ObjectMeta{
+					Name: "web-0", Namespace: "default", Labels: ourLabels(), Annotations: ourAnnotations(),
+					OwnerReferences: []metav1.OwnerReference{podOwner("pod-uid")},
+				},
+				Spec: widgetSpec{Address: "9.9.9.9"},
+			}},
+			cacheBehind: true,
+			mutate:      setAddress("1.2.3.4"),
+			want: want{
+				// The one write is the refused creation: no error, no
+				// Event, the stored object untouched.
+				result: ResultNotCached,
+				writes: 1,
+				stored: &view{
+					Labels: ourLabels(), Annotations: ourAnnotations(),
+					Owners: []metav1.OwnerReference{podOwner("pod-uid")},
+					Spec:   widgetSpec{Address: "9.9.9.9"},
+				},
+			},
+		},
 		"ReturnsMutateErrorWithoutWriting": {
 			mutate: func(*widget) error { return errors.New("bad annotation") },
 			want:   want{result: ResultUnchanged, err: true},
@@ -340,11 +365,19 @@ func TestEnsure(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			wc := &writeCounter{}
-			c := newClient(t, wc, interceptor.Funcs{}, tc.existing...)
+			behind := tc.cacheBehind
+			funcs := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if behind {
+					return apierrors.NewNotFound(schema.GroupResource{Group: testGV.Group, Resource: "widgets"}, key.Name)
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}}
+			c := newClient(t, wc, funcs, tc.existing...)
 			rec := events.NewFakeRecorder(10)
 
 			obj := &widget{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}}
 			got, err := Ensure(ctx, c, rec, testPod(), obj, tc.mutate)
+			behind = false // the checks below read the stored object
 			if (err != nil) != tc.want.err {
 				t.Fatalf("Ensure() error = %v, want error %v", err, tc.want.err)
 			}
@@ -570,5 +603,16 @@ func TestDelete(t *testing.T) {
 				t.Errorf("object exists = %v (Get error %v), want %v", exists, err, tc.wantExists)
 			}
 		})
+	}
+}
+
+func TestRequeue(t *testing.T) {
+	for _, r := range []Result{ResultUnchanged, ResultCreated, ResultUpdated, ResultDeleted, ResultConflict, ResultTerminating} {
+		if got := Requeue(r); !got.IsZero() {
+			t.Errorf("Requeue(%s) = %+v, want none", r, got)
+		}
+	}
+	if got := Requeue(ResultNotCached); got.RequeueAfter != NotCachedRetry {
+		t.Errorf("Requeue(%s) = %+v, want a retry after %s", ResultNotCached, got, NotCachedRetry)
 	}
 }

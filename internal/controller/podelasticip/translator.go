@@ -139,6 +139,8 @@ func (t *Translator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	switch res {
+	case translator.ResultNotCached:
+		return translator.Requeue(res), nil
 	case translator.ResultTerminating:
 		// The previous PodElasticIP is still releasing its address.
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil

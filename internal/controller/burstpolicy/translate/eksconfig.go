@@ -93,10 +93,10 @@ func (t *EKSConfigTranslator) Reconcile(ctx context.Context, req reconcile.Reque
 		}
 		return ctrl.Result{}, nil
 	}
-	_, err = translator.Ensure(ctx, t.Client, t.Recorder, cm, target, func(d *schedulingv1alpha1.ClusterBurstPolicy) error {
+	res, err := translator.Ensure(ctx, t.Client, t.Recorder, cm, target, func(d *schedulingv1alpha1.ClusterBurstPolicy) error {
 		d.Spec.Enabled = spec.Enabled
 		d.Spec.Governs = spec.Governs
 		return nil
 	})
-	return ctrl.Result{}, err
+	return translator.Requeue(res), err
 }

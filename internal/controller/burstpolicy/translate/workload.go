@@ -213,6 +213,9 @@ func (t *WorkloadTranslator) Reconcile(ctx context.Context, req reconcile.Reques
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if res == translator.ResultNotCached {
+		return translator.Requeue(res), nil
+	}
 	if len(problems) > 0 && res != translator.ResultUnchanged && t.Recorder != nil {
 		t.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonInvalidLegacyAnnotation, "Translate", "%s", strings.Join(problems, "; "))
 	}
