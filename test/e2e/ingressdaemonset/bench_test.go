@@ -32,6 +32,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,6 +165,8 @@ func benchmarkRollout(b *testing.B, kcmFlags []string, qps, burst float64) {
 	}
 
 	podTime, singleTime, plainReqs := calibrate(ctx, b, c, cluster)
+	detach := benchIngressDaemonSet(benchIDS).Spec.UpdateStrategy.RollingUpdate.AnnotateDeploymentToDetach
+	contractReqs := calibrateContract(ctx, b, c, cluster, detach.Key, detach.Value)
 
 	// The manager as a user runs it: its client limits and its cache (the
 	// transforms drop managedFields, which every pass would copy).
@@ -284,6 +287,19 @@ func benchmarkRollout(b *testing.B, kcmFlags []string, qps, burst float64) {
 	kcmFloor := max(benchNodes*plainReqs[deploymentController]-burst, 0) / qps
 	b.ReportMetric(kcmFloor, "kcm-floor-s")
 	b.ReportMetric(kcmFloor/floor.Seconds(), "kcm-floor/floor")
+	// The same for N Deployments rolled by hand under the detach contract
+	// (calibrateContract), for the busier of the two controllers: what the
+	// control plane's limit alone makes such a rollout take, edgeplane or
+	// not. Not a floor: its requests are counted one Deployment at a time,
+	// and a controller held at its limit merges some status writes (one
+	// write for several pods' changes), so a rollout may ask for fewer.
+	kcmContract := 0.0
+	for _, name := range []string{deploymentController, replicaSetController} {
+		b.ReportMetric(contractReqs[name], "contract-"+name+"-req/deployment")
+		kcmContract = max(kcmContract, max(benchNodes*contractReqs[name]-burst, 0)/qps)
+	}
+	b.ReportMetric(kcmContract, "kcm-contract-s")
+	b.ReportMetric(wall.Seconds()/kcmContract, "wall/kcm-contract")
 }
 
 func benchIngressDaemonSet(name string) *appsv1alpha1.IngressDaemonSet {
@@ -643,25 +659,7 @@ func podSpec(version string) corev1.PodSpec {
 // the requests (Events included) the Deployment and ReplicaSet controllers
 // made per Deployment rolled.
 func calibrate(ctx context.Context, b *testing.B, c client.Client, cluster *localcluster.Cluster) (batch, single time.Duration, reqs map[string]float64) {
-	names := make([]string, benchMaxDegraded)
-	for i := range names {
-		names[i] = fmt.Sprintf("calibrate-%d", i)
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: names[i], Namespace: benchNS},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](benchPerNode),
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": names[i]}},
-				Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromInt32(0))}},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": names[i]}}, Spec: podSpec("c0")},
-			},
-		}
-		d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: fmt.Sprintf("n%02d", i)}
-		if err := c.Create(ctx, d); err != nil {
-			b.Fatal(err)
-		}
-	}
-	waitDeployments(ctx, b, c, names)
+	names := createPlainDeployments(ctx, b, c, "calibrate")
 	roll := func(which []string, image string) time.Duration {
 		start := time.Now()
 		for _, n := range which {
@@ -677,11 +675,7 @@ func calibrate(ctx context.Context, b *testing.B, c client.Client, cluster *loca
 		waitDeployments(ctx, b, c, which)
 		return time.Since(start)
 	}
-	// Events carry whole seconds: the creations' are left out by starting
-	// the count on the next second.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
-	start := time.Now()
-	kcm0 := kcmRequests(ctx, b, cluster)
+	start, kcm0 := startCounting(ctx, b, cluster)
 	const rounds = 3
 	for i := range rounds {
 		single += roll(names[:1], fmt.Sprintf("proxy:s%d", i))
@@ -702,6 +696,119 @@ func calibrate(ctx context.Context, b *testing.B, c client.Client, cluster *loca
 		}
 	}
 	return batch / rounds, single / rounds, reqs
+}
+
+// createPlainDeployments creates benchMaxDegraded plain Deployments of the
+// per-node shape (2 replicas, maxUnavailable 1, maxSurge 0), prefix-0 on
+// node n00 and so on, and waits until they are rolled out.
+func createPlainDeployments(ctx context.Context, b *testing.B, c client.Client, prefix string) []string {
+	names := make([]string, benchMaxDegraded)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: names[i], Namespace: benchNS},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](benchPerNode),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": names[i]}},
+				Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromInt32(0))}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": names[i]}}, Spec: podSpec("c0")},
+			},
+		}
+		d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: fmt.Sprintf("n%02d", i)}
+		if err := c.Create(ctx, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitDeployments(ctx, b, c, names)
+	return names
+}
+
+// calibrateContract returns the requests (Events included) kube-controller-
+// manager's Deployment and ReplicaSet controllers make per Deployment of the
+// per-node shape rolled the way the detach contract rolls a node's
+// Deployment, without edgeplane: the Deployment annotated with
+// annotateDeploymentToDetach's annotation, its template changed once the
+// Deployment controller has seen that, and the annotation removed once the
+// pods are replaced. The annotation changes the Deployment's generation
+// (the API server counts annotations as spec for Deployments, because they
+// are copied to the ReplicaSets), so the contract itself costs the
+// controllers requests a plain roll does not make: a status write each
+// time and the copy to the running ReplicaSet. Each Deployment is fresh and
+// rolled once, as the benchmark's rollout is the nodes' first, and they are
+// rolled one at a time, so no request is a conflict the controllers' own
+// contention made: what any controller honouring the contract asks of them
+// at least.
+func calibrateContract(ctx context.Context, b *testing.B, c client.Client, cluster *localcluster.Cluster, key, value string) map[string]float64 {
+	names := createPlainDeployments(ctx, b, c, "contract")
+	start, kcm0 := startCounting(ctx, b, cluster)
+	for _, n := range names {
+		updateDeployment(ctx, b, c, n, func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, key, value) })
+		waitDeploymentsObserved(ctx, b, c, n)
+		updateDeployment(ctx, b, c, n, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "proxy:contract" })
+		waitDeployments(ctx, b, c, []string{n})
+		updateDeployment(ctx, b, c, n, func(d *appsv1.Deployment) { delete(d.Annotations, key) })
+		waitDeploymentsObserved(ctx, b, c, n)
+	}
+	time.Sleep(2 * time.Second)
+	kcm1 := kcmRequests(ctx, b, cluster)
+	events := kcmEvents(ctx, b, c, start, time.Now())
+	reqs := map[string]float64{}
+	for _, name := range []string{deploymentController, replicaSetController} {
+		reqs[name] = (kcm1[name] - kcm0[name] + events[name]) / float64(len(names))
+	}
+	for _, n := range names {
+		if err := c.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: benchNS, Name: n}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return reqs
+}
+
+// startCounting waits until kube-controller-manager's Deployment and
+// ReplicaSet controllers have made no request for a second (a Deployment
+// reported rolled out may still get status writes), then on to the next
+// whole second (Events carry whole seconds), and returns that moment and
+// the controllers' request counts.
+func startCounting(ctx context.Context, b *testing.B, cluster *localcluster.Cluster) (time.Time, map[string]float64) {
+	last := kcmRequests(ctx, b, cluster)
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, false, func(ctx context.Context) (bool, error) {
+		now := kcmRequests(ctx, b, cluster)
+		quiet := maps.Equal(now, last)
+		last = now
+		return quiet, nil
+	})
+	if err != nil {
+		b.Fatalf("waiting for kube-controller-manager to go quiet: %v", err)
+	}
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	return time.Now(), kcmRequests(ctx, b, cluster)
+}
+
+func updateDeployment(ctx context.Context, b *testing.B, c client.Client, name string, change func(*appsv1.Deployment)) {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: benchNS, Name: name}, d); err != nil {
+		b.Fatal(err)
+	}
+	change(d)
+	if err := c.Update(ctx, d); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// waitDeploymentsObserved waits until the Deployment controller has seen
+// Deployment name's latest generation.
+func waitDeploymentsObserved(ctx context.Context, b *testing.B, c client.Client, name string) {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: benchNS, Name: name}, d); err != nil {
+			return false, err
+		}
+		return d.Status.ObservedGeneration >= d.Generation, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 func waitDeployments(ctx context.Context, b *testing.B, c client.Client, names []string) {
