@@ -25,6 +25,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
 	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/statemetrics"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
@@ -37,7 +38,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 	}
 	// A copy, so the caller's config keeps its own limits.
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = float32(o.KubeAPIQPS), o.KubeAPIBurst
+	clientlimit.Apply(cfg, o.KubeAPIQPS, o.KubeAPIBurst)
 	enabled, err := EnabledControllers(all, o.Controllers)
 	if err != nil {
 		return nil, err

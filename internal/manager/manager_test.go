@@ -22,6 +22,7 @@ import (
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -185,6 +186,18 @@ func TestClusterNameDefaultsToKubeSystemUID(t *testing.T) {
 	}
 }
 
+// The client-side limit: none by default, and a positive one when asked.
+func TestKubeAPILimitOptions(t *testing.T) {
+	o := DefaultOptions()
+	if err := o.Validate(); err != nil || !clientlimit.Unlimited(o.KubeAPIQPS) {
+		t.Fatalf("default --kube-api-qps %g (valid: %v), want no client-side limit", o.KubeAPIQPS, err)
+	}
+	o.KubeAPIQPS, o.KubeAPIBurst = 50, 100
+	if err := o.Validate(); err != nil {
+		t.Fatalf("a positive limit refused: %v", err)
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	ctx := testenv.Context(t)
 	cases := map[string]func(*Options){
@@ -193,6 +206,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"bad lease timing":    func(o *Options) { o.RenewDeadline = o.LeaseDuration },
 		"bad webhook port":    func(o *Options) { o.WebhookPort = 70000 },
 		"bad tenant endpoint": func(o *Options) { o.TenantEndpoints = []string{"127.0.0.1:8600"} },
+		// 0 would silently mean client-go's 5 requests/s.
+		"zero kube API QPS":          func(o *Options) { o.KubeAPIQPS = 0 },
+		"a kube API limit, no burst": func(o *Options) { o.KubeAPIQPS, o.KubeAPIBurst = 50, 0 },
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -29,11 +30,9 @@ type Options struct {
 	// may use (e.g. a cloud emulator or a VPC endpoint); empty allows none.
 	TenantEndpoints []string
 
-	// KubeAPIQPS and KubeAPIBurst bound the manager's own API requests;
-	// client-go's 5/10 would throttle the scheduler extender's binds and
-	// every translator at scale. The defaults are Karpenter's (200/300): a
-	// wave of 1,000 pods to burst is 1,000 patches, and the API server's
-	// priority and fairness, not this client limit, is what protects it.
+	// KubeAPIQPS and KubeAPIBurst are the client-side limit on the
+	// manager's own API requests: none by default (a negative QPS), the
+	// API server's priority and fairness protecting it; see clientlimit.
 	KubeAPIQPS   float64
 	KubeAPIBurst int
 
@@ -65,8 +64,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Controllers:             []string{"*"},
-		KubeAPIQPS:              200,
-		KubeAPIBurst:            300,
+		KubeAPIQPS:              clientlimit.DefaultQPS,
+		KubeAPIBurst:            clientlimit.DefaultBurst,
 		LeaderElect:             true,
 		LeaderElectionID:        "edgeplane-manager.edgeplane.io",
 		LeaseDuration:           15 * time.Second,
@@ -107,8 +106,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 		})
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", o.WatchNamespace,
 		"Only watch namespaced objects in this namespace. Empty means all namespaces.")
-	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API.")
-	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries the manager may send to the Kubernetes API above --kube-api-qps.")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API; negative for no client-side limit (the default: the API server's priority and fairness protects it).")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries the manager may send to the Kubernetes API above a positive --kube-api-qps.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election Lease.")
@@ -148,8 +147,9 @@ func (o *Options) Validate() error {
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, not %d", o.WebhookPort))
 	}
-	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) must be > 0 and --kube-api-burst (%d) >= 1", o.KubeAPIQPS, o.KubeAPIBurst))
+	// Zero would mean client-go's own 5 requests/s: say which is meant.
+	if o.KubeAPIQPS == 0 || (!clientlimit.Unlimited(o.KubeAPIQPS) && o.KubeAPIBurst < 1) {
+		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) must be negative (no client-side limit) or > 0 with --kube-api-burst (%d) >= 1", o.KubeAPIQPS, o.KubeAPIBurst))
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		errs = append(errs, errors.New("--leader-election-id must not be empty when --leader-elect is on"))

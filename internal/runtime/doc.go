@@ -12,7 +12,9 @@
 //     cache uses what this process wrote instead of writing again;
 //   - informerstore: reads from an informer's store without the copy a
 //     List through the cached client makes;
-//   - admissionbody: an admission request's body read in one read.
+//   - admissionbody: an admission request's body read in one read;
+//   - clientlimit: the manager's client-side limit on its Kubernetes API
+//     requests (none by default), shared with the benchmarks.
 //
 // Time comes from k8s.io/utils/clock everywhere, so tests move a fake one.
 package runtime

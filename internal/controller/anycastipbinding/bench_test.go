@@ -37,6 +37,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 )
@@ -171,7 +172,7 @@ func benchConverge(b *testing.B, iter, scale int) {
 		o.Retry.BaseDelay /= time.Duration(scale)
 	}
 	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 2000, 4000 // --kube-api-qps/burst: the API server is not what is measured
+	clientlimit.Apply(cfg, clientlimit.DefaultQPS, clientlimit.DefaultBurst) // the manager's default: no client-side limit
 	counter := apicount.New()
 	cfg.Wrap(counter.Wrap)
 	if trace != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 	"github.com/edgeplane/edgeplane/internal/testsupport/readywatch"
@@ -80,7 +81,7 @@ func BenchmarkConverge200Nodes(b *testing.B) {
 				}
 			}})
 		cfg := rest.CopyConfig(env.Config)
-		cfg.QPS, cfg.Burst = 2000, 4000
+		clientlimit.Apply(cfg, clientlimit.DefaultQPS, clientlimit.DefaultBurst) // the manager's default: no client-side limit
 		c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 		if err != nil {
 			b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 )
 
@@ -73,7 +74,7 @@ func benchTencent(b *testing.B, scale int) {
 		},
 	})
 	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 2000, 4000
+	clientlimit.Apply(cfg, clientlimit.DefaultQPS, clientlimit.DefaultBurst) // the manager's default: no client-side limit
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		b.Fatal(err)

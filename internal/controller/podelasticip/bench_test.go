@@ -17,6 +17,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/readywatch"
 )
@@ -54,7 +55,7 @@ func BenchmarkConvergence500Auto(b *testing.B) {
 			},
 		})
 		cfg := rest.CopyConfig(env.Config)
-		cfg.QPS, cfg.Burst = 2000, 4000
+		clientlimit.Apply(cfg, clientlimit.DefaultQPS, clientlimit.DefaultBurst) // the manager's default: no client-side limit
 		c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 		if err != nil {
 			b.Fatal(err)

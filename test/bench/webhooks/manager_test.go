@@ -26,6 +26,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
@@ -160,7 +161,7 @@ func serveManager(ctx context.Context, spec managerSpec) error {
 	// client-go's 5/10: a webhook that reads live would be throttled here
 	// as it is not in the manager.
 	defaults := manager.DefaultOptions()
-	cfg.QPS, cfg.Burst = float32(defaults.KubeAPIQPS), defaults.KubeAPIBurst
+	clientlimit.Apply(cfg, defaults.KubeAPIQPS, defaults.KubeAPIBurst)
 	if path := os.Getenv(managerAPICountEnv); path != "" {
 		counter := apicount.New()
 		cfg.Wrap(counter.Wrap)

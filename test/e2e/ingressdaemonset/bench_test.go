@@ -70,6 +70,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/manager"
+	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
@@ -172,7 +173,7 @@ func benchmarkRollout(b *testing.B, kcmFlags []string, qps, burst float64) {
 	// transforms drop managedFields, which every pass would copy).
 	mcfg := cluster.RESTConfig()
 	defaults := manager.DefaultOptions()
-	mcfg.QPS, mcfg.Burst = float32(defaults.KubeAPIQPS), defaults.KubeAPIBurst
+	clientlimit.Apply(mcfg, defaults.KubeAPIQPS, defaults.KubeAPIBurst)
 	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{Scheme: scheme, Cache: manager.CacheOptions(""),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		// Each run (-count, and each control plane) has a manager of its own
