@@ -116,10 +116,19 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache, freed func(namespace st
 		return nil, fmt.Errorf("indexing FloatIPs: %w", err)
 	}
 	x := &FloatIPIndex{indexer: withStore.GetIndexer()}
+	if _, err := inf.AddEventHandler(x.handler(freed)); err != nil {
+		return nil, fmt.Errorf("watching FloatIP changes: %w", err)
+	}
+	return x, nil
+}
+
+// handler follows the informer's changes: deletions move the low-water
+// marks, and freed hears of every change that frees an IP.
+func (x *FloatIPIndex) handler(freed func(namespace string)) toolscache.ResourceEventHandlerFuncs {
 	if freed == nil {
 		freed = func(string) {}
 	}
-	handler := toolscache.ResourceEventHandlerFuncs{
+	return toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			old, _ := oldObj.(*networkingv1alpha1.FloatIP)
 			cur, _ := newObj.(*networkingv1alpha1.FloatIP)
@@ -132,10 +141,6 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache, freed func(namespace st
 			freed("")
 		},
 	}
-	if _, err := inf.AddEventHandler(handler); err != nil {
-		return nil, fmt.Errorf("watching FloatIP changes: %w", err)
-	}
-	return x, nil
 }
 
 // deleted notes that a FloatIP was deleted (or an IP counted as taken is

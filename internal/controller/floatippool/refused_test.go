@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -250,6 +251,90 @@ func TestRefusedPodNudgedWhenItsIPIsFreed(t *testing.T) {
 	}
 	if got := f.fips()[ip]; got.Spec.Key != "dp_refused_api_api-7b6c5d-new" {
 		t.Errorf("%s has key %q after the rollout, want the new pod's", ip, got.Spec.Key)
+	}
+}
+
+// TestRefusalAfterTheReleaseNudge plays the other miss with the real
+// release: the floatip controller reserves the old pod's IP and nudges the
+// new pod, whose next filter still reads the FloatIPs without the release
+// (the extender's informer has not delivered it) and refuses it. The
+// controller's nudge came before that refusal, and no other nudge follows
+// it on main. The informer's delivery of the release now nudges the pod
+// again. The informer is played by hand (its store and its handler), so
+// the order is deterministic.
+func TestRefusalAfterTheReleaseNudge(t *testing.T) {
+	f := newFixture(t, "stale", []string{"10.0.8.10~10.0.8.20"}, networkingv1alpha1.ReleasePolicyImmutable)
+	nodes := ensureNodes(t, f.ctx)
+	c := env.Client
+	labels := map[string]string{"app": "api"}
+	must(t, c.Create(f.ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: f.ns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
+	}))
+	store := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, fipIndexers())
+	index := &FloatIPIndex{indexer: store}
+	refusals := newRefusedPods()
+	informer := index.handler(refusals.freed)
+	ctx, cancel := context.WithCancel(f.ctx)
+	t.Cleanup(cancel)
+	go func() { _ = (&refusalNudger{pods: refusals, client: c}).Start(ctx) }()
+	f.ext = &Extender{Allocator: &Allocator{Reader: c, Live: c, Client: c, Index: index, refusals: refusals}, Nodes: c}
+	const ip, name = "10.0.8.10", "10-0-8-10"
+	deliver := func() *networkingv1alpha1.FloatIP {
+		var fip networkingv1alpha1.FloatIP
+		must(t, c.Get(f.ctx, client.ObjectKey{Name: name}, &fip))
+		old, known, err := store.GetByKey(name)
+		must(t, err)
+		if known {
+			must(t, store.Update(&fip))
+			informer.OnUpdate(old, &fip)
+		} else {
+			must(t, store.Add(&fip))
+		}
+		return &fip
+	}
+	retry := func(pod *corev1.Pod) string {
+		var got corev1.Pod
+		must(t, c.Get(f.ctx, client.ObjectKeyFromObject(pod), &got))
+		return got.Annotations[AnnotationRetry]
+	}
+
+	immutable := map[string]string{networkingv1alpha1.AnnotationReleasePolicy: "immutable"}
+	old := f.pod("api-5d8f9c-old", rsOwner("api"), immutable)
+	if msg := f.bind(old, "n1"); msg != "" {
+		t.Fatalf("bind the old pod: %s", msg)
+	}
+	deliver()
+	next := f.pod("api-7b6c5d-new", rsOwner("api"), immutable)
+	if res := f.filter(next, nodes[:1]); len(res.FailedNodes) != 1 {
+		t.Fatalf("filter of the new pod while the old one holds the IP: %+v, want n1 failed", res)
+	}
+
+	// The old pod goes; the controller reserves its IP and nudges the
+	// waiting pod.
+	f.deletePod(old)
+	f.reconcileFIP(ip)
+	controllerNudge := retry(next)
+	if controllerNudge == "" {
+		t.Fatal("the controller did not nudge the waiting pod")
+	}
+	// The scheduler's retry reads the FloatIPs before the release arrives.
+	if res := f.filter(next, nodes[:1]); len(res.FailedNodes) != 1 {
+		t.Fatalf("filter before the informer has the release: %+v, want n1 failed", res)
+	}
+	// Nothing the scheduler watches changes now. The informer delivers the
+	// release.
+	if got := deliver(); got.Spec.Key != "dp_stale_api_" {
+		t.Fatalf("released key %q, want dp_stale_api_", got.Spec.Key)
+	}
+	waitIndex(t, ctx, "a nudge after the last refusal", func() bool {
+		stamp := retry(next)
+		return stamp != "" && stamp != controllerNudge
+	})
+	if res := f.filter(next, nodes[:1]); res.Nodes == nil || len(res.Nodes.Items) != 1 {
+		t.Fatalf("filter after the release: %+v, want n1", res)
 	}
 }
 
