@@ -60,6 +60,9 @@ type Allocator struct {
 	filtered filteredPods
 	// pools is the last parse of the pools, reused while they are unchanged.
 	pools poolMemo
+	// refusals are the pods the filter refused for want of a free IP, which
+	// the informer's next free nudges; nil when nothing nudges them.
+	refusals *refusedPods
 }
 
 // recentTTL bounds how long a created IP is remembered.
@@ -439,12 +442,26 @@ type FilterResult struct {
 	Passed []string
 	// Failed maps node name to reason.
 	Failed map[string]string
+	// capacity: every node failed because the pod's Deployment or sharing
+	// pool already holds every IP it may.
+	capacity bool
 }
 
 // Filter keeps the nodes whose subnet can give pod its IPs: the subnets of
 // the IPs the pod already holds (or may claim), else any subnet with a free
 // IP for every requested range.
 func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []*corev1.Node) (FilterResult, error) {
+	// Before any FloatIP is read: a free reported after this may be missing
+	// from what the filter reads.
+	seen := a.refusals.seen()
+	res, err := a.filter(ctx, pod, nodes)
+	if err == nil {
+		a.refusals.filtered(pod, res, seen)
+	}
+	return res, err
+}
+
+func (a *Allocator) filter(ctx context.Context, pod *corev1.Pod, nodes []*corev1.Node) (FilterResult, error) {
 	res := FilterResult{Failed: map[string]string{}}
 	p, err := a.plan(ctx, pod, false)
 	if errors.Is(err, errNotFloatIP) {
@@ -465,6 +482,7 @@ func (a *Allocator) Filter(ctx context.Context, pod *corev1.Pod, nodes []*corev1
 		for _, n := range nodes {
 			res.Failed[n.Name] = msg
 		}
+		res.capacity = true
 		return res, nil
 	}
 
@@ -583,6 +601,7 @@ func (a *Allocator) Bind(ctx context.Context, namespace, name string, uid types.
 		a.rollback(ctx, allocs)
 		return nil, err
 	}
+	a.refusals.forget(pod.UID)
 	return allocs, nil
 }
 

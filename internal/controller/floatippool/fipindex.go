@@ -100,8 +100,10 @@ type lowMark struct {
 }
 
 // NewFloatIPIndex adds the indexes to c's FloatIP informer (before or after
-// it started). It fails when the informer does not expose its store.
-func NewFloatIPIndex(ctx context.Context, c cache.Cache) (*FloatIPIndex, error) {
+// it started). It fails when the informer does not expose its store. freed,
+// if set, is called after the store shows a change that frees an IP, with
+// the namespace whose pods may take it ("": any; see freedBy).
+func NewFloatIPIndex(ctx context.Context, c cache.Cache, freed func(namespace string)) (*FloatIPIndex, error) {
 	inf, err := c.GetInformer(ctx, &networkingv1alpha1.FloatIP{})
 	if err != nil {
 		return nil, fmt.Errorf("getting the FloatIP informer: %w", err)
@@ -114,10 +116,31 @@ func NewFloatIPIndex(ctx context.Context, c cache.Cache) (*FloatIPIndex, error) 
 		return nil, fmt.Errorf("indexing FloatIPs: %w", err)
 	}
 	x := &FloatIPIndex{indexer: withStore.GetIndexer()}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { x.deleted() }}); err != nil {
-		return nil, fmt.Errorf("watching FloatIP deletions: %w", err)
+	if _, err := inf.AddEventHandler(x.handler(freed)); err != nil {
+		return nil, fmt.Errorf("watching FloatIP changes: %w", err)
 	}
 	return x, nil
+}
+
+// handler follows the informer's changes: deletions move the low-water
+// marks, and freed hears of every change that frees an IP.
+func (x *FloatIPIndex) handler(freed func(namespace string)) toolscache.ResourceEventHandlerFuncs {
+	if freed == nil {
+		freed = func(string) {}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, _ := oldObj.(*networkingv1alpha1.FloatIP)
+			cur, _ := newObj.(*networkingv1alpha1.FloatIP)
+			if ns, ok := freedBy(old, cur); ok {
+				freed(ns)
+			}
+		},
+		DeleteFunc: func(any) {
+			x.deleted()
+			freed("")
+		},
+	}
 }
 
 // deleted notes that a FloatIP was deleted (or an IP counted as taken is

@@ -62,9 +62,18 @@ func nudgeWaitingPods(ctx context.Context, c client.Client, now time.Time, names
 		log.FromContext(ctx).V(1).Info("Cannot list pods waiting for float IPs", "error", err.Error())
 		return
 	}
+	nudgePods(ctx, c, now, waitingPods(list.Items))
+}
+
+// nudgePods patches each pod with AnnotationRetry set to now; a pod gone
+// since is skipped.
+func nudgePods(ctx context.Context, c client.Client, now time.Time, pods []types.NamespacedName) {
+	if len(pods) == 0 {
+		return
+	}
 	stamp := strconv.FormatInt(now.UnixNano(), 10)
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRetry+`":"`+stamp+`"}}}`))
-	for _, key := range waitingPods(list.Items) {
+	for _, key := range pods {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = key.Namespace, key.Name
 		if err := c.Patch(ctx, pod, patch); err != nil && client.IgnoreNotFound(err) != nil {

@@ -179,12 +179,18 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("building the floatip controller: %w", err)
 	}
 
-	index, err := NewFloatIPIndex(ctx, mgr.GetCache())
+	// The pods this replica's filter refuses for want of an IP are nudged
+	// when its informer shows one freed (see refusedPods).
+	refusals := newRefusedPods()
+	index, err := NewFloatIPIndex(ctx, mgr.GetCache(), refusals.freed)
 	if err != nil {
 		return err
 	}
-	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index}
+	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index, refusals: refusals}
 	if o.ExtenderAddress != "" {
+		if err := mgr.Add(&refusalNudger{pods: refusals, client: c}); err != nil {
+			return fmt.Errorf("adding the float-IP refusal nudger: %w", err)
+		}
 		ext := &Extender{Allocator: alloc, Nodes: c, Metrics: m, Recorder: mgr.GetEventRecorder(ExtenderName)}
 		if ext.NodeStore, err = informerstore.For(ctx, mgr.GetCache(), &corev1.Node{}); err != nil {
 			return fmt.Errorf("the float-IP extender's node store: %w", err)
