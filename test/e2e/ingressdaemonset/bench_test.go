@@ -17,7 +17,9 @@ package ingressdaemonset_test
 // ReplicaSet controllers make per plain Deployment and per node of the
 // rollout, and kcm-floor-s: the time the Deployment controller's client
 // limit alone needs for N plain Deployments' requests (a per-node
-// Deployment asks at least as much).
+// Deployment asks at least as much), and kcm-contract-s: the same for N
+// Deployments rolled by hand the way the detach contract rolls a node's
+// (calibrateContract).
 //
 // It runs twice, on two control planes that differ only in
 // kube-controller-manager's client rate limit: its defaults (20 requests
