@@ -37,12 +37,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/edgeplane/edgeplane/internal/runtime/expect"
 )
 
 // Event reasons emitted on the source object.
@@ -102,6 +105,37 @@ const (
 // is ample and still no hot loop when it does not.
 const NotCachedRetry = time.Second
 
+// creations remembers the objects this process's translators created, by
+// kind and key, until the cache shows them: a pass the cache serves before
+// a creation reached it (the source changed again at once) then returns
+// ResultNotCached instead of sending a creation the API server refuses as
+// AlreadyExists. Under a burst that was one creation in six. Bounded, and
+// short-lived: an object someone else deletes before this process's cache
+// ever showed it is created again at most creationsTTL later.
+var creations = newCreations()
+
+const (
+	creationsTTL  = 5 * time.Second
+	creationsSize = 4096
+)
+
+type creationKey struct {
+	kind schema.GroupKind
+	key  client.ObjectKey
+}
+
+func newCreations() *expect.Writes[creationKey, types.UID] {
+	return expect.New[creationKey, types.UID](creationsTTL, creationsSize, nil)
+}
+
+func creationKeyOf(scheme *runtime.Scheme, obj client.Object) (creationKey, bool) {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return creationKey{}, false
+	}
+	return creationKey{kind: gvk.GroupKind(), key: client.ObjectKeyFromObject(obj)}, true
+}
+
 // Requeue is the reconcile result a caller returns for r: a retry after
 // NotCachedRetry for ResultNotCached, nothing otherwise.
 func Requeue(r Result) reconcile.Result {
@@ -136,10 +170,20 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 	}
 
 	var conflict *conflictError
-	var terminating bool
+	var terminating, notCached bool
+	created, remember := creationKeyOf(c.Scheme(), obj)
 	op, err := controllerutil.CreateOrPatch(ctx, c, obj, func() error {
 		// A stored object has a resourceVersion; a fresh one does not.
+		if obj.GetResourceVersion() == "" && remember {
+			if _, ok := creations.Get(created); ok {
+				notCached = true
+				return errNotCached
+			}
+		}
 		if obj.GetResourceVersion() != "" {
+			if remember {
+				creations.Forget(created) // the cache shows it
+			}
 			if reason := src.foreignReason(obj); reason != "" {
 				conflict = &conflictError{reason: reason}
 				return conflict
@@ -171,6 +215,9 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 	case terminating:
 		logger.V(1).Info("Waiting for translated object to finish deleting")
 		return ResultTerminating, nil
+	case notCached:
+		logger.V(1).Info("Created translated object a moment ago; the cache does not show it yet")
+		return ResultNotCached, nil
 	case apierrors.IsAlreadyExists(err):
 		// CreateOrPatch creates only after its cached read found nothing.
 		logger.V(1).Info("Translated object exists but is not in the cache yet; looking again shortly")
@@ -181,6 +228,9 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 
 	switch op {
 	case controllerutil.OperationResultCreated:
+		if remember {
+			creations.Record(created, obj.GetUID(), obj.GetResourceVersion())
+		}
 		logger.Info("Created translated object")
 		emit(rec, source, obj, corev1.EventTypeNormal, ReasonTranslated, actionTranslate, "Created %s", target)
 		return ResultCreated, nil
@@ -237,6 +287,9 @@ func Delete(ctx context.Context, c client.Client, rec events.EventRecorder, sour
 		// it; the error requeues and the next pass re-checks ownership.
 		return ResultUnchanged, fmt.Errorf("deleting %s: %w", target, err)
 	}
+	if key, ok := creationKeyOf(c.Scheme(), obj); ok {
+		creations.Forget(key)
+	}
 	logger.Info("Deleted translated object")
 	emit(rec, source, obj, corev1.EventTypeNormal, ReasonTranslationDeleted, actionDelete, "Deleted %s", target)
 	return ResultDeleted, nil
@@ -244,6 +297,10 @@ func Delete(ctx context.Context, c client.Client, rec events.EventRecorder, sour
 
 // errTerminating aborts CreateOrPatch for an object that is being deleted.
 var errTerminating = errors.New("translated object is being deleted")
+
+// errNotCached stops CreateOrPatch before a creation this process made
+// already (see creations).
+var errNotCached = errors.New("translated object created a moment ago, not in the cache yet")
 
 // conflictError aborts CreateOrPatch for an object that is not ours.
 type conflictError struct{ reason string }

@@ -74,8 +74,11 @@ type writeCounter struct{ creates, patches, updates, deletes int }
 
 func (w *writeCounter) total() int { return w.creates + w.patches + w.updates + w.deletes }
 
+// newClient is a fresh API server for one test, and the translator's
+// memory of its creations is fresh with it, as in a new process.
 func newClient(t *testing.T, wc *writeCounter, funcs interceptor.Funcs, objs ...client.Object) client.WithWatch {
 	t.Helper()
+	creations = newCreations()
 	if funcs.Create == nil {
 		funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			wc.creates++
@@ -614,5 +617,58 @@ func TestRequeue(t *testing.T) {
 	}
 	if got := Requeue(ResultNotCached); got.RequeueAfter != NotCachedRetry {
 		t.Errorf("Requeue(%s) = %+v, want a retry after %s", ResultNotCached, got, NotCachedRetry)
+	}
+}
+
+// A pass the cache serves before this process's own creation reached it
+// sends no second creation (the API server would refuse it), and a
+// deletion of ours lets the next Ensure create again at once.
+func TestEnsureRemembersItsCreations(t *testing.T) {
+	ctx := context.Background()
+	wc := &writeCounter{}
+	behind := false
+	c := newClient(t, wc, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if behind {
+			return apierrors.NewNotFound(schema.GroupResource{Group: testGV.Group, Resource: "widgets"}, key.Name)
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	ensure := func() Result {
+		t.Helper()
+		obj := &widget{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}}
+		res, err := Ensure(ctx, c, nil, testPod(), obj, setAddress("1.2.3.4"))
+		if err != nil {
+			t.Fatalf("Ensure: %v", err)
+		}
+		return res
+	}
+	steps := []struct {
+		name    string
+		behind  bool
+		do      func() Result
+		want    Result
+		creates int
+	}{
+		{"creates", false, ensure, ResultCreated, 1},
+		{"the cache is behind its creation: no second creation", true, ensure, ResultNotCached, 1},
+		{"the cache shows it", false, ensure, ResultUnchanged, 1},
+		{"the cache is behind again: it was seen, so a creation is tried (and refused)", true, ensure, ResultNotCached, 2},
+		{"deleted", false, func() Result {
+			res, err := Delete(ctx, c, nil, testPod(), &widget{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}})
+			if err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+			return res
+		}, ResultDeleted, 2},
+		{"created again at once", false, ensure, ResultCreated, 3},
+	}
+	for _, s := range steps {
+		behind = s.behind
+		if got := s.do(); got != s.want {
+			t.Fatalf("%s: result %q, want %q", s.name, got, s.want)
+		}
+		if wc.creates != s.creates {
+			t.Fatalf("%s: %d creations sent, want %d", s.name, wc.creates, s.creates)
+		}
 	}
 }
