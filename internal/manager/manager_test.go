@@ -186,15 +186,17 @@ func TestClusterNameDefaultsToKubeSystemUID(t *testing.T) {
 	}
 }
 
-// The client-side limit: none by default, and a positive one when asked.
+// The client-side limit: clientlimit's by default, none or another when asked.
 func TestKubeAPILimitOptions(t *testing.T) {
 	o := DefaultOptions()
-	if err := o.Validate(); err != nil || !clientlimit.Unlimited(o.KubeAPIQPS) {
-		t.Fatalf("default --kube-api-qps %g (valid: %v), want no client-side limit", o.KubeAPIQPS, err)
+	if err := o.Validate(); err != nil || o.KubeAPIQPS != clientlimit.DefaultQPS || o.KubeAPIBurst != clientlimit.DefaultBurst {
+		t.Fatalf("default --kube-api-qps %g --kube-api-burst %d (valid: %v), want clientlimit's", o.KubeAPIQPS, o.KubeAPIBurst, err)
 	}
-	o.KubeAPIQPS, o.KubeAPIBurst = 50, 100
-	if err := o.Validate(); err != nil {
-		t.Fatalf("a positive limit refused: %v", err)
+	for _, qps := range []float64{-1, 50} {
+		o.KubeAPIQPS, o.KubeAPIBurst = qps, 100
+		if err := o.Validate(); err != nil {
+			t.Fatalf("--kube-api-qps %g refused: %v", qps, err)
+		}
 	}
 }
 

@@ -31,8 +31,8 @@ type Options struct {
 	TenantEndpoints []string
 
 	// KubeAPIQPS and KubeAPIBurst are the client-side limit on the
-	// manager's own API requests: none by default (a negative QPS), the
-	// API server's priority and fairness protecting it; see clientlimit.
+	// manager's own API requests (none for a negative QPS); clientlimit
+	// says why the defaults are what they are.
 	KubeAPIQPS   float64
 	KubeAPIBurst int
 
@@ -106,7 +106,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, controllerNames []string) {
 		})
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", o.WatchNamespace,
 		"Only watch namespaced objects in this namespace. Empty means all namespaces.")
-	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API; negative for no client-side limit (the default: the API server's priority and fairness protects it).")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second the manager may send to the Kubernetes API; negative for no client-side limit.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries the manager may send to the Kubernetes API above a positive --kube-api-qps.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader so that only one replica reconciles at a time.")

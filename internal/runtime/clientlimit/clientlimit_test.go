@@ -15,8 +15,9 @@ func TestApply(t *testing.T) {
 		burst   int
 		limited bool
 	}{
-		"the default: no limit": {qps: DefaultQPS, burst: DefaultBurst},
-		"a limit":               {qps: 50, burst: 100, limited: true},
+		"the default":   {qps: DefaultQPS, burst: DefaultBurst, limited: true},
+		"no limit":      {qps: -1, burst: DefaultBurst},
+		"a lower limit": {qps: 50, burst: 100, limited: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
