@@ -192,13 +192,7 @@ func TestRefusedPodNudgedWhenItsIPIsFreed(t *testing.T) {
 	f := newFixture(t, "refused", []string{"10.0.7.10~10.0.7.20"}, networkingv1alpha1.ReleasePolicyImmutable)
 	nodes := ensureNodes(t, f.ctx)
 	c := env.Client
-	labels := map[string]string{"app": "api"}
-	must(t, c.Create(f.ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: f.ns},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
-	}))
+	must(t, c.Create(f.ctx, apiDeployment(f.ns)))
 
 	// The manager's wiring: an allocator over the FloatIP informer, whose
 	// frees wake the nudger.
@@ -266,13 +260,7 @@ func TestRefusalAfterTheReleaseNudge(t *testing.T) {
 	f := newFixture(t, "stale", []string{"10.0.8.10~10.0.8.20"}, networkingv1alpha1.ReleasePolicyImmutable)
 	nodes := ensureNodes(t, f.ctx)
 	c := env.Client
-	labels := map[string]string{"app": "api"}
-	must(t, c.Create(f.ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: f.ns},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
-	}))
+	must(t, c.Create(f.ctx, apiDeployment(f.ns)))
 	store := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, fipIndexers())
 	index := &FloatIPIndex{indexer: store}
 	refusals := newRefusedPods()
@@ -344,5 +332,17 @@ func waitIndex(t *testing.T, ctx context.Context, what string, cond func() bool)
 		return cond(), nil
 	}); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// apiDeployment is the one-replica Deployment "api" whose rollout the
+// refusal tests play.
+func apiDeployment(namespace string) *appsv1.Deployment {
+	labels := map[string]string{"app": "api"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
 	}
 }
