@@ -170,13 +170,12 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 	}
 
 	var conflict *conflictError
-	var terminating, notCached bool
+	var terminating bool
 	created, remember := creationKeyOf(c.Scheme(), obj)
 	op, err := controllerutil.CreateOrPatch(ctx, c, obj, func() error {
 		// A stored object has a resourceVersion; a fresh one does not.
 		if obj.GetResourceVersion() == "" && remember {
 			if _, ok := creations.Get(created); ok {
-				notCached = true
 				return errNotCached
 			}
 		}
@@ -215,7 +214,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, rec events.Ev
 	case terminating:
 		logger.V(1).Info("Waiting for translated object to finish deleting")
 		return ResultTerminating, nil
-	case notCached:
+	case errors.Is(err, errNotCached):
 		logger.V(1).Info("Created translated object a moment ago; the cache does not show it yet")
 		return ResultNotCached, nil
 	case apierrors.IsAlreadyExists(err):

@@ -369,13 +369,7 @@ func TestEnsure(t *testing.T) {
 			ctx := context.Background()
 			wc := &writeCounter{}
 			behind := tc.cacheBehind
-			funcs := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if behind {
-					return apierrors.NewNotFound(schema.GroupResource{Group: testGV.Group, Resource: "widgets"}, key.Name)
-				}
-				return c.Get(ctx, key, obj, opts...)
-			}}
-			c := newClient(t, wc, funcs, tc.existing...)
+			c := newClient(t, wc, interceptor.Funcs{Get: cacheBehindGet(&behind)}, tc.existing...)
 			rec := events.NewFakeRecorder(10)
 
 			obj := &widget{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}}
@@ -627,12 +621,7 @@ func TestEnsureRemembersItsCreations(t *testing.T) {
 	ctx := context.Background()
 	wc := &writeCounter{}
 	behind := false
-	c := newClient(t, wc, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-		if behind {
-			return apierrors.NewNotFound(schema.GroupResource{Group: testGV.Group, Resource: "widgets"}, key.Name)
-		}
-		return c.Get(ctx, key, obj, opts...)
-	}})
+	c := newClient(t, wc, interceptor.Funcs{Get: cacheBehindGet(&behind)})
 	ensure := func() Result {
 		t.Helper()
 		obj := &widget{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"}}
@@ -670,5 +659,16 @@ func TestEnsureRemembersItsCreations(t *testing.T) {
 		if wc.creates != s.creates {
 			t.Fatalf("%s: %d creations sent, want %d", s.name, wc.creates, s.creates)
 		}
+	}
+}
+
+// cacheBehindGet makes the client's reads miss every widget while *behind
+// is set, as an informer that has not caught up does.
+func cacheBehindGet(behind *bool) func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if *behind {
+			return apierrors.NewNotFound(schema.GroupResource{Group: testGV.Group, Resource: "widgets"}, key.Name)
+		}
+		return c.Get(ctx, key, obj, opts...)
 	}
 }
