@@ -127,7 +127,7 @@ BENCH_REPORT = cat bench/raw.txt $$(test -f bench/raw-scale.txt && echo bench/ra
 	$(GO) run ./hack/benchreport -in - -targets bench/targets.yaml -md bench/report.md -json bench/report.json
 
 .PHONY: bench-scale
-bench-scale: k8s-bin ## Issue 21's scale envelope: 5,000 kwok nodes, 50,000 pods, every controller on, BENCH_SCALE_COUNT runs (1) of BENCH_SCALE_RESYNCS manager restarts (3) into bench/raw-scale.txt, then bench/report.md (17–29 min a run; docs/operations.md, "The 5,000-node envelope").
+bench-scale: k8s-bin ## Issue 21's scale envelope: 5,000 kwok nodes, 50,000 pods, every controller on, BENCH_SCALE_COUNT runs (1) of BENCH_SCALE_RESYNCS manager restarts (3) into bench/raw-scale.txt, then bench/report.md (11–17 min a run; docs/operations.md, "The 5,000-node envelope").
 	set -o pipefail; $(GO) test -run '^$$' -bench '^BenchmarkScale5000Nodes50000Pods$$' -benchtime 1x -count=$(BENCH_SCALE_COUNT) -p 1 -timeout 300m ./test/bench/scale/ -scale-resyncs $(BENCH_SCALE_RESYNCS) 2>&1 | tee bench/raw-scale.txt
 	$(BENCH_REPORT)
 
