@@ -14,8 +14,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +35,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -199,10 +198,9 @@ func scrape(t *testing.T, ctx context.Context, url string) map[string]map[string
 		return nil
 	}
 	defer func() { _ = resp.Body.Close() }()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := promtext.Parse(resp.Body)
 	if err != nil {
-		t.Fatalf("parsing %s: %v", url, err)
+		t.Fatalf("%s: %v", url, err)
 	}
 	out := map[string]map[string]bool{}
 	add := func(name string, m *dto.Metric, extra ...string) {

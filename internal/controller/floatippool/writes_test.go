@@ -11,6 +11,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/status"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 // countedClient is a direct client whose requests counter counts.
@@ -24,17 +25,6 @@ func countedClient(t *testing.T) (client.Client, *apicount.Counter) {
 		t.Fatal(err)
 	}
 	return c, counter
-}
-
-// diff is what after counts beyond before.
-func diff(after, before map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, v := range after {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
 }
 
 // expectStamped checks that f's status is of its current generation (what
@@ -71,11 +61,11 @@ func TestBindWritesOnce(t *testing.T) {
 	if msg := f.bind(p1, "n1"); msg != "" {
 		t.Fatalf("bind: %s", msg)
 	}
-	got := diff(counter.Counts(), before)
+	got := promtext.Delta(counter.Counts(), before)
 	if got["GET pods"] != 0 {
 		t.Errorf("the bind read the pod %d times; the filter's copy should serve it", got["GET pods"])
 	}
-	if w := diff(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"POST floatips": 1, "POST pods/binding": 1}) {
+	if w := promtext.Delta(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"POST floatips": 1, "POST pods/binding": 1}) {
 		t.Fatalf("a bind wrote %v, want one FloatIP create and the binding", w)
 	}
 	fip := f.fips()["10.0.9.10"]
@@ -88,7 +78,7 @@ func TestBindWritesOnce(t *testing.T) {
 	f.deletePod(p1)
 	before = counter.Counts()
 	f.reconcileFIP("10.0.9.10")
-	if w := diff(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"PATCH floatips": 1}) {
+	if w := promtext.Delta(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"PATCH floatips": 1}) {
 		t.Fatalf("reserving wrote %v, want one patch", w)
 	}
 	fip = f.fips()["10.0.9.10"]
@@ -103,7 +93,7 @@ func TestBindWritesOnce(t *testing.T) {
 	if msg := f.bind(p2, "n1"); msg != "" {
 		t.Fatalf("bind p2: %s", msg)
 	}
-	if w := diff(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"PUT floatips": 1, "POST pods/binding": 1}) {
+	if w := promtext.Delta(counter.WriteCounts(), before); !maps.Equal(w, map[string]int{"PUT floatips": 1, "POST pods/binding": 1}) {
 		t.Fatalf("a claim wrote %v, want one FloatIP update and the binding", w)
 	}
 	fip = f.fips()["10.0.9.10"]

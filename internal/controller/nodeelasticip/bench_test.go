@@ -29,6 +29,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/readywatch"
 )
 
@@ -156,7 +157,7 @@ func BenchmarkConverge200Nodes(b *testing.B) {
 		if os.Getenv("NEIP_BENCH_TRACE") != "" {
 			fmt.Printf("CPU used while converging:\n%smanager API requests:\n%s", cpuuse.Read().Since(cpuBefore, elapsed), requests)
 		}
-		calls := diff(clientCalls(), before)
+		calls := promtext.Delta(clientCalls(), before)
 		mutOK := calls["AllocateAddress/OK"] + calls["AssociateAddress/OK"] + calls["DisassociateAddress/OK"] + calls["ReleaseAddress/OK"] +
 			calls["CreateTags/OK"] + calls["DeleteTags/OK"]
 		var describes, failed float64
@@ -258,22 +259,8 @@ func clientCalls() map[string]float64 {
 		if m.Write(&d) != nil {
 			continue
 		}
-		l := map[string]string{}
-		for _, p := range d.GetLabel() {
-			l[p.GetName()] = p.GetValue()
-		}
-		if l["provider"] == cloud.ProviderAWS {
+		if l := promtext.Labels(&d); l["provider"] == cloud.ProviderAWS {
 			out[l["action"]+"/"+l["code"]] += d.GetCounter().GetValue()
-		}
-	}
-	return out
-}
-
-func diff(after, before map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d != 0 {
-			out[k] = d
 		}
 	}
 	return out
@@ -306,7 +293,7 @@ func trace(watch *readywatch.Watch, start time.Time, before map[string]float64) 
 	}
 	done := make(chan struct{})
 	go wait.Until(func() {
-		st := diff(clientCalls(), before)
+		st := promtext.Delta(clientCalls(), before)
 		ready, all := watch.Counts()
 		fmt.Printf("%.1fs: %d objects, %d ready, alloc %.0f assoc %.0f\n", time.Since(start).Seconds(), all, ready,
 			st["AllocateAddress/OK"], st["AssociateAddress/OK"])

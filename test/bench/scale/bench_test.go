@@ -33,7 +33,6 @@ package scale
 // finding where memory goes, not for the figures).
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -53,6 +52,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,6 +78,7 @@ import (
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 )
 
@@ -732,7 +733,7 @@ func waitIdle(ctx context.Context, b *testing.B, m *managerProc, minWait time.Du
 			before := m.reconciles(b)
 			time.Sleep(window * time.Second)
 			b.Fatalf("the manager never went idle: CPU %v over the last samples; reconciles in the next %d s by controller: %v",
-				samples[max(0, len(samples)-window):], window, delta(before, m.reconciles(b)))
+				samples[max(0, len(samples)-window):], window, promtext.Delta(m.reconciles(b), before))
 		}
 		select {
 		case <-ctx.Done():
@@ -761,7 +762,7 @@ func (m *managerProc) steadyState(ctx context.Context, b *testing.B, d time.Dura
 		b.Fatal(err)
 	}
 	percent := 100 * (cpu1 - cpu0).Seconds() / d.Seconds()
-	b.Logf("idle for %s: %.1f%% of a core; reconciles by controller: %v", d, percent, delta(rec0, m.reconciles(b)))
+	b.Logf("idle for %s: %.1f%% of a core; reconciles by controller: %v", d, percent, promtext.Delta(m.reconciles(b), rec0))
 	return percent
 }
 
@@ -769,49 +770,21 @@ func (m *managerProc) steadyState(ctx context.Context, b *testing.B, d time.Dura
 // metrics, summed over results, by controller.
 func (m *managerProc) reconciles(b *testing.B) map[string]float64 {
 	b.Helper()
-	resp, err := http.Get("http://" + m.metrics + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "controller_runtime_reconcile_total{")
-		if !ok {
-			continue
-		}
-		labels, v, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
-		_, name, ok := strings.Cut(labels, `controller="`)
-		if !ok {
-			continue
-		}
-		name, _, _ = strings.Cut(name, `"`)
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out[name] += f
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
+	for _, c := range m.metricFamilies(b)["controller_runtime_reconcile_total"].GetMetric() {
+		out[promtext.Labels(c)["controller"]] += c.GetCounter().GetValue()
 	}
 	return out
 }
 
-// delta is after − before, keeping only the controllers that changed.
-func delta(before, after map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d != 0 {
-			out[k] = d
-		}
+// metricFamilies reads the manager's metrics.
+func (m *managerProc) metricFamilies(b *testing.B) map[string]*dto.MetricFamily {
+	b.Helper()
+	families, err := promtext.Get(b.Context(), "http://"+m.metrics+"/metrics")
+	if err != nil {
+		b.Fatal(err)
 	}
-	return out
+	return families
 }
 
 type managerProc struct {
@@ -894,21 +867,11 @@ func (m *managerProc) stop(b *testing.B) {
 // memStats reads the manager's go_memstats_* gauges from its metrics, by
 // name without the prefix (heap_inuse_bytes, stack_inuse_bytes, ...).
 func (m *managerProc) memStats(b *testing.B) map[string]int64 {
-	resp, err := http.Get("http://" + m.metrics + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+	b.Helper()
 	out := map[string]int64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if name, found := strings.CutPrefix(name, "go_memstats_"); ok && found {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out[name] = int64(f)
+	for name, f := range m.metricFamilies(b) {
+		if name, ok := strings.CutPrefix(name, "go_memstats_"); ok && f.GetType() == dto.MetricType_GAUGE && len(f.GetMetric()) == 1 {
+			out[name] = int64(f.GetMetric()[0].GetGauge().GetValue())
 		}
 	}
 	if _, ok := out["heap_inuse_bytes"]; !ok {

@@ -63,9 +63,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +83,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 // benchWorkers create the pods.
@@ -398,12 +396,12 @@ func (f *fipBench) phase(b *testing.B, n int, fip bool) phase {
 	}
 	p.cpu = after.CPU - before.CPU
 	p.gcCycles, p.heapLive = after.GCCycles-before.GCCycles, after.HeapLive
-	p.apiRequests = diffCounts(f.apiServerCounts(ctx), apiBefore)
+	p.apiRequests = promtext.Delta(f.apiServerCounts(ctx), apiBefore)
 	p.components = map[string]float64{}
 	for c, t := range f.componentCPU() {
 		p.components[c] = t - cpuBefore[c]
 	}
-	p.requests = diffCounts(after.Requests, before.Requests)
+	p.requests = promtext.Delta(after.Requests, before.Requests)
 	p.latency = map[string]latencies{}
 	for verb, l := range after.Latency {
 		p.latency[verb] = l.minus(before.Latency[verb])
@@ -546,32 +544,23 @@ func (f *fipBench) apiServerCounts(ctx context.Context) map[string]int {
 	if err != nil {
 		return out
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	families, err := promtext.Parse(bytes.NewReader(raw))
 	if err != nil {
 		return out
 	}
-	label := func(m *dto.Metric, name string) string {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == name {
-				return l.GetValue()
-			}
-		}
-		return ""
-	}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
-		verb := label(m, "verb")
-		if verb == "WATCH" || label(m, "dry_run") != "" {
+		l := promtext.Labels(m)
+		if l["verb"] == "WATCH" || l["dry_run"] != "" {
 			continue
 		}
-		k := verb + " " + label(m, "resource")
-		if sub := label(m, "subresource"); sub != "" {
+		k := l["verb"] + " " + l["resource"]
+		if sub := l["subresource"]; sub != "" {
 			k += "/" + sub
 		}
 		out[k] += int(m.GetCounter().GetValue())
 	}
 	for _, m := range families["apiserver_watch_events_total"].GetMetric() {
-		out["WATCH-EVENTS "+label(m, "resource")] += int(m.GetCounter().GetValue())
+		out["WATCH-EVENTS "+promtext.Labels(m)["resource"]] += int(m.GetCounter().GetValue())
 	}
 	return out
 }
@@ -616,16 +605,6 @@ func meanOf(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-func diffCounts(after, before map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, v := range after {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
 }
 
 func sum(m map[string]int) int {

@@ -44,9 +44,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -76,6 +73,7 @@ import (
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/test/bench/scale"
 )
 
@@ -511,24 +509,16 @@ func controllerMetrics(b *testing.B) (passes float64, pass, queued time.Duration
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours := func(m *dto.Metric, label string) bool {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == label && l.GetValue() == ingressdaemonset.Name {
-				return true
-			}
-		}
-		return false
-	}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
 			switch f.GetName() {
 			case "controller_runtime_reconcile_time_seconds":
-				if ours(m, "controller") {
+				if promtext.Labels(m)["controller"] == ingressdaemonset.Name {
 					passes += float64(m.GetHistogram().GetSampleCount())
 					pass += time.Duration(m.GetHistogram().GetSampleSum() * float64(time.Second))
 				}
 			case "workqueue_queue_duration_seconds":
-				if ours(m, "name") {
+				if promtext.Labels(m)["name"] == ingressdaemonset.Name {
 					queued += time.Duration(m.GetHistogram().GetSampleSum() * float64(time.Second))
 				}
 			}
@@ -581,17 +571,13 @@ func kcmRequests(ctx context.Context, b *testing.B, cluster *localcluster.Cluste
 	if err != nil {
 		b.Fatalf("reading the API server's metrics: %v", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	families, err := promtext.Parse(bytes.NewReader(raw))
 	if err != nil {
-		b.Fatalf("parsing the API server's metrics: %v", err)
+		b.Fatalf("the API server's metrics: %v", err)
 	}
 	out := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
-		l := map[string]string{}
-		for _, p := range m.GetLabel() {
-			l[p.GetName()] = p.GetValue()
-		}
+		l := promtext.Labels(m)
 		n := m.GetCounter().GetValue()
 		switch [3]string{l["verb"], l["resource"], l["subresource"]} {
 		case [3]string{"POST", "replicasets", ""}, [3]string{"PUT", "replicasets", ""}, [3]string{"PUT", "deployments", "status"}:

@@ -1,0 +1,63 @@
+// Package promtext reads Prometheus metrics for tests and benchmarks: a
+// process's metrics in the text exposition format, a metric's labels, and
+// how counters moved between two readings.
+package promtext
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Parse decodes metrics in the text exposition format, by family name.
+func Parse(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return families, nil
+}
+
+// Get reads and parses the metrics served at url.
+func Get(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading %s: %s", url, resp.Status)
+	}
+	return Parse(resp.Body)
+}
+
+// Labels returns m's labels by name.
+func Labels(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// Delta is after − before for every key whose value changed: what counters
+// read twice counted in between.
+func Delta[K comparable, V int | int64 | float64](after, before map[K]V) map[K]V {
+	out := map[K]V{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
