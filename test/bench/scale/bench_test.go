@@ -15,6 +15,8 @@ package scale
 //     it is idle again;
 //   - cloud-mutations-resync: successful mutating cloud calls during the
 //     resync, from the emulator's counters (target 0);
+//   - cpu-idle-percent: the idle first manager's CPU over 30 s, in percent of
+//     a core: what its steady state (periodic checks, sweeps) costs;
 //   - heap-idle-MiB: the Go heap in use while idle (go_memstats from /metrics),
 //     with stack-idle-MiB (goroutine stacks) and heap-retained-idle-MiB (freed
 //     heap not yet returned to the kernel), the rest of the anonymous memory.
@@ -747,11 +749,11 @@ func waitIdle(ctx context.Context, b *testing.B, m *managerProc, minWait time.Du
 // core it used, in percent, logging what its controllers did meanwhile.
 func (m *managerProc) steadyState(ctx context.Context, b *testing.B, d time.Duration) float64 {
 	b.Helper()
+	rec0 := m.reconciles(b) // before the CPU reading: a scrape costs CPU
 	cpu0, err := ReadCPU(m.pid())
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec0 := m.reconciles(b)
 	select {
 	case <-ctx.Done():
 		b.Fatal(ctx.Err())
