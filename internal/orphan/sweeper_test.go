@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -239,9 +241,7 @@ func hasSeries(c prometheus.Collector, kind string) bool {
 		if err := m.Write(&pb); err != nil {
 			continue
 		}
-		for _, l := range pb.GetLabel() {
-			found = found || l.GetName() == "kind" && l.GetValue() == kind
-		}
+		found = found || promtext.Labels(&pb)["kind"] == kind
 	}
 	return found
 }

@@ -19,6 +19,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
@@ -162,16 +163,8 @@ edgeplane_resources_not_ready{kind="PodElasticIP",reason="QuotaExceeded"} 1
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			var kind, reason string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "kind":
-					kind = l.GetValue()
-				case "reason":
-					reason = l.GetValue()
-				}
-			}
-			since[kind+"/"+reason] = m.GetGauge().GetValue()
+			l := promtext.Labels(m)
+			since[l["kind"]+"/"+l["reason"]] = m.GetGauge().GetValue()
 		}
 	}
 	wantSince := map[string]float64{

@@ -38,6 +38,7 @@ import (
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -336,10 +337,8 @@ func webhookRequests(t *testing.T, path string) float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && l.GetValue() == path {
-					total += m.GetCounter().GetValue()
-				}
+			if promtext.Labels(m)["webhook"] == path {
+				total += m.GetCounter().GetValue()
 			}
 		}
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 // debugBench logs the convergence timeline.
@@ -353,10 +354,8 @@ func reconcileTotal(name string) float64 {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == name {
-					n += m.GetCounter().GetValue()
-				}
+			if promtext.Labels(m)["controller"] == name {
+				n += m.GetCounter().GetValue()
 			}
 		}
 	}
@@ -382,10 +381,11 @@ func printQueueing(names ...string) {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if (l.GetName() == "name" || l.GetName() == "controller" || l.GetName() == "action") && slices.Contains(names, l.GetValue()) {
+			l := promtext.Labels(m)
+			for _, key := range []string{"action", "controller", "name"} {
+				if v := l[key]; slices.Contains(names, v) {
 					h := m.GetHistogram()
-					fmt.Fprintf(os.Stderr, "%s %s: %d, mean %.1f ms, total %.2f s\n", mf.GetName(), l.GetValue(), h.GetSampleCount(),
+					fmt.Fprintf(os.Stderr, "%s %s: %d, mean %.1f ms, total %.2f s\n", mf.GetName(), v, h.GetSampleCount(),
 						1000*h.GetSampleSum()/float64(max(h.GetSampleCount(), 1)), h.GetSampleSum())
 					break
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/translator"
 )
 
@@ -571,10 +572,8 @@ func orphanGauge(t *testing.T) float64 {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "kind" && l.GetValue() == podelasticip.SweepKind {
-					return m.GetGauge().GetValue()
-				}
+			if promtext.Labels(m)["kind"] == podelasticip.SweepKind {
+				return m.GetGauge().GetValue()
 			}
 		}
 	}

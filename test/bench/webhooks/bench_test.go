@@ -266,15 +266,16 @@ func BenchmarkWebhooks200ConcurrentPods(b *testing.B) {
 		}
 		return f.env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0))
 	}
+	prefix := func(round int) string { return fmt.Sprintf("r%d", round) }
 	rounds(b, f, "burst.pods.scheduling.edgeplane.io", probe, func(round int, noop bool) {
-		f.createPodsConcurrently(ctx, b, fmt.Sprintf("r%d", round), !noop)
+		f.createPodsConcurrently(ctx, b, prefix(round), !noop)
 	}, func(round int) {
 		// Every round starts from the same namespace: without this the
 		// policy would govern 400 more pods each round, and the
 		// controllers' passes over them would load the manager more with
 		// every run of one process.
 		inParallel(b, concurrentPods, func(i int) error {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName(fmt.Sprintf("r%d", round), i), Namespace: "bench"}}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName(prefix(round), i), Namespace: "bench"}}
 			return client.IgnoreNotFound(f.env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)))
 		})
 	})

@@ -35,6 +35,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/testsupport/apicount"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
+	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
 // Set in the manager process: the loopback address of its stats server and
@@ -291,14 +292,10 @@ func extenderHistograms() map[string]latencies {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			verb := ""
-			for _, l := range m.GetLabel() {
-				switch {
-				case l.GetName() == "verb":
-					verb = l.GetValue()
-				case l.GetName() == "webhook" && l.GetValue() == "/mutate-v1-pod-burstpolicy":
-					verb = "webhook"
-				}
+			l := promtext.Labels(m)
+			verb := l["verb"]
+			if l["webhook"] == "/mutate-v1-pod-burstpolicy" {
+				verb = "webhook"
 			}
 			if verb == "" {
 				continue
