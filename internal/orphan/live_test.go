@@ -59,6 +59,8 @@ func TestEachLive(t *testing.T) {
 		{"one page", 500, nil, []string{`NodeList limit=500 continue="" ns=""`}},
 		{"pages, the caller's options kept", 1201, []client.ListOption{client.InNamespace("a")}, []string{
 			`NodeList limit=500 continue="" ns="a"`, `NodeList limit=500 continue="500" ns="a"`, `NodeList limit=500 continue="1000" ns="a"`}},
+		{"the caller's page size", 250, []client.ListOption{client.Limit(LiveNodePageSize)}, []string{
+			`NodeList limit=100 continue="" ns=""`, `NodeList limit=100 continue="100" ns=""`, `NodeList limit=100 continue="200" ns=""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &pagedReader{n: tc.n}

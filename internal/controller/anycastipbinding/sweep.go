@@ -159,7 +159,7 @@ func (s *Sweep) listOwners(ctx context.Context) (sets.Set[types.UID], error) {
 	names := sets.New[string]()
 	if err := orphan.EachLive(ctx, s.reader, corev1.SchemeGroupVersion.WithKind("NodeList"), func(n *metav1.PartialObjectMetadata) {
 		names.Insert(n.Name)
-	}); err != nil {
+	}, client.Limit(orphan.LiveNodePageSize)); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
