@@ -24,6 +24,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/metricsauth"
+	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/admissionbody"
 	"github.com/edgeplane/edgeplane/internal/runtime/clientlimit"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
@@ -99,7 +100,8 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 	if err != nil {
 		return nil, fmt.Errorf("--tenant-endpoints: %w", err)
 	}
-	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New(), Tenancy: tenants}
+	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New(), Tenancy: tenants,
+		Sweeps: orphan.NewTurns()}
 	names := make([]string, 0, len(enabled))
 	servesWebhooks := false
 	for _, c := range enabled {

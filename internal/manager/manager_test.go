@@ -144,6 +144,9 @@ func TestNewSetsUpOnlyEnabledControllers(t *testing.T) {
 			if !cfg.Tenancy.AllowsEndpoint("http://127.0.0.1:8600") || cfg.Tenancy.AllowsEndpoint("http://127.0.0.1:8601") {
 				t.Errorf("controller %s got tenant endpoints %v, want exactly --tenant-endpoints", name, cfg.Tenancy.Endpoints())
 			}
+			if cfg.Sweeps == nil {
+				t.Errorf("controller %s got no orphan sweep turns, want the process's", name)
+			}
 			called = append(called, name)
 			return nil
 		}

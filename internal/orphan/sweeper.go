@@ -62,6 +62,10 @@ type Config struct {
 
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
+
+	// Turns, when set, is shared with the process's other sweepers: a
+	// periodic sweep waits for its turn (nil: it runs on its tick).
+	Turns *Turns
 }
 
 // Finding is one cloud object the sweep judged not owned.
@@ -170,7 +174,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	ticker := s.clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	for {
-		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+		if err := s.cfg.Turns.take(ctx, func() error { _, err := s.Sweep(ctx); return err }); err != nil && ctx.Err() == nil {
 			logger.Error(err, "Orphan sweep failed")
 		}
 		select {

@@ -160,7 +160,7 @@ func (f *fixture) start() {
 	f.conn.clock = emulatorClock{manual: f.clock, start: f.clock.Now()}
 	f.r = NewReconciler(mgr, f.conn)
 	f.tr = &Translator{Client: &indexedClient{Client: mgr.GetClient()}, Recorder: mgr.GetEventRecorder("test"), Selector: ts.selector, Spec: ts.spec}
-	f.sweep, err = NewSweep(mgr, f.conn, f.opts)
+	f.sweep, err = NewSweep(mgr, f.conn, f.opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -301,7 +301,7 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) 
 	if o.Webhook {
 		mgr.GetWebhookServer().Register(NodeWebhookPath, &webhook.Admission{Handler: NodeTainter(ts.selector)})
 	}
-	sw, err := NewSweep(mgr, conn, o)
+	sw, err := NewSweep(mgr, conn, o, cfg.Sweeps)
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,10 @@ type listedAddress struct {
 	acct *account
 }
 
-// NewSweep builds the sweep (add it to the manager; it runs on the leader).
-func NewSweep(mgr ctrl.Manager, conn *Connector, o Options) (*Sweep, error) {
+// NewSweep builds the sweep (add it to the manager; it runs on the leader),
+// taking turns with the process's other sweeps (nil turns: on its own
+// tick).
+func NewSweep(mgr ctrl.Manager, conn *Connector, o Options, turns *orphan.Turns) (*Sweep, error) {
 	s := &Sweep{conn: conn, reader: mgr.GetAPIReader(), opts: o}
 	sw, err := orphan.New(orphan.Config{
 		Kind:        SweepKind,
@@ -63,6 +65,7 @@ func NewSweep(mgr ctrl.Manager, conn *Connector, o Options) (*Sweep, error) {
 		Mode:        o.OrphanMode,
 		GracePeriod: o.OrphanGracePeriod,
 		Interval:    o.OrphanInterval,
+		Turns:       turns,
 	})
 	if err != nil {
 		return nil, err

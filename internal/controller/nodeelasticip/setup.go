@@ -270,7 +270,7 @@ func (o Options) Setup() setup.Func {
 		if o.Webhook {
 			registerWebhook(mgr, ts.selector, o.TaintKey)
 		}
-		sw, err := newSweep(mgr.GetAPIReader(), conn, o)
+		sw, err := newSweep(mgr.GetAPIReader(), conn, o, cfg.Sweeps)
 		if err != nil {
 			return err
 		}

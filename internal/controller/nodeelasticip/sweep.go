@@ -44,18 +44,18 @@ type listedAddress struct {
 	release bool
 }
 
-func newSweep(reader client.Reader, conn *connector, o Options) (*orphan.Sweeper, error) {
+func newSweep(reader client.Reader, conn *connector, o Options, turns *orphan.Turns) (*orphan.Sweeper, error) {
 	s := &sweep{conn: conn, reader: reader}
 	return orphan.New(orphan.Config{
 		Kind: SweepKind, ListCloud: s.listCloud, ListOwners: s.listOwners, Delete: s.delete,
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, Turns: turns,
 	})
 }
 
 // NewSweeper builds the orphan sweep on its own clients, for tools and
 // tests; the manager's sweep runs inside Setup.
 func NewSweeper(reader client.Reader, kube client.Client, o Options, clusterName string) (*orphan.Sweeper, error) {
-	return newSweep(reader, newConnector(kube, reader, nil, o, clusterName, nil), o)
+	return newSweep(reader, newConnector(kube, reader, nil, o, clusterName, nil), o, nil)
 }
 
 // accounts resolves every AWS ClusterProviderConfig to its account, once

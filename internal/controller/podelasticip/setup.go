@@ -232,7 +232,7 @@ func (o Options) Setup() setup.Func {
 				return err
 			}
 		}
-		return setupSweep(mgr, conn, o)
+		return setupSweep(mgr, conn, o, cfg.Sweeps)
 	}
 }
 

@@ -37,9 +37,9 @@ var sweepKinds = map[cloudv1alpha1.Provider]string{
 	cloudv1alpha1.ProviderTencentCloud: SweepKindTencent,
 }
 
-func setupSweep(mgr ctrl.Manager, conn *connector, o Options) error {
+func setupSweep(mgr ctrl.Manager, conn *connector, o Options, turns *orphan.Turns) error {
 	for _, p := range []cloudv1alpha1.Provider{cloudv1alpha1.ProviderAWS, cloudv1alpha1.ProviderTencentCloud} {
-		s, err := newSweeper(mgr.GetAPIReader(), conn, o, p)
+		s, err := newSweeper(mgr.GetAPIReader(), conn, o, p, turns)
 		if err != nil {
 			return err
 		}
@@ -53,12 +53,12 @@ func setupSweep(mgr ctrl.Manager, conn *connector, o Options) error {
 // NewSweeper builds the orphan sweep of the AWS accounts on its own
 // clients, for tools and tests; the manager's sweeps run inside Setup.
 func NewSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Config) (*orphan.Sweeper, error) {
-	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderAWS)
+	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderAWS, nil)
 }
 
 // NewTencentSweeper is NewSweeper for the Tencent Cloud accounts.
 func NewTencentSweeper(reader client.Reader, kube client.Client, o Options, sc setup.Config) (*orphan.Sweeper, error) {
-	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderTencentCloud)
+	return newSweeper(reader, newConnector(kube, reader, nil, o, sc), o, cloudv1alpha1.ProviderTencentCloud, nil)
 }
 
 // newSweeper lists, for every provider config's account of one cloud, the addresses
@@ -73,7 +73,7 @@ func NewTencentSweeper(reader client.Reader, kube client.Client, o Options, sc s
 // PodElasticIP whose management policies leave out Delete, and legacy
 // addresses whose pod is gone, are only ever reported. An address a cloud
 // task is running on is left for the next sweep.
-func newSweeper(reader client.Reader, conn *connector, o Options, provider cloudv1alpha1.Provider) (*orphan.Sweeper, error) {
+func newSweeper(reader client.Reader, conn *connector, o Options, provider cloudv1alpha1.Provider, turns *orphan.Turns) (*orphan.Sweeper, error) {
 	var mu sync.Mutex
 	found := map[string]sweptAddr{}
 	// legacyNS are the namespaces of the pods legacy addresses were listed
@@ -183,7 +183,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 			}
 			return s.remove(ctx)
 		},
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, Turns: turns,
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/cloud/credstatus"
+	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/tenancy"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	// rules (the endpoint allow-list, --tenant-endpoints); the zero value
 	// allows no endpoint override.
 	Tenancy tenancy.Policy
+	// Sweeps are the turns the process's periodic orphan sweeps take, one
+	// at a time; nil: each sweeps on its own tick.
+	Sweeps *orphan.Turns
 }
 
 // Func registers one controller with the manager.
