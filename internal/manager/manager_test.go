@@ -162,8 +162,13 @@ func TestNewSetsUpOnlyEnabledControllers(t *testing.T) {
 	if err := fs.Parse([]string{"--tenant-endpoints= http://127.0.0.1:8600/ ,"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(ctx, env.Config, o, all); err != nil {
+	m, err := New(ctx, env.Config, o, all)
+	if err != nil {
 		t.Fatalf("building the manager: %v", err)
+	}
+	// A standby's controllers watch before it leads (failover).
+	if w := m.GetControllerOptions().EnableWarmup; w == nil || !*w {
+		t.Errorf("controllers' EnableWarmup = %v, want true", w)
 	}
 	if diff := cmp.Diff([]string{"b"}, called); diff != "" {
 		t.Errorf("controllers set up (-want +got):\n%s", diff)
