@@ -23,10 +23,11 @@ const LiveNodePageSize = 100
 
 // EachLive calls fn for every object of a kind (list names its list kind,
 // e.g. v1 NodeList) that reader lists, metadata only and LivePageSize at a
-// time. A sweep reads its owners live (an uncached reader) and often needs
-// only to know which exist: a full list of a large cluster's nodes (their
-// status, images, managed fields) would be held all at once and weigh tens
-// of MiB at 5,000 nodes, where a page of metadata weighs about one.
+// time (or the limit in opts). A sweep reads its owners live (an uncached
+// reader) and often needs only to know which exist: a full list of a large
+// cluster's nodes (their status, images, managed fields) would be held all
+// at once and weigh tens of MiB at 5,000 nodes, where a page of metadata
+// weighs a few (LiveNodePageSize).
 func EachLive(ctx context.Context, reader client.Reader, list schema.GroupVersionKind, fn func(*metav1.PartialObjectMetadata), opts ...client.ListOption) error {
 	page := &client.ListOptions{Limit: LivePageSize}
 	page.ApplyOptions(opts)
