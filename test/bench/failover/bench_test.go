@@ -97,30 +97,23 @@ func holder(ctx context.Context) string {
 	return *l.Spec.HolderIdentity
 }
 
-// lastRenewal is when the Lease's holder last renewed it.
-func lastRenewal(ctx context.Context) (time.Time, error) {
+// leaseTime reads one of the Lease's times, named name: its renewTime
+// (the holder's last renewal) or acquireTime (when the holder took it),
+// written by the holder's clock, this machine's.
+func leaseTime(ctx context.Context, name string, field func(*coordinationv1.LeaseSpec) *metav1.MicroTime) (time.Time, error) {
 	var l coordinationv1.Lease
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil {
 		return time.Time{}, err
 	}
-	if l.Spec.RenewTime == nil {
-		return time.Time{}, fmt.Errorf("the Lease has no renewTime")
+	t := field(&l.Spec)
+	if t == nil {
+		return time.Time{}, fmt.Errorf("the Lease has no %s", name)
 	}
-	return l.Spec.RenewTime.Time, nil
+	return t.Time, nil
 }
 
-// acquired is when the Lease's holder took it (its acquireTime, written by
-// the holder's clock, this machine's).
-func acquired(ctx context.Context) (time.Time, error) {
-	var l coordinationv1.Lease
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil {
-		return time.Time{}, err
-	}
-	if l.Spec.AcquireTime == nil {
-		return time.Time{}, fmt.Errorf("the Lease has no acquireTime")
-	}
-	return l.Spec.AcquireTime.Time, nil
-}
+func renewTime(s *coordinationv1.LeaseSpec) *metav1.MicroTime   { return s.RenewTime }
+func acquireTime(s *coordinationv1.LeaseSpec) *metav1.MicroTime { return s.AcquireTime }
 
 // dropLease deletes the Lease once no manager runs, so that the next round's
 // first manager takes a fresh one instead of waiting for the last round's
@@ -164,7 +157,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		if err := createProbe(ctx, fmt.Sprintf("failover-%d-%d", os.Getpid(), i)); err != nil {
 			b.Fatal(err)
 		}
-		renewed, err := lastRenewal(ctx)
+		renewed, err := leaseTime(ctx, "renewTime", renewTime)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -177,7 +170,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		if h := holder(ctx); h == first || h == "" {
 			b.Fatalf("the Lease is still held by %q after failover", h)
 		}
-		takenAt, err := acquired(ctx)
+		takenAt, err := leaseTime(ctx, "acquireTime", acquireTime)
 		if err != nil {
 			b.Fatal(err)
 		}
