@@ -230,15 +230,27 @@ func waitReady(ctx context.Context, name string) error {
 }
 
 // probeReconcile is how long the running leader takes to make a new probe
-// Ready: the "one reconcile" of the bound, in this round's conditions.
+// Ready: the "one reconcile" of the bound, in this round's conditions. It
+// is the fastest of three probes (named name-0, -1, -2): the first probe
+// of a process's first round took about 0.95 s where every later one, in
+// that round and with the next rounds' fresh managers, took 15 ms, so a
+// single probe raised the first round's floor by a warm-up the failover
+// does not pay.
 func probeReconcile(b *testing.B, ctx context.Context, name string) time.Duration {
 	b.Helper()
-	start := time.Now()
-	if err := createProbe(ctx, name); err != nil {
-		b.Fatal(err)
+	fastest := time.Duration(0)
+	for i := range 3 {
+		start := time.Now()
+		n := fmt.Sprintf("%s-%d", name, i)
+		if err := createProbe(ctx, n); err != nil {
+			b.Fatal(err)
+		}
+		if err := waitReady(ctx, n); err != nil {
+			b.Fatalf("the leader never reconciled the warm-up probe: %v", err)
+		}
+		if d := time.Since(start); i == 0 || d < fastest {
+			fastest = d
+		}
 	}
-	if err := waitReady(ctx, name); err != nil {
-		b.Fatalf("the leader never reconciled the warm-up probe: %v", err)
-	}
-	return time.Since(start)
+	return fastest
 }
