@@ -403,31 +403,16 @@ func TestStartSweepsEveryInterval(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
 
-	wait := func(what string) time.Time {
-		t.Helper()
-		select {
-		case at := <-swept:
-			return at
-		case <-time.After(10 * time.Second):
-			t.Fatalf("timed out waiting for %s", what)
-			return time.Time{}
-		}
-	}
-	if at := wait("the first sweep"); !at.Equal(epoch) {
+	if at := receive(t, swept, "the first sweep"); !at.Equal(epoch) {
 		t.Errorf("first sweep at %v, want at once (%v)", at, epoch)
 	}
 	clk.Step(5 * time.Minute)
-	if at := wait("the second sweep"); !at.Equal(epoch.Add(5 * time.Minute)) {
+	if at := receive(t, swept, "the second sweep"); !at.Equal(epoch.Add(5 * time.Minute)) {
 		t.Errorf("second sweep at %v, want one interval later", at)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Start() = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Start() did not return after the context was cancelled")
+	if err := receive(t, done, "Start() to return after the context was cancelled"); err != nil {
+		t.Errorf("Start() = %v, want nil", err)
 	}
 	if len(swept) != 0 {
 		t.Errorf("%d extra sweeps without a tick", len(swept))
@@ -478,5 +463,19 @@ func TestNewValidates(t *testing.T) {
 				t.Errorf("New() error = %v, want error %v", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// receive waits for a value from ch, failing the test after 10 s (what
+// names what was waited for).
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
 	}
 }

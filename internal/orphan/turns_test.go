@@ -3,10 +3,14 @@ package orphan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -63,61 +67,55 @@ func TestTurns(t *testing.T) {
 	// The turn is free again once the holder is done.
 	done := make(chan error, 1)
 	go func() { done <- turns.take(context.Background(), func() error { return nil }) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("after release: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the turn was not given back")
+	if err := receive(t, done, "the turn given back"); err != nil {
+		t.Errorf("after release: %v", err)
 	}
 }
 
 // TestStartTakesTurns: two sweepers sharing Turns, started together: the
-// second's first sweep waits until the first's is done.
+// second's first sweep waits until the first's is done (its owners listed,
+// the last step of its listing).
 func TestStartTakesTurns(t *testing.T) {
 	clk := clocktesting.NewFakeClock(epoch)
 	turns := NewTurns()
 	release := make(chan struct{})
+	var firstDone atomic.Bool
 	events := make(chan string, 10)
 	sweepers := make([]*Sweeper, 2)
 	for i, kind := range []string{"first", "second"} {
 		s := newSweeper(t, kind, mixedCloud(), ModeReport, clk)
 		s.cfg.Turns = turns
-		list := s.cfg.ListCloud
+		list, owners := s.cfg.ListCloud, s.cfg.ListOwners
 		s.cfg.ListCloud = func(ctx context.Context) ([]CloudObject, error) {
-			events <- kind + " listing"
+			events <- fmt.Sprintf("%s listing (first sweep done: %t)", kind, firstDone.Load())
 			if kind == "first" {
 				<-release
 			}
 			return list(ctx)
+		}
+		if kind == "first" {
+			s.cfg.ListOwners = func(ctx context.Context) (sets.Set[types.UID], error) {
+				defer firstDone.Store(true)
+				return owners(ctx)
+			}
 		}
 		sweepers[i] = s
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = sweepers[0].Start(ctx) }()
-	next := func() string {
-		t.Helper()
-		select {
-		case e := <-events:
-			return e
-		case <-time.After(10 * time.Second):
-			t.Fatal("timed out waiting for a sweep")
-			return ""
-		}
-	}
-	if e := next(); e != "first listing" {
+	if e := receive(t, events, "the first sweep"); e != "first listing (first sweep done: false)" {
 		t.Fatalf("got %q, want the first sweeper's listing", e)
 	}
 	go func() { _ = sweepers[1].Start(ctx) }()
+	// Give the second sweeper the chance to sweep out of turn.
 	select {
 	case e := <-events:
 		t.Fatalf("%s while the first sweep still held its turn", e)
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if e := next(); e != "second listing" {
-		t.Fatalf("got %q, want the second sweeper's listing after the first", e)
+	if e := receive(t, events, "the second sweep"); e != "second listing (first sweep done: true)" {
+		t.Fatalf("got %q, want the second sweeper's listing after the first sweep", e)
 	}
 }

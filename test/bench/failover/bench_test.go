@@ -89,31 +89,37 @@ func startManager(t testing.TB, bin, kubeconfig, name string) *localcluster.Proc
 	return p
 }
 
-func holder(ctx context.Context) string {
+// lease reads the benchmark's Lease.
+func lease(ctx context.Context) (*coordinationv1.Lease, error) {
 	var l coordinationv1.Lease
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil || l.Spec.HolderIdentity == nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+func holder(ctx context.Context) string {
+	l, err := lease(ctx)
+	if err != nil || l.Spec.HolderIdentity == nil {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
 }
 
-// leaseTime reads one of the Lease's times, named name: its renewTime
-// (the holder's last renewal) or acquireTime (when the holder took it),
-// written by the holder's clock, this machine's.
-func leaseTime(ctx context.Context, name string, field func(*coordinationv1.LeaseSpec) *metav1.MicroTime) (time.Time, error) {
-	var l coordinationv1.Lease
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, &l); err != nil {
+// leaseTime reads one of the Lease's times, which pick chooses (its
+// renewTime: the holder's last renewal; acquireTime: when the holder took
+// it), written by the holder's clock, this machine's.
+func leaseTime(ctx context.Context, pick func(coordinationv1.LeaseSpec) *metav1.MicroTime) (time.Time, error) {
+	l, err := lease(ctx)
+	if err != nil {
 		return time.Time{}, err
 	}
-	t := field(&l.Spec)
+	t := pick(l.Spec)
 	if t == nil {
-		return time.Time{}, fmt.Errorf("the Lease has no %s", name)
+		return time.Time{}, fmt.Errorf("the Lease lacks the time asked for: %+v", l.Spec)
 	}
 	return t.Time, nil
 }
-
-func renewTime(s *coordinationv1.LeaseSpec) *metav1.MicroTime   { return s.RenewTime }
-func acquireTime(s *coordinationv1.LeaseSpec) *metav1.MicroTime { return s.AcquireTime }
 
 // dropLease deletes the Lease once no manager runs, so that the next round's
 // first manager takes a fresh one instead of waiting for the last round's
@@ -157,7 +163,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		if err := createProbe(ctx, fmt.Sprintf("failover-%d-%d", os.Getpid(), i)); err != nil {
 			b.Fatal(err)
 		}
-		renewed, err := leaseTime(ctx, "renewTime", renewTime)
+		renewed, err := leaseTime(ctx, func(s coordinationv1.LeaseSpec) *metav1.MicroTime { return s.RenewTime })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -170,7 +176,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		if h := holder(ctx); h == first || h == "" {
 			b.Fatalf("the Lease is still held by %q after failover", h)
 		}
-		takenAt, err := leaseTime(ctx, "acquireTime", acquireTime)
+		takenAt, err := leaseTime(ctx, func(s coordinationv1.LeaseSpec) *metav1.MicroTime { return s.AcquireTime })
 		if err != nil {
 			b.Fatal(err)
 		}
