@@ -98,8 +98,11 @@ up() {
 	# checkers to this ClusterRole, named as config/default names it.
 	sed 's/^  name: ingressdaemonset-healthcheck$/  name: edgeplane-ingressdaemonset-healthcheck/' config/rbac/ingressdaemonset_healthcheck_role.yaml | kubectl apply -f - > /dev/null
 
-	say "Installing the admission webhooks (served by the manager on $webhook_addr)"
-	go run ./hack/demowebhooks --url "https://$webhook_addr" < config/webhook/manifests.yaml | kubectl apply -f - > /dev/null
+	# As config/default installs them: the webhooks (served by the manager on
+	# $webhook_addr) and the node-taint MutatingAdmissionPolicies.
+	say "Installing the admission webhooks (served by the manager on $webhook_addr) and policies"
+	go tool -modfile=hack/tools/go.mod kustomize build config/default |
+		go run ./hack/demowebhooks --url "https://$webhook_addr" --prefix "" | kubectl apply -f - > /dev/null
 
 	if [[ -x bin/edgeplane-cloudsim ]]; then
 		say "Starting the cloud emulator on $cloudsim_addr"

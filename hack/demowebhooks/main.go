@@ -1,11 +1,13 @@
-// Command demowebhooks rewrites the generated webhook configurations
-// (config/webhook/manifests.yaml, on stdin) for a manager that runs outside
-// the cluster, as in `make demo`: each configuration gets the manager's name
-// prefix, and each webhook calls --url plus its path instead of the in-cluster
-// Service. The manager's self-managed certificate covers that address and it
-// injects the caBundle, as it does in a cluster.
+// Command demowebhooks picks the admission configuration out of manifests on
+// stdin (`kustomize build config/default` in `make demo`) for a manager that
+// runs outside the cluster: each webhook configuration gets the name prefix
+// and each webhook calls --url plus its path instead of the in-cluster
+// Service (the manager's self-managed certificate covers that address and it
+// injects the caBundle, as it does in a cluster); MutatingAdmissionPolicies
+// and their bindings (the node taints) pass through with the prefix; every
+// other object is left out.
 //
-//	go run ./hack/demowebhooks --url https://127.0.0.1:29443 < config/webhook/manifests.yaml | kubectl apply -f -
+//	go tool kustomize build config/default | go run ./hack/demowebhooks --url https://127.0.0.1:29443 --prefix "" | kubectl apply -f -
 package main
 
 import (
@@ -53,6 +55,22 @@ func run(in io.Reader, out io.Writer, url, prefix string) error {
 		if len(u.Object) == 0 {
 			continue
 		}
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+		case "MutatingAdmissionPolicyBinding":
+			if err := unstructured.SetNestedField(u.Object, prefix+policyName(u), "spec", "policyName"); err != nil {
+				return err
+			}
+			fallthrough
+		case "MutatingAdmissionPolicy":
+			u.SetName(prefix + u.GetName())
+			if err := write(w, u); err != nil {
+				return err
+			}
+			continue
+		default:
+			continue
+		}
 		u.SetName(prefix + u.GetName())
 		hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
 		if err != nil {
@@ -69,13 +87,23 @@ func run(in io.Reader, out io.Writer, url, prefix string) error {
 		if err := unstructured.SetNestedSlice(u.Object, hooks, "webhooks"); err != nil {
 			return err
 		}
-		b, err := yaml.Marshal(u.Object)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+		if err := write(w, u); err != nil {
 			return err
 		}
 	}
 	return w.Flush()
+}
+
+func policyName(u *unstructured.Unstructured) string {
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "policyName")
+	return name
+}
+
+func write(w io.Writer, u *unstructured.Unstructured) error {
+	b, err := yaml.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "---\n%s", b)
+	return err
 }

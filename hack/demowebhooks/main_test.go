@@ -41,3 +41,28 @@ func TestRewritesEveryWebhookToTheURL(t *testing.T) {
 		t.Error("a plain http URL was accepted")
 	}
 }
+
+func TestPassesPoliciesAndLeavesOutTheRest(t *testing.T) {
+	policies, err := os.ReadFile("../../config/components/node-taint-policies/policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := append([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n---\n"), policies...)
+	var out bytes.Buffer
+	if err := run(bytes.NewReader(in), &out, "https://127.0.0.1:29443", "edgeplane-"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Contains(got, "Deployment") {
+		t.Errorf("a Deployment came through:\n%s", got)
+	}
+	for _, want := range []string{
+		"kind: MutatingAdmissionPolicy\n", "kind: MutatingAdmissionPolicyBinding\n",
+		"name: edgeplane-anycastipbinding-node-taint", "policyName: edgeplane-anycastipbinding-node-taint",
+		"policyName: edgeplane-nodeelasticip-node-taint",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}

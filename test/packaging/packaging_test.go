@@ -191,6 +191,7 @@ func TestHelmChart(t *testing.T) {
 			"floatIP.schedulerConfig.enabled=false", "manager.leaderElection.enabled=false",
 			"anycastIP.nodeWebhook=false", "anycastIP.translateNodes=false", "podElasticIP.translateAnnotations=false",
 		},
+		"node taints by MutatingAdmissionPolicy": {"webhook.nodeTaints=policy"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "edgeplane", chart, "--namespace", "edgeplane-system", "--include-crds"}
@@ -204,6 +205,7 @@ func TestHelmChart(t *testing.T) {
 			tl.dryRun(t, out)
 			checkManagerArgs(t, out)
 			checkCNIInstallArgs(t, out, slices.Contains(set, "floatIP.cni.enabled=true"))
+			checkNodeTaints(t, out, slices.Contains(set, "webhook.nodeTaints=policy"))
 		})
 	}
 }
@@ -253,6 +255,40 @@ func checkManagerArgs(t *testing.T, manifests []byte) {
 	}
 	if !found {
 		t.Fatal("the chart rendered no Deployment with a manager container")
+	}
+}
+
+// checkNodeTaints checks that selected nodes are tainted at admission by
+// either the MutatingAdmissionPolicies (each with its binding) or the Node
+// webhooks, never both. Helm's own API versions (helm template without a
+// cluster) have no MutatingAdmissionPolicy, so "auto" renders the webhooks.
+func checkNodeTaints(t *testing.T, manifests []byte, policies bool) {
+	t.Helper()
+	count := map[string]int{}
+	for _, o := range decode(t, manifests) {
+		switch o.GetKind() {
+		case "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
+			count[o.GetKind()]++
+		case "MutatingWebhookConfiguration":
+			hooks, _, err := unstructured.NestedSlice(o.Object, "webhooks")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hooks {
+				if name, _ := h.(map[string]any)["name"].(string); strings.HasSuffix(name, ".nodes.networking.edgeplane.io") {
+					count["node webhook"]++
+				}
+			}
+		}
+	}
+	if count["MutatingAdmissionPolicy"] != count["MutatingAdmissionPolicyBinding"] {
+		t.Errorf("%d MutatingAdmissionPolicies but %d bindings", count["MutatingAdmissionPolicy"], count["MutatingAdmissionPolicyBinding"])
+	}
+	if policies && (count["MutatingAdmissionPolicy"] != 2 || count["node webhook"] != 0) {
+		t.Errorf("webhook.nodeTaints=policy rendered %d node-taint policies and %d Node webhooks, want 2 and 0", count["MutatingAdmissionPolicy"], count["node webhook"])
+	}
+	if !policies && (count["MutatingAdmissionPolicy"] != 0 || count["node webhook"] == 0) {
+		t.Errorf("without MutatingAdmissionPolicy in the cluster the chart rendered %d node-taint policies and %d Node webhooks, want none and the webhooks", count["MutatingAdmissionPolicy"], count["node webhook"])
 	}
 }
 

@@ -28,3 +28,26 @@ app.kubernetes.io/component: manager
 {{- end -}}
 {{- join "," $pairs -}}
 {{- end }}
+
+{{- /*
+edgeplane.nodeTaintPolicies: "true" when selected nodes get their taint at
+admission from MutatingAdmissionPolicies instead of the Node webhooks
+(webhook.nodeTaints; "auto" asks the cluster).
+*/ -}}
+{{- define "edgeplane.nodeTaintPolicies" -}}
+{{- $mode := .Values.webhook.nodeTaints | default "auto" -}}
+{{- if or (eq $mode "policy") (and (eq $mode "auto") (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- /*
+edgeplane.celMatchLabels: a CEL expression true when the object named .obj
+("object" or "oldObject") carries every label of .labels, as an
+objectSelector's matchLabels would match it.
+*/ -}}
+{{- define "edgeplane.celMatchLabels" -}}
+{{- $obj := .obj -}}
+has({{ $obj }}.metadata.labels)
+{{- range $k, $v := .labels }} && {{ $k | quote }} in {{ $obj }}.metadata.labels && {{ $obj }}.metadata.labels[{{ $k | quote }}] == {{ $v | quote }}{{ end }}
+{{- end -}}

@@ -7,7 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -60,4 +63,39 @@ func Delta[K comparable, V int | int64 | float64](after, before map[K]V) map[K]V
 		}
 	}
 	return out
+}
+
+// Buckets sums the cumulative bucket counts of fam's histograms whose labels
+// match, by upper bound (the +Inf bucket is the count).
+func Buckets(fam *dto.MetricFamily, match func(labels map[string]string) bool) map[float64]float64 {
+	out := map[float64]float64{}
+	for _, m := range fam.GetMetric() {
+		h := m.GetHistogram()
+		if h == nil || !match(Labels(m)) {
+			continue
+		}
+		for _, b := range h.GetBucket() {
+			if !math.IsInf(b.GetUpperBound(), 1) {
+				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
+		}
+		out[math.Inf(1)] += float64(h.GetSampleCount())
+	}
+	return out
+}
+
+// QuantileAtMost is the least bucket bound that at least q of n observations
+// are known to lie within, from cumulative bucket counts that may also hold
+// other observations: it counts every observation above a bound as one of
+// the n, so other observations can only raise it. +Inf when no finite
+// bound is known.
+func QuantileAtMost(buckets map[float64]float64, q float64, n int) float64 {
+	total := buckets[math.Inf(1)]
+	allowed := math.Floor((1-q)*float64(n) + 1e-9) // 1 − 0.9 is not 0.1 in floating point
+	for _, le := range slices.Sorted(maps.Keys(buckets)) {
+		if total-buckets[le] <= allowed {
+			return le
+		}
+	}
+	return math.Inf(1)
 }
