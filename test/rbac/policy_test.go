@@ -209,27 +209,52 @@ func webhooks(t *testing.T, objs []*unstructured.Unstructured) []rbac.Webhook {
 	return out
 }
 
-// TestWebhookScope checks every installed webhook: config/webhook's
-// generated configurations (what the demo installs, manager namespace
-// edgeplane-system), the kustomize install, and the chart in a namespace of
-// its own.
+// admissionPolicies returns the MutatingAdmissionPolicies in objs.
+func admissionPolicies(t *testing.T, objs []*unstructured.Unstructured) []rbac.AdmissionPolicy {
+	t.Helper()
+	var out []rbac.AdmissionPolicy
+	for _, u := range ofKind(objs, "MutatingAdmissionPolicy") {
+		p := convert[admissionregistrationv1.MutatingAdmissionPolicy](t, u)
+		mc := p.Spec.MatchConstraints
+		if mc == nil {
+			mc = &admissionregistrationv1.MatchResources{}
+		}
+		out = append(out, rbac.AdmissionPolicy{Name: p.Name, Rules: mc.ResourceRules, NamespaceSelector: mc.NamespaceSelector, ObjectSelector: mc.ObjectSelector})
+	}
+	return out
+}
+
+// TestWebhookScope checks every installed webhook and admission policy:
+// config/webhook's generated configurations (manager namespace
+// edgeplane-system), the kustomize install (node taints by policy), and
+// the chart in a namespace of its own, with the node webhooks (what helm
+// template renders without a cluster) and with the node-taint policies.
 func TestWebhookScope(t *testing.T) {
 	for name, tc := range map[string]struct {
 		objs      []*unstructured.Unstructured
 		managerNS string
 	}{
-		"config/webhook":   {objs: readFiles(t, "config/webhook/manifests.yaml"), managerNS: "edgeplane-system"},
-		"config/default":   {objs: kustomizeBuild(t, "config/default"), managerNS: "edgeplane-system"},
-		"chart":            {objs: helmTemplate(t, "prod", "edge"), managerNS: "edge"},
-		"chart, selectors": {objs: helmTemplate(t, "edgeplane", "edgeplane-system", "anycastIP.nodeSelector.edge=yes"), managerNS: "edgeplane-system"},
+		"config/webhook":           {objs: readFiles(t, "config/webhook/manifests.yaml"), managerNS: "edgeplane-system"},
+		"config/default":           {objs: kustomizeBuild(t, "config/default"), managerNS: "edgeplane-system"},
+		"chart":                    {objs: helmTemplate(t, "prod", "edge"), managerNS: "edge"},
+		"chart, selectors":         {objs: helmTemplate(t, "edgeplane", "edgeplane-system", "anycastIP.nodeSelector.edge=yes"), managerNS: "edgeplane-system"},
+		"chart, node-taint policy": {objs: helmTemplate(t, "prod", "edge", "webhook.nodeTaints=policy", "anycastIP.nodeSelector.edge=yes"), managerNS: "edge"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ws := webhooks(t, tc.objs)
-			if len(ws) < 3 {
-				t.Fatalf("found %d webhooks, want the pod, node and FloatIPPool webhooks", len(ws))
+			ps := admissionPolicies(t, tc.objs)
+			// The pod and FloatIPPool webhooks, and each kind's node taint
+			// by its webhook or its policy.
+			if len(ws) < 2 || len(ws)+len(ps) < 4 {
+				t.Fatalf("found %d webhooks and %d admission policies, want the pod and FloatIPPool webhooks and two node taints", len(ws), len(ps))
 			}
 			for _, w := range ws {
 				for _, v := range rbac.WebhookViolations(w, tc.managerNS) {
+					t.Error(v)
+				}
+			}
+			for _, p := range ps {
+				for _, v := range rbac.PolicyViolations(p, tc.managerNS) {
 					t.Error(v)
 				}
 			}
@@ -261,6 +286,31 @@ func TestWebhookViolations(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := rbac.WebhookViolations(tc.w, "mgr")
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("violations %q, want none", got)
+			case tc.want != "" && !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tc.want) }):
+				t.Errorf("violations %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPolicyViolations proves the scope rules reach admission policies.
+func TestPolicyViolations(t *testing.T) {
+	rules := func(resource string) []admissionregistrationv1.NamedRuleWithOperations {
+		return []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{Rule: admissionregistrationv1.Rule{Resources: []string{resource}}}}}
+	}
+	for name, tc := range map[string]struct {
+		p    rbac.AdmissionPolicy
+		want string
+	}{
+		"selected nodes": {p: rbac.AdmissionPolicy{Name: "n", Rules: rules("nodes"), ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}},
+		"every node":     {p: rbac.AdmissionPolicy{Name: "n", Rules: rules("nodes")}, want: "sees every node"},
+		"every pod":      {p: rbac.AdmissionPolicy{Name: "p", Rules: rules("pods")}, want: "sees pods in namespace kube-system"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := rbac.PolicyViolations(tc.p, "mgr")
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("violations %q, want none", got)

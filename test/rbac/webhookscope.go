@@ -93,3 +93,24 @@ func excludesNamespace(sel *metav1.LabelSelector, ns string) bool {
 	}
 	return false
 }
+
+// AdmissionPolicy is what the scope rules read of one MutatingAdmissionPolicy.
+type AdmissionPolicy struct {
+	Name string
+	// Rules are its matchConstraints' resourceRules.
+	Rules             []admissionregistrationv1.NamedRuleWithOperations
+	NamespaceSelector *metav1.LabelSelector
+	ObjectSelector    *metav1.LabelSelector
+}
+
+// PolicyViolations lists how p oversteps its scope, by the webhooks' rules
+// (a policy runs inside the API server, so it has no timeout): a policy on
+// pods must skip kube-system and managerNS, one on nodes needs an
+// objectSelector.
+func PolicyViolations(p AdmissionPolicy, managerNS string) []string {
+	w := Webhook{Name: p.Name, NamespaceSelector: p.NamespaceSelector, ObjectSelector: p.ObjectSelector, TimeoutSeconds: new(int32)}
+	for _, r := range p.Rules {
+		w.Rules = append(w.Rules, r.RuleWithOperations)
+	}
+	return WebhookViolations(w, managerNS)
+}
