@@ -7,11 +7,8 @@
 package admissionpolicy_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -23,9 +20,8 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
-	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -73,37 +69,21 @@ func kinds() []kind {
 // installPolicies renders the chart's node-taint policies and creates them.
 func installPolicies(t *testing.T, ctx context.Context) {
 	t.Helper()
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "tool", "-modfile=hack/tools/go.mod", "helm", "template", "edgeplane", "charts/edgeplane",
+	objs := gotool.Objects(t, "helm", "template", "edgeplane", "charts/edgeplane",
 		"--show-only", "templates/node-taint-policies.yaml", "--set", "webhook.nodeTaints=policy",
 		"--set-json", fmt.Sprintf(`nodeElasticIP.nodeSelector={%q:"edge"}`, neipPoolKey),
 		"--set", "nodeElasticIP.taintKey="+neipTaintKey)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, stderr.String())
-	}
-	objs, err := manifest.Read("helm template", bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var policies int
 	for _, o := range objs {
-		if o.Object.GetKind() == "MutatingAdmissionPolicy" {
+		if o.GetKind() == "MutatingAdmissionPolicy" {
 			policies++
 		}
-		if err := env.Client.Create(ctx, o.Object); err != nil {
-			t.Fatalf("creating %s %s: %v", o.Object.GetKind(), o.Object.GetName(), err)
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
 	if policies != 2 {
-		t.Fatalf("the chart rendered %d policies, want 2:\n%s", policies, out)
+		t.Fatalf("the chart rendered %d policies, want 2", policies)
 	}
 }
 

@@ -6,10 +6,8 @@
 package gitops_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/status"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -80,11 +78,8 @@ func setState(t *testing.T, obj client.Object, state string) {
 
 func TestEveryExampleKindIsKstatusCompliant(t *testing.T) {
 	ctx := testenv.Context(t)
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := buildExamples(t, root)
+	// examples/ rendered with the pinned kustomize, as `make demo` applies it.
+	objs := gotool.Objects(t, "kustomize", "build", "examples")
 	kubectl, err := k8sbin.Path("kubectl")
 	if err != nil {
 		t.Fatal(err)
@@ -189,27 +184,4 @@ func expectKubectlWaitReady(t *testing.T, kubectl, kubeconfig string, obj client
 	if err != nil {
 		t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-}
-
-// buildExamples renders examples/ with the pinned kustomize, as `make demo` applies it.
-func buildExamples(t *testing.T, root string) []*unstructured.Unstructured {
-	t.Helper()
-	cmd := exec.Command("go", "tool", "-modfile=hack/tools/go.mod", "kustomize", "build", "examples")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kustomize build examples: %v\n%s", err, stderr.String())
-	}
-	read, err := manifest.Read("kustomize build examples", bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := make([]*unstructured.Unstructured, 0, len(read))
-	for _, o := range read {
-		objs = append(objs, o.Object)
-	}
-	return objs
 }

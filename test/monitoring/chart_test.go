@@ -1,9 +1,6 @@
 package monitoring
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -11,34 +8,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 )
 
 // helmTemplate renders the chart as release "ops" (fullname ops-edgeplane,
 // so the job selector visibly changes) with set.
 func helmTemplate(t *testing.T, set ...string) []*unstructured.Unstructured {
 	t.Helper()
-	args := []string{"tool", "-modfile=hack/tools/go.mod", "helm", "template", "ops", "charts/edgeplane", "--namespace", "monitoring"}
+	args := []string{"helm", "template", "ops", "charts/edgeplane", "--namespace", "monitoring"}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot(t)
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm template %v: %v\n%s", set, err, stderr.String())
-	}
-	read, err := manifest.Read("helm template", &stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]*unstructured.Unstructured, 0, len(read))
-	for _, o := range read {
-		out = append(out, o.Object)
-	}
-	return out
+	return gotool.Objects(t, args...)
 }
 
 func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {

@@ -28,6 +28,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cniipam/install"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -86,7 +87,7 @@ type cmdError struct {
 func (e *cmdError) Error() string { return e.err.Error() + ": " + e.stderr }
 
 func (tl tools) goTool(tool string, args ...string) ([]byte, error) {
-	return tl.run(nil, "go", append([]string{"tool", "-modfile=hack/tools/go.mod", tool}, args...)...)
+	return gotool.Output(append([]string{tool}, args...)...)
 }
 
 // dryRun applies manifests server-side with dryRun=All, after creating the

@@ -3,7 +3,6 @@ package rbac_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
@@ -24,20 +24,6 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// goTool runs a pinned tool of hack/tools/go.mod in the repository root.
-func goTool(t *testing.T, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command("go", append([]string{"tool", "-modfile=hack/tools/go.mod"}, args...)...)
-	cmd.Dir = repoRoot(t)
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go tool %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.Bytes()
-}
-
 // helmTemplate renders the chart as release in namespace with the --set values.
 func helmTemplate(t *testing.T, release, namespace string, set ...string) []*unstructured.Unstructured {
 	t.Helper()
@@ -45,12 +31,12 @@ func helmTemplate(t *testing.T, release, namespace string, set ...string) []*uns
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	return decode(t, goTool(t, args...))
+	return gotool.Objects(t, args...)
 }
 
 func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	return decode(t, goTool(t, "kustomize", "build", dir))
+	return gotool.Objects(t, "kustomize", "build", dir)
 }
 
 // readFiles decodes every YAML file matching pattern under the repository root.

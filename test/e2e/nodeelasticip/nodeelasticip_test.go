@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -169,33 +167,10 @@ func TestNodeElasticIP(t *testing.T) {
 
 	// Watch the node from before it exists: its very first version must
 	// carry the taint.
-	wc, err := client.NewWithWatch(cluster.RESTConfig(), client.Options{Scheme: scheme})
+	firstVersion, err := cluster.WatchFirstNodeVersion(ctx, edgeNode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": edgeNode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	var (
-		mu        sync.Mutex
-		firstSeen *corev1.Node
-	)
-	go func() {
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Added && ev.Type != watch.Modified {
-				continue
-			}
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				mu.Lock()
-				if firstSeen == nil {
-					firstSeen = n.DeepCopy()
-				}
-				mu.Unlock()
-			}
-		}
-	}()
 	taint := decide.Taint(networkingv1alpha1.DefaultNodeElasticIPTaintKey)
 	addNode := func(name string, i int) {
 		t.Helper()
@@ -207,13 +182,10 @@ func TestNodeElasticIP(t *testing.T) {
 	addNode(edgeNode, 1)
 
 	t.Run("the labelled node is tainted from its first appearance", func(t *testing.T) {
-		waitFor(ctx, t, "the node's first version", func() (bool, string) {
-			mu.Lock()
-			defer mu.Unlock()
-			return firstSeen != nil, ""
-		})
-		mu.Lock()
-		defer mu.Unlock()
+		firstSeen, err := firstVersion(waitTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !nodepatch.HasTaint(firstSeen, taint) {
 			t.Fatalf("the node's first version has no %s taint: %v", taint.Key, firstSeen.Spec.Taints)
 		}

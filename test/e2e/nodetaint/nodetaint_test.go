@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -75,12 +73,18 @@ func TestNodeTaintPoliciesWithoutTheManager(t *testing.T) {
 			if err := c.Create(ctx, waiting); err != nil {
 				t.Fatal(err)
 			}
-			first := watchFirstVersion(ctx, t, cluster, k.node)
+			first, err := cluster.WatchFirstNodeVersion(ctx, k.node)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cluster.AddNode(ctx, localcluster.NodeSpec{Name: k.node, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi"),
 				Labels: map[string]string{k.label: "true"}}); err != nil {
 				t.Fatal(err)
 			}
-			n := first()
+			n, err := first(waitTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !nodepatch.HasTaint(n, k.taint) {
 				t.Fatalf("the node's first version has no %s taint: %v", k.taint.Key, n.Spec.Taints)
 			}
@@ -186,49 +190,6 @@ func awaitPolicy(ctx context.Context, t *testing.T, c client.Client, label strin
 		}
 		return nodepatch.HasTaint(n, taint), fmt.Sprintf("probe taints %v", n.Spec.Taints)
 	})
-}
-
-// watchFirstVersion watches the node named name from before it exists and
-// returns a function that waits for its first version.
-func watchFirstVersion(ctx context.Context, t *testing.T, cluster *localcluster.Cluster, name string) func() *corev1.Node {
-	t.Helper()
-	wc, err := client.NewWithWatch(cluster.RESTConfig(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(ctx, &corev1.NodeList{}, client.MatchingFields{"metadata.name": name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	var (
-		mu    sync.Mutex
-		first *corev1.Node
-	)
-	go func() {
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Added && ev.Type != watch.Modified {
-				continue
-			}
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				mu.Lock()
-				if first == nil {
-					first = n.DeepCopy()
-				}
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() *corev1.Node {
-		waitFor(ctx, t, "the node's first version", func() (bool, string) {
-			mu.Lock()
-			defer mu.Unlock()
-			return first != nil, ""
-		})
-		mu.Lock()
-		defer mu.Unlock()
-		return first
-	}
 }
 
 func nodeReady(n *corev1.Node) bool {
