@@ -12,6 +12,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 )
 
 // tkestack/aia-ip-controller. From its README: the node label
@@ -80,7 +81,7 @@ func testAIA(t *testing.T, w *world) {
 	bound := func(name string) *corev1.Node {
 		t.Helper()
 		var n *corev1.Node
-		eventually(t, name+" bound and annotated", func() (bool, string) {
+		eventually.That(t.Context(), t, name+" bound and annotated", func() (bool, string) {
 			n = node(name)
 			a := n.Annotations
 			return a["tke.cloud.tencent.com/anycast-ip-id"] != "" && a["tke.cloud.tencent.com/anycast-ip-address"] != "" && !tainted(n),
@@ -124,7 +125,7 @@ func testAIA(t *testing.T, w *world) {
 
 	// A node whose CVM has a public IP of another kind cannot be bound: it
 	// keeps the taint, and the node gets the legacy Warning Event.
-	eventually(t, "aia-node-3 tainted with FailedAllocateAnycastIp", func() (bool, string) {
+	eventually.That(t.Context(), t, "aia-node-3 tainted with FailedAllocateAnycastIp", func() (bool, string) {
 		n := node("aia-node-3")
 		evs := events(t, w.ctx, "", string(n.UID), "FailedAllocateAnycastIp")
 		return tainted(n) && len(evs) > 0 && evs[0].Type == corev1.EventTypeWarning,

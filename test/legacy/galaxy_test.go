@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 )
 
 // tkestack/galaxy (galaxy-ipam). From its float-IP README: the extended
@@ -101,7 +103,7 @@ func (w *world) filter(t *testing.T, pod *corev1.Pod) filterResult {
 // the pod to galaxy-node through the extender, and returns the pod.
 func (w *world) schedule(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	eventually(t, "galaxy-node passing the filter for "+pod.Name, func() (bool, string) {
+	eventually.That(t.Context(), t, "galaxy-node passing the filter for "+pod.Name, func() (bool, string) {
 		res := w.filter(t, pod)
 		return res.Nodes != nil && len(res.Nodes.Items) == 1, fmt.Sprintf("%+v", res)
 	})
@@ -134,7 +136,7 @@ func floatIPOf(t *testing.T, w *world, pod *corev1.Pod) networkingv1alpha1.Float
 
 func testGalaxy(t *testing.T, w *world) {
 	// The ConfigMap and the Pool are migrated.
-	eventually(t, "FloatIPPools from floatingip-config and the Pool", func() (bool, string) {
+	eventually.That(t.Context(), t, "FloatIPPools from floatingip-config and the Pool", func() (bool, string) {
 		var list networkingv1alpha1.FloatIPPoolList
 		if err := env.Client.List(w.ctx, &list); err != nil {
 			return false, err.Error()
@@ -217,7 +219,7 @@ func testGalaxy(t *testing.T, w *world) {
 	}
 	// Wait until edgeplane has kept them for their pods (it records that on
 	// the FloatIPs), so the release below does not race that write.
-	eventually(t, "the deleted StatefulSet pods' IPs kept", func() (bool, string) {
+	eventually.That(t.Context(), t, "the deleted StatefulSet pods' IPs kept", func() (bool, string) {
 		var list networkingv1alpha1.FloatIPList
 		if err := env.Client.List(w.ctx, &list); err != nil {
 			return false, err.Error()
@@ -231,7 +233,7 @@ func testGalaxy(t *testing.T, w *world) {
 		return kept == 2, fmt.Sprintf("%d kept", kept)
 	})
 	var page map[string]any
-	eventually(t, "GET /v1/ip listing the deleted StatefulSet pods' IPs", func() (bool, string) {
+	eventually.That(t.Context(), t, "GET /v1/ip listing the deleted StatefulSet pods' IPs", func() (bool, string) {
 		page = nil
 		call(t, "GET", w.api+"/v1/ip?appName=sts&appType=statefulsets&namespace=default", nil, &page)
 		content, _ := page["content"].([]any)
@@ -318,7 +320,7 @@ func testGalaxy(t *testing.T, w *world) {
 	if res.Nodes != nil && len(res.Nodes.Items) > 0 || !strings.Contains(res.FailedAndUnresolvableNodes["galaxy-node"], "k8s.v1.cni.galaxy.io/release-policy") {
 		t.Errorf("filter of a pod with release-policy imutable = %+v, want refused naming the annotation", res)
 	}
-	eventually(t, "InvalidAnnotation Event on the pod", func() (bool, string) {
+	eventually.That(t.Context(), t, "InvalidAnnotation Event on the pod", func() (bool, string) {
 		evs := events(t, w.ctx, "default", string(p.UID), "InvalidAnnotation")
 		return len(evs) > 0, fmt.Sprintf("%d events", len(evs))
 	})

@@ -10,6 +10,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 )
 
 // doitintl/kubeip v2. From its README: the DaemonSet's nodeSelector
@@ -70,7 +71,7 @@ func testKubeIP(t *testing.T, w *world) {
 		"kubeip-node-2": {"eipalloc-0c1b000000000002", "198.51.100.72"},
 	}
 	for name, addr := range want {
-		eventually(t, name+" has its address, labelled and untainted", func() (bool, string) {
+		eventually.That(t.Context(), t, name+" has its address, labelled and untainted", func() (bool, string) {
 			n := &corev1.Node{}
 			if err := env.Client.Get(w.ctx, client.ObjectKey{Name: name}, n); err != nil {
 				return false, err.Error()

@@ -12,6 +12,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 )
 
 // aws-samples/aws-pod-eip-controller. From its README: the pod annotations
@@ -91,7 +92,7 @@ func pecPod(t *testing.T, w *world, name, ip string, annotations map[string]stri
 func waitLabels(t *testing.T, w *world, pod *corev1.Pod) map[string]string {
 	t.Helper()
 	var labels map[string]string
-	eventually(t, pod.Name+" labelled with its public IP", func() (bool, string) {
+	eventually.That(t.Context(), t, pod.Name+" labelled with its public IP", func() (bool, string) {
 		p := &corev1.Pod{}
 		if err := env.Client.Get(w.ctx, client.ObjectKeyFromObject(pod), p); err != nil {
 			return false, err.Error()
@@ -174,7 +175,7 @@ func testPEC(t *testing.T, w *world) {
 			if tc.wantPrefix != "" && !netip.MustParsePrefix(tc.wantPrefix).Contains(netip.MustParseAddr(public)) {
 				t.Errorf("public IP %s is not from the pool's %s", public, tc.wantPrefix)
 			}
-			eventually(t, "EIPAssociated Event on "+tc.pod, func() (bool, string) {
+			eventually.That(t.Context(), t, "EIPAssociated Event on "+tc.pod, func() (bool, string) {
 				evs := events(t, w.ctx, pecNamespace, string(pod.UID), "EIPAssociated")
 				return len(evs) > 0, fmt.Sprintf("%d events", len(evs))
 			})

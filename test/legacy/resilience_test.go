@@ -14,6 +14,7 @@ import (
 
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy/decide"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 )
 
 // TKE resilience chart (tkestack/charts incubator/tke-resilience). From its
@@ -44,7 +45,7 @@ func tkeResilience() project {
 func testResilience(t *testing.T, w *world) {
 	// The global switch: the cluster-wide policy translated from eks-config.
 	var cluster schedulingv1alpha1.ClusterBurstPolicy
-	eventually(t, "a ClusterBurstPolicy translated from kube-system/eks-config", func() (bool, string) {
+	eventually.That(t.Context(), t, "a ClusterBurstPolicy translated from kube-system/eks-config", func() (bool, string) {
 		var list schedulingv1alpha1.ClusterBurstPolicyList
 		if err := env.Client.List(w.ctx, &list); err != nil {
 			return false, err.Error()
@@ -80,7 +81,7 @@ func testResilience(t *testing.T, w *world) {
 		},
 	}
 	w.create(dep)
-	eventually(t, "a BurstPolicy translated from the Deployment", func() (bool, string) {
+	eventually.That(t.Context(), t, "a BurstPolicy translated from the Deployment", func() (bool, string) {
 		var list schedulingv1alpha1.BurstPolicyList
 		if err := env.Client.List(w.ctx, &list, client.InNamespace("resilience")); err != nil {
 			return false, err.Error()

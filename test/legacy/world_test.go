@@ -19,7 +19,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -151,21 +150,6 @@ func (w *world) startManager() {
 			t.Errorf("manager stopped with: %v", err)
 		}
 	})
-}
-
-// eventually polls cond until it holds; the timeout only keeps a broken run
-// from hanging (nothing here asserts a duration).
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s; last state: %s", what, last)
-	}
 }
 
 func (w *world) create(objs ...client.Object) {

@@ -34,6 +34,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
@@ -331,7 +332,7 @@ func drive(t *testing.T, ctx context.Context, webhookAddr, extenderAddr string) 
 		Spec: schedulingv1alpha1.BurstPolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Trigger: schedulingv1alpha1.TriggerPending}})
 
-	eventually(t, ctx, "every kind reconciled", func() (bool, string) {
+	eventually.That(ctx, t, "every kind reconciled", func() (bool, string) {
 		var peips networkingv1alpha1.PodElasticIPList
 		var aipbs networkingv1alpha1.AnycastIPBindingList
 		var bps schedulingv1alpha1.BurstPolicyList
@@ -388,7 +389,7 @@ func post(t *testing.T, ctx context.Context, hc *http.Client, url string, body a
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "POST "+url, func() (bool, string) {
+	eventually.That(ctx, t, "POST "+url, func() (bool, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
 		if err != nil {
 			return false, err.Error()
@@ -401,17 +402,4 @@ func post(t *testing.T, ctx context.Context, hc *http.Client, url string, body a
 		_ = resp.Body.Close()
 		return true, ""
 	})
-}
-
-func eventually(t *testing.T, ctx context.Context, what string, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		var ok bool
-		ok, last = cond()
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v; last seen: %s", what, err, last)
-	}
 }

@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +40,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/plugin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
@@ -174,7 +174,7 @@ func TestWhyGolden(t *testing.T) {
 	waitFor(t, ctx, ids, "Ready=True", func(o client.Object) bool {
 		return ready(o.(*appsv1alpha1.IngressDaemonSet).Status.Conditions, "True", appsv1alpha1.ReasonAllNodesReady)
 	})
-	eventually(t, ctx, "a new template", func() (bool, string) {
+	eventually.That(ctx, t, "a new template", func() (bool, string) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), ids); err != nil {
 			return false, err.Error()
 		}
@@ -449,7 +449,7 @@ func ingressDaemonSet(t *testing.T, ctx context.Context) *appsv1alpha1.IngressDa
 		},
 	}
 	create(t, ctx, ids)
-	eventually(t, ctx, "the ingress node's Deployment rolled out", func() (bool, string) {
+	eventually.That(ctx, t, "the ingress node's Deployment rolled out", func() (bool, string) {
 		got := &appsv1alpha1.IngressDaemonSet{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ids), got); err != nil {
 			return false, err.Error()
@@ -491,7 +491,7 @@ func schedule(t *testing.T, ctx context.Context, extender string, pod *corev1.Po
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: galaxyNode}, n); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, galaxyNode+" passing the filter for "+pod.Name, func() (bool, string) {
+	eventually.That(ctx, t, galaxyNode+" passing the filter for "+pod.Name, func() (bool, string) {
 		var res struct{ Nodes *corev1.NodeList }
 		body := post(t, ctx, extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*n}}}, &res)
 		return res.Nodes != nil && len(res.Nodes.Items) == 1, body
@@ -561,7 +561,7 @@ func ready(conds any, status, reason string) bool {
 
 func waitFor(t *testing.T, ctx context.Context, obj client.Object, what string, cond func(client.Object) bool) {
 	t.Helper()
-	eventually(t, ctx, fmt.Sprintf("%T %s: %s", obj, obj.GetName(), what), func() (bool, string) {
+	eventually.That(ctx, t, fmt.Sprintf("%T %s: %s", obj, obj.GetName(), what), func() (bool, string) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, err.Error()
 		}
@@ -572,7 +572,7 @@ func waitFor(t *testing.T, ctx context.Context, obj client.Object, what string, 
 
 func waitForEvent(t *testing.T, ctx context.Context, pod, reason string) {
 	t.Helper()
-	eventually(t, ctx, "Event "+reason+" on pod "+pod, func() (bool, string) {
+	eventually.That(ctx, t, "Event "+reason+" on pod "+pod, func() (bool, string) {
 		var list corev1.EventList
 		if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -584,17 +584,4 @@ func waitForEvent(t *testing.T, ctx context.Context, pod, reason string) {
 		}
 		return false, fmt.Sprintf("%d events", len(list.Items))
 	})
-}
-
-func eventually(t *testing.T, ctx context.Context, what string, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		var ok bool
-		ok, last = cond()
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v; last seen: %s", what, err, last)
-	}
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -168,7 +169,7 @@ func TestAnycastIPBinding(t *testing.T) {
 
 	t.Run("pods stay off the node until its address is bound, then land on it", func(t *testing.T) {
 		var violations []string
-		waitFor(ctx, t, "both pods Running on the edge node", func() (bool, string) {
+		eventually.That(ctx, t, "both pods Running on the edge node", func() (bool, string) {
 			b := &networkingv1alpha1.AnycastIPBinding{}
 			bound := false
 			if err := c.Get(ctx, client.ObjectKey{Name: edgeNode}, b); err == nil {
@@ -209,7 +210,7 @@ func TestAnycastIPBinding(t *testing.T) {
 		if err := cluster.DeleteNode(ctx, edgeNode); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(ctx, t, "the address released and the binding gone", func() (bool, string) {
+		eventually.That(ctx, t, "the address released and the binding gone", func() (bool, string) {
 			addrs := emu.World().Snapshot().Tencent.Addresses
 			err := c.Get(ctx, client.ObjectKey{Name: edgeNode}, &networkingv1alpha1.AnycastIPBinding{})
 			return len(addrs) == 0 && client.IgnoreNotFound(err) == nil && err != nil, fmt.Sprintf("addresses %+v, binding err %v", addrs, err)
@@ -225,19 +226,6 @@ func addressBound(emu *cloudsimtest.Emulator) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		ok, detail := cond()
-		last = detail
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
-	}
 }
 
 // nodeWebhookConfiguration mirrors the +kubebuilder:webhook marker of the

@@ -42,6 +42,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -193,7 +194,7 @@ func TestNodeElasticIP(t *testing.T) {
 
 	t.Run("pods stay off the node until its address is on it, then land on it", func(t *testing.T) {
 		var violations []string
-		waitFor(ctx, t, "both pods Running on the edge node", func() (bool, string) {
+		eventually.That(ctx, t, "both pods Running on the edge node", func() (bool, string) {
 			pods := &corev1.PodList{}
 			if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(podLabels)); err != nil {
 				return false, err.Error()
@@ -233,7 +234,7 @@ func TestNodeElasticIP(t *testing.T) {
 
 	t.Run("an address kubeip put on a node is adopted, not moved", func(t *testing.T) {
 		addNode(kubeipped, 2)
-		waitFor(ctx, t, "the adopted NodeElasticIP Ready", func() (bool, string) {
+		eventually.That(ctx, t, "the adopted NodeElasticIP Ready", func() (bool, string) {
 			n := &networkingv1alpha1.NodeElasticIP{}
 			if err := c.Get(ctx, client.ObjectKey{Name: kubeipped}, n); err != nil {
 				return false, err.Error()
@@ -250,7 +251,7 @@ func TestNodeElasticIP(t *testing.T) {
 		if err := cluster.DeleteNode(ctx, edgeNode); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(ctx, t, "the address given back and the NodeElasticIP gone", func() (bool, string) {
+		eventually.That(ctx, t, "the address given back and the NodeElasticIP gone", func() (bool, string) {
 			a := addressOf(emu, poolFree)
 			err := c.Get(ctx, client.ObjectKey{Name: edgeNode}, &networkingv1alpha1.NodeElasticIP{})
 			given := a.AllocationID != "" && a.AssociationID == "" && tagOf(a, decide.TagOwnerUID) == "" && tagOf(a, "kubeip") == "reserved"
@@ -275,19 +276,6 @@ func tagOf(a core.EC2Address, key string) string {
 		}
 	}
 	return ""
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		ok, detail := cond()
-		last = detail
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
-	}
 }
 
 // nodeWebhookConfiguration mirrors the +kubebuilder:webhook marker of the

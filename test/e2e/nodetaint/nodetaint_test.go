@@ -17,12 +17,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -31,13 +29,10 @@ import (
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
-
-// waitTimeout only keeps a broken cluster from hanging the run; nothing
-// here asserts on durations.
-const waitTimeout = 3 * time.Minute
 
 const ns = "nodetaint-e2e"
 
@@ -81,14 +76,14 @@ func TestNodeTaintPoliciesWithoutTheManager(t *testing.T) {
 				Labels: map[string]string{k.label: "true"}}); err != nil {
 				t.Fatal(err)
 			}
-			n, err := first(waitTimeout)
+			n, err := first(eventually.Timeout)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !nodepatch.HasTaint(n, k.taint) {
 				t.Fatalf("the node's first version has no %s taint: %v", k.taint.Key, n.Spec.Taints)
 			}
-			waitFor(ctx, t, "the node Ready with only the policy's taint", func() (bool, string) {
+			eventually.That(ctx, t, "the node Ready with only the policy's taint", func() (bool, string) {
 				node := &corev1.Node{}
 				if err := c.Get(ctx, client.ObjectKey{Name: k.node}, node); err != nil {
 					return false, err.Error()
@@ -101,7 +96,7 @@ func TestNodeTaintPoliciesWithoutTheManager(t *testing.T) {
 			if err := c.Create(ctx, tolerating); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(ctx, t, "the tolerating pod on the node", func() (bool, string) {
+			eventually.That(ctx, t, "the tolerating pod on the node", func() (bool, string) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(tolerating), tolerating); err != nil {
 					return false, err.Error()
 				}
@@ -114,7 +109,7 @@ func TestNodeTaintPoliciesWithoutTheManager(t *testing.T) {
 			if err := c.Create(ctx, after); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(ctx, t, "the new pod refused for the taint", func() (bool, string) {
+			eventually.That(ctx, t, "the new pod refused for the taint", func() (bool, string) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(after), after); err != nil {
 					return false, err.Error()
 				}
@@ -179,7 +174,7 @@ func installPolicies(ctx context.Context, t *testing.T, c client.Client) {
 func awaitPolicy(ctx context.Context, t *testing.T, c client.Client, label string, taint corev1.Taint) {
 	t.Helper()
 	i := 0
-	waitFor(ctx, t, "the policy in effect", func() (bool, string) {
+	eventually.That(ctx, t, "the policy in effect", func() (bool, string) {
 		i++
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", i), Labels: map[string]string{label: "true"}}}
 		if err := c.Create(ctx, n); err != nil {
@@ -199,17 +194,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
-		ok, detail := cond()
-		last = detail
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
-	}
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
@@ -167,7 +168,7 @@ func TestPodElasticIPExamples(t *testing.T) {
 	if err := c.Update(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the old nginx PodElasticIP gone and a new one Ready", func() (bool, string) {
+	eventually.That(t.Context(), t, "the old nginx PodElasticIP gone and a new one Ready", func() (bool, string) {
 		var list networkingv1alpha1.PodElasticIPList
 		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -183,7 +184,7 @@ func TestPodElasticIPExamples(t *testing.T) {
 		}
 		return oldGone && newReady, fmt.Sprintf("%d PodElasticIPs", len(list.Items))
 	})
-	eventually(t, "the old nginx address released", func() (bool, string) {
+	eventually.That(t.Context(), t, "the old nginx address released", func() (bool, string) {
 		addrs := sim.World().Snapshot().EC2.Addresses
 		for _, a := range addrs {
 			if a.AllocationID == nginx.Status.AllocationID {
@@ -197,7 +198,7 @@ func TestPodElasticIPExamples(t *testing.T) {
 	if err := c.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "web-0 recreated with its address", func() (bool, string) {
+	eventually.That(t.Context(), t, "web-0 recreated with its address", func() (bool, string) {
 		p := &networkingv1alpha1.PodElasticIP{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-0"}, p); err != nil {
 			return false, err.Error()
@@ -212,7 +213,7 @@ func TestPodElasticIPExamples(t *testing.T) {
 func readyPodElasticIP(ctx context.Context, t *testing.T, c client.Client, sel client.MatchingLabels) networkingv1alpha1.PodElasticIP {
 	t.Helper()
 	var out networkingv1alpha1.PodElasticIP
-	eventually(t, "the nginx pod's PodElasticIP Ready and its legacy label", func() (bool, string) {
+	eventually.That(t.Context(), t, "the nginx pod's PodElasticIP Ready and its legacy label", func() (bool, string) {
 		var pods corev1.PodList
 		if err := c.List(ctx, &pods, client.InNamespace(ns), sel); err != nil || len(pods.Items) != 1 {
 			return false, fmt.Sprintf("%d pods, %v", len(pods.Items), err)
@@ -247,7 +248,7 @@ func podIPs(ctx context.Context, c client.Client) string {
 func waitReady(ctx context.Context, t *testing.T, c client.Client, name string) networkingv1alpha1.PodElasticIP {
 	t.Helper()
 	var out networkingv1alpha1.PodElasticIP
-	eventually(t, "PodElasticIP "+name+" Ready", func() (bool, string) {
+	eventually.That(t.Context(), t, "PodElasticIP "+name+" Ready", func() (bool, string) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &out); err != nil {
 			return false, err.Error()
 		}
@@ -263,21 +264,6 @@ func hasCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
 		}
 	}
 	return false
-}
-
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last state: %s", what, last)
 }
 
 // apply creates every object of a multi-document YAML file.
