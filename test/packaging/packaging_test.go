@@ -345,6 +345,7 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"manager.controllers={}",
 		"manager.kubeAPIQPS=0",
 		"webhook.certMode=manual",
+		"webhook.nodeTaints=sometimes",
 		"floatIP.extenderPort=0",
 		"floatIP.schedulerConfig.urlPrefix=edgeplane:9040",
 		"providerConfigs.aws.credentials.source=Password",
