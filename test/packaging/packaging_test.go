@@ -127,15 +127,7 @@ func ensureNamespace(t *testing.T, name string) {
 
 func decode(t *testing.T, manifests []byte) []*unstructured.Unstructured {
 	t.Helper()
-	read, err := manifest.Read("manifests", bytes.NewReader(manifests))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := make([]*unstructured.Unstructured, 0, len(read))
-	for _, o := range read {
-		objs = append(objs, o.Object)
-	}
-	return objs
+	return gotool.Decode(t, "manifests", manifests)
 }
 
 func TestKustomizeBasesAndOverlaysApply(t *testing.T) {

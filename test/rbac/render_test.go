@@ -1,7 +1,6 @@
 package rbac_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
@@ -59,15 +57,7 @@ func readFiles(t *testing.T, pattern string) []*unstructured.Unstructured {
 
 func decode(t *testing.T, manifests []byte) []*unstructured.Unstructured {
 	t.Helper()
-	read, err := manifest.Read("manifests", bytes.NewReader(manifests))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]*unstructured.Unstructured, 0, len(read))
-	for _, o := range read {
-		out = append(out, o.Object)
-	}
-	return out
+	return gotool.Decode(t, "manifests", manifests)
 }
 
 // convert turns u into a typed object.

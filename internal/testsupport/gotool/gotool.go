@@ -1,6 +1,6 @@
 // Package gotool runs the repository's pinned tools (hack/tools/go.mod:
 // helm, kustomize, ...) for tests, in the repository root, and decodes the
-// manifests they render.
+// manifests they render or the repository holds.
 package gotool
 
 import (
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,7 +53,29 @@ func Run(tb testing.TB, args ...string) []byte {
 // build) and decodes them.
 func Objects(tb testing.TB, args ...string) []*unstructured.Unstructured {
 	tb.Helper()
-	read, err := manifest.Read(strings.Join(args[:min(2, len(args))], " "), bytes.NewReader(Run(tb, args...)))
+	return Decode(tb, strings.Join(args[:min(2, len(args))], " "), Run(tb, args...))
+}
+
+// File decodes the manifests in the repository's file at path (relative to
+// the repository root).
+func File(tb testing.TB, path string) []*unstructured.Unstructured {
+	tb.Helper()
+	root, err := k8sbin.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Decode(tb, path, raw)
+}
+
+// Decode decodes manifests (YAML or JSON documents, lists flattened),
+// naming source in its errors.
+func Decode(tb testing.TB, source string, manifests []byte) []*unstructured.Unstructured {
+	tb.Helper()
+	read, err := manifest.Read(source, bytes.NewReader(manifests))
 	if err != nil {
 		tb.Fatal(err)
 	}

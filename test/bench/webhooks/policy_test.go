@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
-	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
 
@@ -237,23 +234,8 @@ func (f *fixture) awaitPolicy(b *testing.B, policy string, probe func(i int) err
 }
 
 func readPolicies(tb testing.TB) []*unstructured.Unstructured {
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, policiesFile))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	objs, err := manifest.Read(policiesFile, bytes.NewReader(raw))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.Object)
-	}
-	return out
+	tb.Helper()
+	return gotool.File(tb, policiesFile)
 }
 
 // TestEveryNodeTaintPolicyIsBenchmarked fails when policiesFile holds a

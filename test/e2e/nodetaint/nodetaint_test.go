@@ -10,11 +10,8 @@
 package nodetaint_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,11 +23,10 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
-	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
-	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
+	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -148,22 +144,9 @@ func pod(name, label string, tolerations []corev1.Toleration) *corev1.Pod {
 // to config/default.
 func installPolicies(ctx context.Context, t *testing.T, c client.Client) {
 	t.Helper()
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(root, "config/components/node-taint-policies/policies.yaml")
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Read(file, bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o.Object); err != nil {
-			t.Fatalf("creating %s %s: %v", o.Object.GetKind(), o.Object.GetName(), err)
+	for _, o := range gotool.File(t, "config/components/node-taint-policies/policies.yaml") {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
 }
