@@ -10,17 +10,16 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/runtime/nodepatch"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/gotool"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -93,20 +92,17 @@ func awaitPolicies(t *testing.T, ctx context.Context) {
 	t.Helper()
 	for _, k := range kinds() {
 		i := 0
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		eventually.That(ctx, t, "the "+k.name+" policy tainting a selected node", func() (bool, string) {
 			i++
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%s-%d", k.name, i), Labels: k.selected}}
 			if err := env.Client.Create(ctx, n); err != nil {
-				return false, err
+				return false, err.Error()
 			}
 			if err := env.Client.Delete(ctx, n); err != nil {
-				return false, err
+				return false, err.Error()
 			}
-			return nodepatch.HasTaint(n, k.taint), nil
+			return nodepatch.HasTaint(n, k.taint), fmt.Sprintf("probe taints %v", n.Spec.Taints)
 		})
-		if err != nil {
-			t.Fatalf("the %s policy never tainted a selected node: %v", k.name, err)
-		}
 	}
 }
 

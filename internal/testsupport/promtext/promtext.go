@@ -4,6 +4,7 @@
 package promtext
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/rest"
 )
 
 // Parse decodes metrics in the text exposition format, by family name.
@@ -98,4 +100,14 @@ func QuantileAtMost(buckets map[float64]float64, q float64, n int) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// APIServer reads and parses the metrics a kube-apiserver serves at
+// /metrics, through c (e.g. a clientset's Discovery().RESTClient()).
+func APIServer(ctx context.Context, c rest.Interface) (map[string]*dto.MetricFamily, error) {
+	raw, err := c.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	return Parse(bytes.NewReader(raw))
 }

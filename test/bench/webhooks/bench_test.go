@@ -38,6 +38,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,6 +46,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	schedulingv1alpha1 "github.com/edgeplane/edgeplane/apis/scheduling/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
 
@@ -117,6 +119,8 @@ type fixture struct {
 	// trace it (a sampled W3C traceparent): the API server samples nothing
 	// else, so tracing costs it little and the spans are the benchmark's.
 	c client.Client
+	// apiserver reads the API server's own metrics.
+	apiserver rest.Interface
 	// rec is the manager process, whose recorder times the handlers.
 	rec    *managerProc
 	spans  *spanSink
@@ -197,8 +201,13 @@ func newFixture() (_ *fixture, err error) {
 		_ = env.Stop()
 		return nil, err
 	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fixture{env: env, c: c, spans: spans, paths: webhookPaths(env)}
+	f := &fixture{env: env, c: c, apiserver: cs.Discovery().RESTClient(), spans: spans, paths: webhookPaths(env)}
 	f.stop = func() {
 		cancel()
 		_ = env.Stop()
@@ -612,23 +621,25 @@ var probes int // probe object names, unique across the benchmarks
 // webhook's URL in its configuration and waits until a probe request
 // arrives there.
 func (f *fixture) point(b *testing.B, webhook, path string, probe func(i int) error) {
-	ctx := b.Context()
-	if err := f.setWebhookPath(ctx, webhook, path); err != nil {
+	if err := f.setWebhookPath(b.Context(), webhook, path); err != nil {
 		b.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	f.probeUntil(b, fmt.Sprintf("the API server to call %s for webhook %s", path, webhook), probe, func(called map[string][]time.Duration, _ error) bool {
+		_, ok := called[path]
+		return ok
+	})
+}
+
+// probeUntil makes probe requests until done holds for the webhook paths
+// one of them reached and its error.
+func (f *fixture) probeUntil(b *testing.B, what string, probe func(i int) error, done func(called map[string][]time.Duration, err error) bool) {
+	eventually.That(b.Context(), b, what, func() (bool, string) {
 		f.rec.reset()
 		probes++
 		err := probe(probes)
-		if _, ok := f.rec.reset()[path]; ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the API server does not call %s for webhook %s (last probe: %v)", path, webhook, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		called := f.rec.reset()
+		return done(called, err), fmt.Sprintf("probe error %v, paths called %v", err, slices.Collect(maps.Keys(called)))
+	})
 }
 
 // setWebhookPath sets the path of webhook's URL in whichever configuration

@@ -47,7 +47,6 @@ package floatippool_test
 // (`go tool pprof -diff_base <plain> <float-IP>`).
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -540,11 +539,7 @@ func processCPU(pid int) (float64, error) {
 // events it sent, by "WATCH-EVENTS kind". Empty when unreadable.
 func (f *fipBench) apiServerCounts(ctx context.Context) map[string]int {
 	out := map[string]int{}
-	raw, err := f.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return out
-	}
-	families, err := promtext.Parse(bytes.NewReader(raw))
+	families, err := promtext.APIServer(ctx, f.cs.Discovery().RESTClient())
 	if err != nil {
 		return out
 	}

@@ -30,7 +30,6 @@ package ingressdaemonset_test
 // a user runs it: its cache settings and client limits.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -567,13 +566,9 @@ func kcmRequests(ctx context.Context, b *testing.B, cluster *localcluster.Cluste
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := promtext.APIServer(ctx, cs.Discovery().RESTClient())
 	if err != nil {
-		b.Fatalf("reading the API server's metrics: %v", err)
-	}
-	families, err := promtext.Parse(bytes.NewReader(raw))
-	if err != nil {
-		b.Fatalf("the API server's metrics: %v", err)
+		b.Fatal(err)
 	}
 	out := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
