@@ -92,8 +92,17 @@ k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 
 ##@ Test
 
+.PHONY: test-tools
+test-tools: ## Compile the pinned tools the tests run (helm, kustomize) and the edgeplane binaries into the Go build cache, so no test's time budget includes a build.
+	@# go tool caches a tool's executable in the build cache: the tests' own
+	@# `go tool` calls then start it at once instead of compiling it while the
+	@# other test packages compete for the CPU.
+	$(TOOLS) helm version --short >/dev/null
+	$(TOOLS) kustomize version >/dev/null
+	$(GO) build -tags '$(GO_BUILD_TAGS)' ./cmd/...
+
 .PHONY: test
-test: k8s-bin cni-plugins prometheus-tools ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
+test: k8s-bin cni-plugins prometheus-tools test-tools ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
 	hack/install-compat-tools.sh
 	@# A count, not a duration: on a loaded machine a timed run can end with the
 	@# fuzzer's own "context deadline exceeded" while a worker is still busy.
@@ -101,7 +110,7 @@ test: k8s-bin cni-plugins prometheus-tools ## Run unit, short fuzz, envtest inte
 	GO_TEST_P=$(GO_TEST_P) hack/gotest.sh $(GO_TEST_FLAGS)
 
 .PHONY: e2e
-e2e: k8s-bin ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
+e2e: k8s-bin test-tools ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
 	@if compgen -G 'test/e2e/*/*_test.go' > /dev/null; then \
 		$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) ./test/e2e/...; \
 	else echo "e2e: no end-to-end suites yet"; fi

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -65,13 +66,20 @@ func kinds() []kind {
 	}
 }
 
-// installPolicies renders the chart's node-taint policies and creates them.
-func installPolicies(t *testing.T, ctx context.Context) {
+// renderPolicies renders the chart's node-taint policies. It runs before the
+// test's context starts, so rendering never counts against the API calls'
+// time budget.
+func renderPolicies(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	objs := gotool.Objects(t, "helm", "template", "edgeplane", "charts/edgeplane",
+	return gotool.Objects(t, "helm", "template", "edgeplane", "charts/edgeplane",
 		"--show-only", "templates/node-taint-policies.yaml", "--set", "webhook.nodeTaints=policy",
 		"--set-json", fmt.Sprintf(`nodeElasticIP.nodeSelector={%q:"edge"}`, neipPoolKey),
 		"--set", "nodeElasticIP.taintKey="+neipTaintKey)
+}
+
+// installPolicies creates the rendered policies and their bindings.
+func installPolicies(t *testing.T, ctx context.Context, objs []*unstructured.Unstructured) {
+	t.Helper()
 	var policies int
 	for _, o := range objs {
 		if o.GetKind() == "MutatingAdmissionPolicy" {
@@ -115,8 +123,9 @@ type nodeCase struct {
 }
 
 func TestPoliciesDecideAsTheWebhooks(t *testing.T) {
+	objs := renderPolicies(t)
 	ctx := testenv.Context(t)
-	installPolicies(t, ctx)
+	installPolicies(t, ctx, objs)
 	awaitPolicies(t, ctx)
 
 	address := map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-abc"}
