@@ -78,8 +78,9 @@ func (r *run) churnAIANodes(ctx context.Context) {
 			n++
 			name := fmt.Sprintf("aia-%d", n)
 			err := r.cluster.AddNode(ctx, localcluster.NodeSpec{Name: name,
-				Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: instanceID(n)},
-				Taints: []corev1.Taint{{Key: taintAIA, Effect: corev1.TaintEffectNoSchedule}}})
+				Labels:     map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"},
+				ProviderID: tencentProviderID(instanceID(n)),
+				Taints:     []corev1.Taint{{Key: taintAIA, Effect: corev1.TaintEffectNoSchedule}}})
 			if err == nil {
 				nodes = append(nodes, name)
 			}

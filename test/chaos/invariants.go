@@ -216,8 +216,13 @@ func ReadyDisagreeing(s State) []string {
 		case a.AddressStatus != "BIND" || a.InstanceID != b.Status.InstanceID:
 			out = append(out, fmt.Sprintf("%s: address %s is %s on %q, status says bound to %s", name, a.AddressID, a.AddressStatus, a.InstanceID, b.Status.InstanceID))
 		default:
-			if n := nodes[b.Spec.NodeName]; n != nil && n.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID] != b.Status.InstanceID {
-				out = append(out, fmt.Sprintf("%s: node %s is instance %s, the address is on %s", name, n.Name, n.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID], b.Status.InstanceID))
+			if n := nodes[b.Spec.NodeName]; n != nil {
+				// The node's instance is the last segment of its providerID
+				// (qcloud:///<zone>/<instance>), the only place the binding
+				// reads it from.
+				if id := n.Spec.ProviderID[strings.LastIndex(n.Spec.ProviderID, "/")+1:]; id != b.Status.InstanceID {
+					out = append(out, fmt.Sprintf("%s: node %s is instance %s, the address is on %s", name, n.Name, id, b.Status.InstanceID))
+				}
 			}
 		}
 	}

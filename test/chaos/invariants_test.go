@@ -64,7 +64,7 @@ func pod(name, uid, node, ip string, ready bool, annotations map[string]string) 
 }
 
 func node(name, instance string, taint bool, virtual bool) corev1.Node {
-	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: instance}}}
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.NodeSpec{ProviderID: "qcloud:///800002/" + instance}}
 	if taint {
 		n.Spec.Taints = []corev1.Taint{{Key: networkingv1alpha1.LegacyTaintNoAIAIP, Effect: corev1.TaintEffectNoSchedule}}
 	}

@@ -101,8 +101,9 @@ func (r *run) startProbes(kind string, n int) *probeSet {
 		r.probeNodes++
 		name := fmt.Sprintf("%s-%d-%d", kind, r.probeWindows, i)
 		err := r.cluster.AddNode(ctx, localcluster.NodeSpec{Name: name,
-			Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: instanceID(aiaInstances + r.probeNodes)},
-			Taints: []corev1.Taint{{Key: taintAIA, Effect: corev1.TaintEffectNoSchedule}}})
+			Labels:     map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"},
+			ProviderID: tencentProviderID(instanceID(aiaInstances + r.probeNodes)),
+			Taints:     []corev1.Taint{{Key: taintAIA, Effect: corev1.TaintEffectNoSchedule}}})
 		if err != nil {
 			ps.failed = append(ps.failed, fmt.Sprintf("probe node %s not admitted: %v", name, err))
 		} else {

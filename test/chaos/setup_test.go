@@ -244,6 +244,10 @@ func (r *run) startEmulator(bin string) {
 
 func instanceID(i int) string { return fmt.Sprintf("ins-ch%06d", i) }
 
+// tencentProviderID is the spec.providerID of a node on CVM instance id,
+// from which AnycastIPBinding reads the instance.
+func tencentProviderID(id string) string { return "qcloud:///800002/" + id }
+
 // emulator calls the emulator's admin API and returns the body; a failure
 // is a problem of the run (the admin API is never faulty).
 func (r *run) emulator(method, path, body string) []byte {

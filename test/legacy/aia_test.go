@@ -24,7 +24,10 @@ import (
 // label cloud.tencent.com/node-instance-id, the ConfigMap
 // kube-system/aia-official-cluster-uuid with key aia-official-cluster-uuid,
 // the address tags aia-official-cluster-uuid and aia-node-name, the taint
-// effect NoSchedule and the Event reason FailedAllocateAnycastIp.
+// effect NoSchedule and the Event reason FailedAllocateAnycastIp. The
+// instance label is the node's own to rewrite, so edgeplane reads the
+// instance from the node's spec.providerID, which TKE nodes carry beside
+// the label (docs/migration/aia-ip-controller.md).
 const aiaClusterUUID = "0f8d7c2e-5b1a-4c3d-9e8f-7a6b5c4d3e2f"
 
 func aiaIPController() project {
@@ -52,10 +55,10 @@ func aiaIPController() project {
 				w.node(fmt.Sprintf("aia-node-%d", i), "", map[string]string{
 					"tke.cloud.tencent.com/need-aia-ip":  "true",
 					"cloud.tencent.com/node-instance-id": fmt.Sprintf("ins-aianode%d", i),
-				})
+				}, fmt.Sprintf("qcloud:///800002/ins-aianode%d", i))
 			}
 			// Not labelled: no address.
-			w.node("aia-node-plain", "", map[string]string{"cloud.tencent.com/node-instance-id": "ins-aianode9"})
+			w.node("aia-node-plain", "", map[string]string{"cloud.tencent.com/node-instance-id": "ins-aianode9"}, "qcloud:///800002/ins-aianode9")
 		},
 		test: testAIA,
 	}

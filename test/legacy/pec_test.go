@@ -46,6 +46,14 @@ func awsPodEIPController() project {
 				// The README's fixed-tag example: tag key pec-ip-pool, empty value.
 				core.EC2AddressFixture{AllocationID: "eipalloc-00000000000000f01", PublicIP: "123.123.123.124",
 					Tags: map[string]string{"pec-ip-pool": ""}},
+				// In the pool too, but the legacy controller claimed it for
+				// another pod: fixed-tag never takes it.
+				core.EC2AddressFixture{AllocationID: "eipalloc-00000000000000f02", PublicIP: "123.123.123.125",
+					Tags: map[string]string{"pec-ip-pool": "",
+						"aws-samples.github.com/aws-pod-eip-controller-type":         "fixed-tag",
+						"aws-samples.github.com/aws-pod-eip-controller-cluster-name": pecClusterName,
+						"aws-samples.github.com/aws-pod-eip-controller-pod":          "nginx-demo-ns/app-nginx-elsewhere",
+					}},
 				// Allocated by the legacy controller for app-nginx-legacy and
 				// associated with its IP: adopted, not allocated again.
 				core.EC2AddressFixture{AllocationID: "eipalloc-00000000000000a01", PublicIP: "198.51.100.7",

@@ -111,6 +111,8 @@ func (w *world) startManager() {
 		"--floatippool-extender-address=" + extender, "--floatippool-api-address=" + api,
 		"--anycastipbinding-provider-config=" + tencentConfig, "--anycastipbinding-orphan-mode=off",
 		"--podelasticip-legacy-cluster-name=" + pecClusterName, "--podelasticip-orphan-mode=off",
+		// The admin lets claims take the README's pool, as a migration does.
+		"--podelasticip-claimable-tags=pec-ip-pool",
 		"--podelasticip-poll-interval=2s", "--podelasticip-max-backoff=2s",
 		"--nodeelasticip-node-selector=" + kubeipSelector, "--nodeelasticip-pool-filter=" + kubeipFilter,
 		"--nodeelasticip-taint-key=" + kubeipTaint, "--nodeelasticip-kubeip-label", "--nodeelasticip-orphan-mode=off",
@@ -169,10 +171,14 @@ func (w *world) namespace(name string) {
 	}
 }
 
-// node creates a node with labels and an InternalIP.
-func (w *world) node(name, internalIP string, labels map[string]string) {
+// node creates a node with labels, an InternalIP and a providerID (each
+// optional).
+func (w *world) node(name, internalIP string, labels map[string]string, providerID ...string) {
 	w.t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if len(providerID) > 0 {
+		n.Spec.ProviderID = providerID[0]
+	}
 	w.create(n)
 	if internalIP != "" {
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: internalIP}}

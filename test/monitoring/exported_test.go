@@ -309,7 +309,7 @@ func drive(t *testing.T, ctx context.Context, webhookAddr, extenderAddr string) 
 		Spec: networkingv1alpha1.PodElasticIPSpec{PodName: "eip", Allocation: networkingv1alpha1.PodElasticIPAllocation{Mode: networkingv1alpha1.PodElasticIPModeAuto}}})
 	// AnycastIPBinding: a node labelled the legacy way, translated and bound.
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: aiaNode, Labels: map[string]string{
-		networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance, "role": "ingress"}}}
+		networkingv1alpha1.LegacyLabelNeedAIAIP: "true", "role": "ingress"}}, Spec: corev1.NodeSpec{ProviderID: "qcloud:///800002/" + aiaInstance}}
 	create(t, ctx, node)
 	// FloatIPPool.
 	create(t, ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-a"},

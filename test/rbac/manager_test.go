@@ -402,8 +402,11 @@ func (s *suite) providerConfigs(t *testing.T) {
 	s.delete(t, withSecret)
 }
 
-func (s *suite) node(name string, labels map[string]string) *corev1.Node {
+func (s *suite) node(name string, labels map[string]string, providerID ...string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if len(providerID) > 0 {
+		n.Spec.ProviderID = providerID[0]
+	}
 	s.create(n)
 	return n
 }
@@ -521,8 +524,7 @@ func (s *suite) podElasticIP(t *testing.T) {
 // removing the node releases the address, and the sweep releases the
 // orphan the emulator started with.
 func (s *suite) anycastIPBinding(t *testing.T) {
-	n := s.node(aiaNode, map[string]string{
-		networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance})
+	n := s.node(aiaNode, map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}, "qcloud:///800002/"+aiaInstance)
 	tainted := false
 	for _, taint := range n.Spec.Taints {
 		tainted = tainted || taint.Key == networkingv1alpha1.LegacyTaintNoAIAIP

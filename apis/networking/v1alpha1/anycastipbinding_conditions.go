@@ -11,9 +11,13 @@ const (
 	AnycastReasonUnbinding = "Unbinding"
 	// AnycastReasonNodeNotFound: spec.nodeName names no node.
 	AnycastReasonNodeNotFound = "NodeNotFound"
-	// AnycastReasonInstanceIDUnknown: the node has neither the label
-	// cloud.tencent.com/node-instance-id nor a Tencent providerID.
+	// AnycastReasonInstanceIDUnknown: the node has no Tencent Cloud
+	// spec.providerID (the legacy instance label is not trusted).
 	AnycastReasonInstanceIDUnknown = "InstanceIDUnknown"
+	// AnycastReasonInstanceIDChanged: the node's spec.providerID names
+	// another instance than the one the binding recorded (the node was
+	// registered again under the same name); the binding does not follow.
+	AnycastReasonInstanceIDChanged = "InstanceIDChanged"
 	// AnycastReasonInstanceNotFound: the node's instance does not exist in
 	// the cloud account.
 	AnycastReasonInstanceNotFound = "InstanceNotFound"
@@ -71,7 +75,9 @@ const (
 	// LegacyLabelNeedAIAIP selects the nodes that get an address (value
 	// "true"; the selector is configurable).
 	LegacyLabelNeedAIAIP = "tke.cloud.tencent.com/need-aia-ip"
-	// LegacyLabelNodeInstanceID carries a node's CVM instance ID.
+	// LegacyLabelNodeInstanceID carried a node's CVM instance ID for the
+	// legacy controller. edgeplane does not read it: the node may rewrite
+	// it, so the instance comes from spec.providerID.
 	LegacyLabelNodeInstanceID = "cloud.tencent.com/node-instance-id"
 	// LegacyTaintNoAIAIP keeps pods off a node until its address is bound
 	// (value "true", effect NoSchedule).

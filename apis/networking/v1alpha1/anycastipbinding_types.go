@@ -45,8 +45,10 @@ type AnycastIPBindingSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 
 	// NodeName is the node whose CVM instance gets the address. The instance
-	// ID comes from the node's label cloud.tencent.com/node-instance-id, or
-	// else from its spec.providerID.
+	// ID comes from the node's spec.providerID only (set when the node
+	// registers, never changed), and is recorded in status.instanceID; the
+	// legacy label cloud.tencent.com/node-instance-id, which the node's
+	// kubelet may rewrite, is ignored.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeName is immutable"

@@ -17,6 +17,10 @@ const (
 	// NodeElasticIPReasonInstanceIDUnknown: the node's spec.providerID
 	// names no EC2 instance (aws:///<zone>/i-...).
 	NodeElasticIPReasonInstanceIDUnknown xpv2.ConditionReason = "InstanceIDUnknown"
+	// NodeElasticIPReasonInstanceIDChanged: the node's spec.providerID
+	// names another instance than the one the NodeElasticIP recorded (the
+	// node was registered again under the same name); it does not follow.
+	NodeElasticIPReasonInstanceIDChanged xpv2.ConditionReason = "InstanceIDChanged"
 	// NodeElasticIPReasonNetworkInterfaceNotFound: the node's instance has
 	// no primary network interface in the account (terminated, or another
 	// account's).

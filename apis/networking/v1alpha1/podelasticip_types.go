@@ -371,8 +371,17 @@ const (
 	// or it was released or re-tagged behind edgeplane's back.
 	PodElasticIPReasonAddressNotFound xpv2.ConditionReason = "AddressNotFound"
 	// PodElasticIPReasonAddressInUse: the Static address is associated with
-	// something else.
+	// something else, or claimed by another PodElasticIP.
 	PodElasticIPReasonAddressInUse xpv2.ConditionReason = "AddressInUse"
+	// PodElasticIPReasonAddressOwnedElsewhere: the Static address carries
+	// another owner's tags (another cluster, namespace, kind, PodElasticIP
+	// or pod, or the legacy controller's for another cluster or pod):
+	// never claimed.
+	PodElasticIPReasonAddressOwnedElsewhere xpv2.ConditionReason = "AddressOwnedElsewhere"
+	// PodElasticIPReasonAddressNotAllowed: the address (Static), or every
+	// free address of the pool (Pool), carries none of the tags the
+	// cluster admin lets claims take (--podelasticip-claimable-tags).
+	PodElasticIPReasonAddressNotAllowed xpv2.ConditionReason = "AddressNotAllowed"
 	// PodElasticIPReasonQuotaExceeded: the account's elastic IP quota is
 	// reached (EC2 AddressLimitExceeded, Tencent Cloud
 	// AddressQuotaLimitExceeded).

@@ -117,8 +117,8 @@ func benchConverge(b *testing.B, iter, scale int) {
 	for i := range benchNodes {
 		// The annotations every kubelet sets on its node at registration.
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%03d", prefix, i),
-			Labels:      map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: fmt.Sprintf("ins-b%07d", i)},
-			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}}}
+			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+			Spec: corev1.NodeSpec{ProviderID: providerID(fmt.Sprintf("ins-b%07d", i))}}
 		if err := c.Create(ctx, n); err != nil {
 			b.Fatal(err)
 		}

@@ -114,8 +114,9 @@ func TestLegacyAdoption(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(f.ctx, cm) })
 	ip := f.address("eip-legacy01").AddressIP
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels:      map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-node0001"},
-		Annotations: map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-legacy01", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: ip}}}
+		Labels:      map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"},
+		Annotations: map[string]string{networkingv1alpha1.LegacyAnnotationAnycastIPID: "eip-legacy01", networkingv1alpha1.LegacyAnnotationAnycastIPAddress: ip}},
+		Spec: corev1.NodeSpec{ProviderID: providerID("ins-node0001")}}
 	f.create(n)
 	t.Cleanup(func() { _ = env.Client.Delete(f.ctx, n) })
 

@@ -295,6 +295,7 @@ func setReady(b *networkingv1alpha1.AnycastIPBinding, st corev1.ConditionStatus,
 // stalledReasons are the Ready reasons no retry can fix: the spec or the
 // account must change.
 var stalledReasons = map[string]bool{
+	networkingv1alpha1.AnycastReasonInstanceIDChanged:   true,
 	networkingv1alpha1.AnycastReasonInstanceHasPublicIP: true,
 	networkingv1alpha1.AnycastReasonAddressTypeMismatch: true,
 	networkingv1alpha1.AnycastReasonAnycastNotEnabled:   true,

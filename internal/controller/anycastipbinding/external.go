@@ -115,8 +115,13 @@ func (e *external) observe(ctx context.Context, b *networkingv1alpha1.AnycastIPB
 	if e.node == nil {
 		return e.blocked(ctx, b, networkingv1alpha1.AnycastReasonNodeNotFound, fmt.Sprintf("node %s does not exist", b.Spec.NodeName))
 	}
-	instance, _, err := decide.InstanceID(e.node)
-	if err != nil {
+	// The instance is the node's spec.providerID, recorded on the first
+	// pass and never followed elsewhere afterwards.
+	instance, err := decide.BindingInstance(b.Status.InstanceID, e.node)
+	switch {
+	case errors.Is(err, decide.ErrInstanceChanged):
+		return e.blocked(ctx, b, networkingv1alpha1.AnycastReasonInstanceIDChanged, err.Error())
+	case err != nil:
 		return e.blocked(ctx, b, networkingv1alpha1.AnycastReasonInstanceIDUnknown, err.Error())
 	}
 	e.instance = instance
@@ -404,9 +409,11 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 			a = &owned[0]
 		}
 	}
+	// The instance the binding recorded; a node that names another one now
+	// does not decide what is unbound.
 	e.instance = b.Status.InstanceID
 	if e.instance == "" && e.node != nil {
-		e.instance, _, _ = decide.InstanceID(e.node)
+		e.instance, _ = decide.InstanceID(e.node)
 	}
 	if e.instance == "" && a != nil {
 		e.instance = cmp.Or(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
@@ -415,13 +422,18 @@ func (e *external) observeDeleting(ctx context.Context, b *networkingv1alpha1.An
 	if a != nil {
 		b.Status.AddressID, b.Status.PublicIP, b.Status.State = a.ID, a.IP, a.Status
 	}
-	switch decide.DeleteStep(a, e.instance) {
+	switch decide.DeleteStep(a, e.instance, a != nil && decide.Releasable(e.decideBinding(b), *a)) {
 	case decide.StepNone:
 		e.wantClean()
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	case decide.StepForget:
 		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.AnycastEventReleased, actionRelease,
 			"Left address %s alone: it is bound to %s, not to instance %s", a.ID, cmp.Or(a.InstanceID, a.NetworkInterfaceID), e.instance)
+		e.wantClean()
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	case decide.StepNotOurs:
+		e.nodeEvent(b, corev1.EventTypeWarning, networkingv1alpha1.AnycastEventReleased, actionRelease,
+			"Left address %s alone: its tags do not prove it this cluster's, so it is neither unbound nor released", a.ID)
 		e.wantClean()
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -437,7 +449,9 @@ func (e *external) blocked(ctx context.Context, b *networkingv1alpha1.AnycastIPB
 	e.wantNode(nil)
 	setReady(b, corev1.ConditionFalse, reason, msg)
 	legacyReason := networkingv1alpha1.LegacyReasonFailedAllocate
-	if reason == networkingv1alpha1.AnycastReasonAddressInUse {
+	switch reason {
+	case networkingv1alpha1.AnycastReasonAddressInUse, networkingv1alpha1.AnycastReasonInstanceIDChanged:
+		// The binding has, or may have, an address it cannot bind here.
 		legacyReason = networkingv1alpha1.LegacyReasonFailedAssociate
 	}
 	if e.prevReason != reason {
@@ -525,7 +539,7 @@ func (e *external) Update(ctx context.Context, b *networkingv1alpha1.AnycastIPBi
 // reports the address gone.
 func (e *external) Delete(ctx context.Context, b *networkingv1alpha1.AnycastIPBinding) (managed.ExternalDelete, error) {
 	a := e.address
-	switch decide.DeleteStep(a, e.instance) {
+	switch decide.DeleteStep(a, e.instance, a != nil && decide.Releasable(e.decideBinding(b), *a)) {
 	case decide.StepDisassociate:
 		task, err := e.acct.cloud.DisassociateAddress(ctx, a.ID)
 		if err != nil && !tencentcloud.IsTaskRunning(err) && !tencentcloud.IsInvalidState(err) {

@@ -211,14 +211,18 @@ func (f *fixture) create(objs ...client.Object) {
 	}
 }
 
-// node is a labelled node with a CVM instance (empty instance: no label).
+// providerID is a Tencent node's spec.providerID for a CVM instance.
+func providerID(instance string) string { return "qcloud:///800002/" + instance }
+
+// node is a node on a CVM instance (its spec.providerID; empty instance:
+// none), labelled for a translated binding or not.
 func (f *fixture) node(name, instance string, labelled bool) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	if labelled {
 		n.Labels[networkingv1alpha1.LegacyLabelNeedAIAIP] = "true"
 	}
 	if instance != "" {
-		n.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID] = instance
+		n.Spec.ProviderID = providerID(instance)
 	}
 	f.create(n)
 	f.t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })

@@ -202,7 +202,8 @@ func (s *Sweep) delete(ctx context.Context, obj orphan.CloudObject) error {
 			return fmt.Errorf("address %s is no longer deletable: %s", a.ID, fresh.ReportOnly)
 		}
 		instance := cmp.Or(a.Tags[decide.TagInstanceID], a.Tags[networkingv1alpha1.LegacyTagInstanceID])
-		switch decide.DeleteStep(&a, instance) {
+		// SweepObject just proved it this cluster's binding's.
+		switch decide.DeleteStep(&a, instance, true) {
 		case decide.StepNone:
 			return nil
 		case decide.StepRelease:

@@ -126,8 +126,10 @@ func (e *external) observe(ctx context.Context, n *networkingv1alpha1.NodeElasti
 	}
 	e.nf = decide.Node{Found: e.node != nil}
 	if e.node != nil {
-		id, err := decide.InstanceID(e.node.Spec.ProviderID)
-		e.nf.Instance = id
+		// The recorded instance, or the node's spec.providerID's on the
+		// first pass; never another one the node names later.
+		id, changed, err := decide.NodeInstance(n.Status.InstanceID, e.node.Spec.ProviderID)
+		e.nf.Instance, e.nf.ChangedTo = id, changed
 		if err != nil {
 			e.nf.InstanceErr = err.Error()
 		}
@@ -578,6 +580,7 @@ func (e *external) fail(n *networkingv1alpha1.NodeElasticIP, err error) error {
 var stalledReasons = map[xpv2.ConditionReason]bool{
 	networkingv1alpha1.NodeElasticIPReasonInvalidSpec:       true,
 	networkingv1alpha1.NodeElasticIPReasonInstanceIDUnknown: true,
+	networkingv1alpha1.NodeElasticIPReasonInstanceIDChanged: true,
 	networkingv1alpha1.NodeElasticIPReasonNodeHasElasticIP:  true,
 	networkingv1alpha1.NodeElasticIPReasonAddressNotFound:   true,
 }

@@ -42,6 +42,9 @@ type connector struct {
 	cluster string
 	// tenancy judges tenants' ProviderConfigs (--tenant-endpoints).
 	tenancy tenancy.Policy
+	// claims bounds what Pool and Static may claim
+	// (--podelasticip-claimable-tags).
+	claims  decide.ClaimPolicy
 	started time.Time
 	// creds receives the accounts' credential refusals for the provider
 	// configs' Ready conditions (nil: not reported).

@@ -118,6 +118,7 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 		pod = nil
 	}
 	e.pod, e.ps = pod, decide.PodFrom(pod)
+	e.owner.PodIP = e.ps.IP
 	deleting := meta.WasDeleted(cr)
 	if !deleting {
 		if reason, msg := decide.CheckProvider(e.acct.cloud.Provider(), cr.Spec); reason != "" {
@@ -136,6 +137,7 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 		setReady(cr, decide.Unavailable(classify(err), "cannot list addresses: "+err.Error()))
 		return managed.ExternalObservation{}, err
 	}
+	e.owner.PodENI = e.podENI(ctx, addrs)
 	best, how, dups := decide.Select(addrs, e.owner)
 	if best == nil && e.async() && !deleting && meta.GetExternalName(cr) != "" {
 		return e.observeLost(ctx, cr)
@@ -181,6 +183,31 @@ func (e *external) Observe(ctx context.Context, cr *networkingv1alpha1.PodElasti
 	return managed.ExternalObservation{
 		ResourceExists: e.plan.Exists, ResourceUpToDate: e.plan.UpToDate,
 	}, nil
+}
+
+// podENI looks up the ENI holding the pod's IP when only that can prove
+// the recorded address this PodElasticIP's: it sits on the pod's IP but
+// no longer carries the PodElasticIP's UID (a concurrent claimer
+// overwrote or withdrew it). The look-up is the cloud's word (cached and
+// batched, lookup.ENI), so an external name the PodElasticIP's author
+// wrote never makes another's address look like the pod's. "" otherwise.
+func (e *external) podENI(ctx context.Context, addrs []decide.Address) string {
+	ext, ip := e.owner.ExternalName, e.ps.IP
+	if ext == "" || ip == "" {
+		return ""
+	}
+	for _, a := range addrs {
+		if a.AllocationID != ext || a.Tags[decide.TagOwnerUID] == string(e.owner.UID) || a.PrivateIPAddress != ip {
+			continue
+		}
+		eni, err := e.acct.look.ENI(ctx, ip, e.ps.HostIP)
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("Cannot look up the pod's ENI; the recorded address is not taken as the pod's", "address", ext, "error", err.Error())
+			return ""
+		}
+		return eni
+	}
+	return ""
 }
 
 // observeLost handles a recorded address the cloud does not show, on a
@@ -428,10 +455,9 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 			if err != nil {
 				return fail(cr, classify(err), err)
 			}
-			cands = decide.PoolCandidates(addrs, e.owner)
-			if len(cands) == 0 {
-				return fail(cr, networkingv1alpha1.PodElasticIPReasonPoolExhausted,
-					fmt.Errorf("no free address carries tag key %q", e.owner.TagKey))
+			var refused decide.Refusal
+			if cands, refused = decide.PoolCandidates(addrs, e.owner, e.conn.claims); refused.Refused() {
+				return e.refuse(cr, refused)
 			}
 		} else {
 			q := addressQuery{Tags: map[string]string{e.owner.TagKey: e.owner.PodKey()}}
@@ -442,9 +468,9 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 			if err != nil {
 				return fail(cr, classify(err), err)
 			}
-			a, why := decide.StaticCandidate(addrs, e.owner, ip)
+			a, refused := decide.StaticCandidate(addrs, e.owner, ip, e.conn.claims)
 			if a == nil {
-				return fail(cr, xpv2.ConditionReason(why), fmt.Errorf("the static address (%s) is not usable: %s", staticSelector(e.owner), why))
+				return e.refuse(cr, refused)
 			}
 			cands = []decide.Address{*a}
 		}
@@ -467,16 +493,23 @@ func (e *external) claim(ctx context.Context, cr *networkingv1alpha1.PodElasticI
 		}
 	}
 	if e.owner.Mode == networkingv1alpha1.PodElasticIPModeStatic {
-		return fail(cr, networkingv1alpha1.PodElasticIPReasonAddressInUse, fmt.Errorf("the static address (%s) was taken by another claimer", staticSelector(e.owner)))
+		return fail(cr, networkingv1alpha1.PodElasticIPReasonAddressInUse, fmt.Errorf("the static address (%s) was taken by another claimer", e.owner.StaticSelector()))
 	}
 	return fail(cr, networkingv1alpha1.PodElasticIPReasonPoolExhausted, fmt.Errorf("lost every address with tag key %q to concurrent claimers", e.owner.TagKey))
 }
 
-func staticSelector(o decide.Owner) string {
-	if o.AllocationID != "" {
-		return o.AllocationID
+// refuse reports a claim that found nothing it may take: Ready=False with
+// the refusal's reason and, when only a person can change it (the address
+// is another owner's, or outside the admin's policy), a Warning Event the
+// first time. Nothing is written to the cloud.
+func (e *external) refuse(cr *networkingv1alpha1.PodElasticIP, r decide.Refusal) error {
+	switch r.Reason {
+	case networkingv1alpha1.PodElasticIPReasonAddressOwnedElsewhere, networkingv1alpha1.PodElasticIPReasonAddressNotAllowed:
+		if cr.GetCondition(xpv2.TypeReady).Reason != r.Reason {
+			e.conn.event(cr, e.pod, corev1.EventTypeWarning, string(r.Reason), "Claim", "%s", r.Message)
+		}
 	}
-	return o.TagKey + "=" + o.PodKey()
+	return fail(cr, r.Reason, errors.New(r.Message))
 }
 
 func (e *external) tryClaim(ctx context.Context, cr *networkingv1alpha1.PodElasticIP, a decide.Address, eni, ip string) (bool, error) {

@@ -33,7 +33,7 @@ const foreignAccount = "999999999999"
 // foreign address goes.
 func TestPrivateIPInUse(t *testing.T) {
 	const autoIP, poolIP, key = "10.0.1.61", "10.0.1.62", "inuse-pool"
-	w := newWorld(t, worldOpts{addresses: func(string) []core.EC2AddressFixture {
+	w := newWorld(t, worldOpts{opts: allowClaims(key), addresses: func(string) []core.EC2AddressFixture {
 		return append(poolAddresses(5, key),
 			core.EC2AddressFixture{AccountID: foreignAccount, NetworkInterfaceID: eni1, PrivateIPAddress: autoIP},
 			core.EC2AddressFixture{AccountID: foreignAccount, NetworkInterfaceID: eni1, PrivateIPAddress: poolIP})

@@ -170,6 +170,10 @@ type worldOpts struct {
 	// settings say otherwise); tcAddresses seeds Tencent addresses.
 	tencent     bool
 	tcAddresses func(ns string) []core.TCAddressFixture
+	// cluster is the test's cluster identity ("": its own); two worlds
+	// with one identity and one emulator are two namespaces of one
+	// cluster sharing an account.
+	cluster string
 }
 
 func newWorld(t testing.TB, wo worldOpts) *world {
@@ -206,6 +210,9 @@ func newWorld(t testing.TB, wo worldOpts) *world {
 		sim = cloudsimtest.Start(t, cloudsim.Options{Seed: 7, Settings: wo.settings, Fixtures: fx})
 	}
 	w := &world{t: t, ctx: ctx, sim: sim, ns: name, cpc: "peip-" + name, cluster: "cluster-" + name, c: env.Client}
+	if wo.cluster != "" {
+		w.cluster = wo.cluster
+	}
 	if wo.defaultConfig {
 		w.cpc = cloudv1alpha1.DefaultProviderConfigName
 	}

@@ -41,7 +41,7 @@ func pool(key string) func(*networkingv1alpha1.PodElasticIP) {
 // TestPoolMode: a Pool address is claimed (claim and ownership tags, then
 // association), and given back untagged on deletion (Retain, the default).
 func TestPoolMode(t *testing.T) {
-	w := newWorld(t, worldOpts{addresses: func(string) []core.EC2AddressFixture { return poolAddresses(2, "pec-ip-pool") }})
+	w := newWorld(t, worldOpts{opts: allowClaims("pec-ip-pool"), addresses: func(string) []core.EC2AddressFixture { return poolAddresses(2, "pec-ip-pool") }})
 	w.pod("p0", "10.0.1.30", hostIP1, nil)
 	w.peip("p0", "p0", pool("pec-ip-pool"))
 	p := w.waitReady("p0")
@@ -72,10 +72,10 @@ func TestPoolMode(t *testing.T) {
 // TestStaticMode: by tag value <namespace>/<pod> and by allocation ID;
 // a missing address is AddressNotFound.
 func TestStaticMode(t *testing.T) {
-	w := newWorld(t, worldOpts{addresses: func(ns string) []core.EC2AddressFixture {
+	w := newWorld(t, worldOpts{opts: allowClaims("pec-fixed,static-ok"), addresses: func(ns string) []core.EC2AddressFixture {
 		return []core.EC2AddressFixture{
 			{Tags: map[string]string{"pec-fixed": ns + "/s0"}},
-			{AllocationID: "eipalloc-00000000000000aa"},
+			{AllocationID: "eipalloc-00000000000000aa", Tags: map[string]string{"static-ok": ""}},
 		}
 	}})
 	w.pod("s0", "10.0.1.40", hostIP1, nil)
@@ -116,7 +116,7 @@ func TestStaticMode(t *testing.T) {
 // TestPoolContention: 20 pods race for 10 pooled addresses; exactly 10
 // bind, 10 report PoolExhausted, and no address is bound twice.
 func TestPoolContention(t *testing.T) {
-	w := newWorld(t, worldOpts{addresses: func(string) []core.EC2AddressFixture { return poolAddresses(10, "race") }})
+	w := newWorld(t, worldOpts{opts: allowClaims("race"), addresses: func(string) []core.EC2AddressFixture { return poolAddresses(10, "race") }})
 	for i := range 20 {
 		name := fmt.Sprintf("r%02d", i)
 		w.pod(name, fmt.Sprintf("10.0.1.%d", 100+i), hostIP1, nil)
@@ -174,8 +174,8 @@ func TestPoolContention(t *testing.T) {
 // own identity) share one account's pool of 6 addresses; 12 pods race for
 // them: 6 bind, 6 report PoolExhausted, none is bound twice.
 func TestPoolContentionAcrossClusters(t *testing.T) {
-	a := newWorld(t, worldOpts{addresses: func(string) []core.EC2AddressFixture { return poolAddresses(6, "shared") }})
-	b := newWorld(t, worldOpts{sim: a.sim})
+	a := newWorld(t, worldOpts{opts: allowClaims("shared"), addresses: func(string) []core.EC2AddressFixture { return poolAddresses(6, "shared") }})
+	b := newWorld(t, worldOpts{opts: allowClaims("shared"), sim: a.sim})
 	for i, w := range []*world{a, b} {
 		for j := range 6 {
 			name := fmt.Sprintf("x%02d", j)
@@ -264,7 +264,7 @@ func TestLegacyAdoption(t *testing.T) {
 // changing them re-creates it; bad values give InvalidSpec and a Warning
 // Event; a hand-made PodElasticIP wins.
 func TestTranslator(t *testing.T) {
-	w := newWorld(t, worldOpts{defaultConfig: true, addresses: func(string) []core.EC2AddressFixture { return poolAddresses(1, "tr-pool") }})
+	w := newWorld(t, worldOpts{defaultConfig: true, opts: allowClaims("tr-pool"), addresses: func(string) []core.EC2AddressFixture { return poolAddresses(1, "tr-pool") }})
 	w.pod("tr", "10.0.1.60", hostIP1, func(p *corev1.Pod) {
 		p.Annotations = map[string]string{translate.Type: "auto"}
 	})

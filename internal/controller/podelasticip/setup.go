@@ -34,6 +34,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
+	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
@@ -77,6 +78,11 @@ type Options struct {
 	// LegacyClusterName is the legacy controller's --cluster-name (empty:
 	// this cluster's identity).
 	LegacyClusterName string
+	// ClaimableTags bounds what Pool and Static PodElasticIPs may claim:
+	// comma-separated tags (key, or key=value; the value {namespace} is
+	// the claimer's namespace), one of which an address must carry. Empty:
+	// claims take nothing. A manager flag, so no tenant's object widens it.
+	ClaimableTags string
 	// Settings (OrphanMode, OrphanGracePeriod, OrphanInterval) configure
 	// the orphan sweep of addresses whose PodElasticIP is gone.
 	orphan.Settings
@@ -141,6 +147,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.TranslateAnnotations, "podelasticip-translate-annotations", o.TranslateAnnotations, "Translate aws-pod-eip-controller's pod annotations into PodElasticIPs.")
 	fs.BoolVar(&o.AdoptLegacy, "podelasticip-adopt-legacy", o.AdoptLegacy, "Adopt addresses aws-pod-eip-controller tagged for a pod instead of allocating new ones.")
 	fs.StringVar(&o.LegacyClusterName, "podelasticip-legacy-cluster-name", o.LegacyClusterName, "aws-pod-eip-controller's --cluster-name, for adoption; empty: this cluster's identity.")
+	fs.StringVar(&o.ClaimableTags, "podelasticip-claimable-tags", o.ClaimableTags,
+		"Tags one of which an address must carry for Pool and Static PodElasticIPs to claim it: comma-separated key or key=value ({namespace} as the value: the claimer's namespace). Empty: they claim nothing.")
 	o.Settings.BindFlags(fs, "podelasticip", "this cluster's addresses whose PodElasticIP is gone")
 	fs.DurationVar(&o.MaxBackoff, "podelasticip-max-backoff", o.MaxBackoff, "Longest wait before a failed PodElasticIP is retried.")
 	o.CredentialBackoff.BindFlags(fs, "podelasticip", "EC2")
@@ -176,11 +184,16 @@ func (o Options) Setup() setup.Func {
 		if err := o.Settings.Validate("podelasticip"); err != nil {
 			return err
 		}
+		claims, err := decide.ParseClaimPolicy(o.ClaimableTags)
+		if err != nil {
+			return fmt.Errorf("--podelasticip-claimable-tags: %w", err)
+		}
 		if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		rec := mgr.GetEventRecorder("podelasticip")
 		conn := newConnector(mgr.GetClient(), mgr.GetAPIReader(), rec, o, cfg)
+		conn.claims = claims
 		r := reconciler.New(reconciler.Options[*networkingv1alpha1.PodElasticIP]{
 			Name:      "podelasticip",
 			New:       func() *networkingv1alpha1.PodElasticIP { return &networkingv1alpha1.PodElasticIP{} },

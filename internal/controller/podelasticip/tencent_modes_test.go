@@ -36,7 +36,7 @@ func tcPool(n int, key string) []core.TCAddressFixture {
 // through the tag API, then bound to the pod's private IP) and given back
 // unbound and untagged on deletion (Retain, the default).
 func TestTencentPoolMode(t *testing.T) {
-	w := newWorld(t, worldOpts{tencent: true, tcAddresses: func(string) []core.TCAddressFixture { return tcPool(2, "pec-ip-pool") }})
+	w := newWorld(t, worldOpts{tencent: true, opts: allowClaims("pec-ip-pool"), tcAddresses: func(string) []core.TCAddressFixture { return tcPool(2, "pec-ip-pool") }})
 	w.pod("p0", "10.0.1.30", hostIP1, nil)
 	w.peip("p0", "p0", pool("pec-ip-pool"))
 	p := w.waitReady("p0")
@@ -74,7 +74,7 @@ func TestTencentPoolMode(t *testing.T) {
 // Tencent binds one task at a time: 10 bind, 10 report PoolExhausted, no
 // address is bound twice and no pod IP carries two.
 func TestTencentPoolContention(t *testing.T) {
-	w := newWorld(t, worldOpts{tencent: true, tcAddresses: func(string) []core.TCAddressFixture { return tcPool(10, "race") }})
+	w := newWorld(t, worldOpts{tencent: true, opts: allowClaims("race"), tcAddresses: func(string) []core.TCAddressFixture { return tcPool(10, "race") }})
 	for i := range 20 {
 		w.pod(fmt.Sprintf("r%02d", i), fmt.Sprintf("10.0.1.%d", 100+i), hostIP1, nil)
 	}
@@ -122,8 +122,8 @@ func TestTencentPoolContention(t *testing.T) {
 // a missing address is AddressNotFound, one bound to another pod
 // AddressInUse (and it is never taken away).
 func TestTencentStaticMode(t *testing.T) {
-	w := newWorld(t, worldOpts{tencent: true, tcAddresses: func(ns string) []core.TCAddressFixture {
-		return []core.TCAddressFixture{{Tags: map[string]string{"pec-fixed": ns + "/s0"}}, {AddressID: "eip-000000aa"}}
+	w := newWorld(t, worldOpts{tencent: true, opts: allowClaims("pec-fixed,static-ok"), tcAddresses: func(ns string) []core.TCAddressFixture {
+		return []core.TCAddressFixture{{Tags: map[string]string{"pec-fixed": ns + "/s0"}}, {AddressID: "eip-000000aa", Tags: map[string]string{"static-ok": ""}}}
 	}})
 	static := func(key, id string) func(*networkingv1alpha1.PodElasticIP) {
 		return func(p *networkingv1alpha1.PodElasticIP) {
@@ -194,7 +194,7 @@ func TestTencentLegacyAdoption(t *testing.T) {
 // once the other address is unbound.
 func TestTencentPrivateIPInUse(t *testing.T) {
 	const autoIP, poolIP, key = "10.0.1.61", "10.0.1.62", "inuse-pool"
-	w := newWorld(t, worldOpts{tencent: true, tcAddresses: func(string) []core.TCAddressFixture {
+	w := newWorld(t, worldOpts{tencent: true, opts: allowClaims(key), tcAddresses: func(string) []core.TCAddressFixture {
 		return append(tcPool(5, key),
 			core.TCAddressFixture{AddressID: "eip-0000f001", NetworkInterfaceID: tcENI1, PrivateIPAddress: autoIP},
 			core.TCAddressFixture{AddressID: "eip-0000f002", NetworkInterfaceID: tcENI1, PrivateIPAddress: poolIP})

@@ -151,7 +151,8 @@ func TestWhyGolden(t *testing.T) {
 
 	// AnycastIPBinding: the node asks the legacy way; its address's
 	// allocation task runs (for an hour).
-	node(t, ctx, aiaNode, "", map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: aiaInstance})
+	create(t, ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: aiaNode, Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}},
+		Spec: corev1.NodeSpec{ProviderID: "qcloud:///800002/" + aiaInstance}})
 	waitFor(t, ctx, &networkingv1alpha1.AnycastIPBinding{ObjectMeta: metav1.ObjectMeta{Name: aiaNode}}, "Creating, with an address", func(o client.Object) bool {
 		b := o.(*networkingv1alpha1.AnycastIPBinding)
 		return b.Status.AddressID != "" && ready(b.Status.Conditions, "False", "Creating")

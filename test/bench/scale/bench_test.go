@@ -473,7 +473,7 @@ func (s size) createNodes(ctx context.Context, b *testing.B, c client.Client) {
 		switch {
 		case i < s.aiaNodes:
 			spec.Labels[networkingv1alpha1.LegacyLabelNeedAIAIP] = "true"
-			spec.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID] = instanceID(i)
+			spec.ProviderID = "qcloud:///800002/" + instanceID(i)
 		case i < s.aiaNodes+s.idsNodes:
 			spec.Labels["scale.edgeplane.io/ingress"] = "true"
 		case i < s.aiaNodes+s.idsNodes+s.neipNodes:

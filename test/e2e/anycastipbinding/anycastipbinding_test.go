@@ -153,7 +153,7 @@ func TestAnycastIPBinding(t *testing.T) {
 	}
 
 	if err := cluster.AddNode(ctx, localcluster.NodeSpec{Name: edgeNode, CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi"),
-		Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: instance}}); err != nil {
+		Labels: map[string]string{networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}, ProviderID: "qcloud:///800002/" + instance}); err != nil {
 		t.Fatal(err)
 	}
 

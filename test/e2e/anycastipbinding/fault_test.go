@@ -100,7 +100,7 @@ func TestFaults(t *testing.T) {
 	createNodes := func(from, to int) {
 		for i := from; i < to; i++ {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeOf(i), Labels: map[string]string{
-				networkingv1alpha1.LegacyLabelNeedAIAIP: "true", networkingv1alpha1.LegacyLabelNodeInstanceID: instanceOf(i)}}}
+				networkingv1alpha1.LegacyLabelNeedAIAIP: "true"}}, Spec: corev1.NodeSpec{ProviderID: "qcloud:///800002/" + instanceOf(i)}}
 			if err := c.Create(ctx, n); err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +254,7 @@ func check(ctx context.Context, t *testing.T, c client.Client, emu *cloudsimtest
 			r.missingBinding++
 			continue
 		}
-		as := onInstance[n.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID]]
+		as := onInstance[strings.TrimPrefix(n.Spec.ProviderID, "qcloud:///800002/")]
 		switch {
 		case len(as) == 1 && as[0].AddressStatus == "BIND" && as[0].AddressID == b.Status.AddressID &&
 			b.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue &&

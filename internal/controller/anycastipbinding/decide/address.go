@@ -27,6 +27,8 @@ type Binding struct {
 	// cluster never ran it.
 	LegacyUUID string
 	// NodeAnnotation is the node's tke.cloud.tencent.com/anycast-ip-id.
+	// The node writes it itself, so it only picks among addresses whose
+	// tags prove them this cluster's (ThisClusters).
 	NodeAnnotation string
 }
 
@@ -91,8 +93,9 @@ func oldestFirst(as []tencentcloud.Address) []tencentcloud.Address {
 //  3. an address bound to the node's instance that aia-ip-controller
 //     allocated for this node (its tags), that an earlier binding of this
 //     cluster allocated for this node, or that the node's legacy
-//     annotation names: adopted, so a migrated node keeps its address and
-//     is never re-tainted;
+//     annotation names among this cluster's addresses (ThisClusters):
+//     adopted, so a migrated node keeps its address and is never
+//     re-tainted;
 //  4. any other address bound to the instance blocks the binding
 //     (InstanceHasPublicIP) rather than stealing or stacking addresses;
 //  5. an unbound address aia-ip-controller allocated for this node;
@@ -163,10 +166,32 @@ func adoptable(b Binding, a tencentcloud.Address) string {
 		return networkingv1alpha1.AdoptedLegacy
 	case b.Cluster != "" && a.Tags[TagCluster] == b.Cluster && a.Tags[TagNodeName] == b.NodeName:
 		return AdoptedPrevious
-	case b.NodeAnnotation != "" && a.ID == b.NodeAnnotation:
+	case b.NodeAnnotation != "" && a.ID == b.NodeAnnotation && ThisClusters(b, a):
 		return networkingv1alpha1.AdoptedAnnotation
 	}
 	return ""
+}
+
+// ThisClusters reports whether a's tags prove it this cluster's: the
+// legacy controller's cluster UUID (from the ConfigMap in kube-system,
+// which only the cluster admin writes), or this cluster's identity on an
+// address edgeplane allocated for an AnycastIPBinding. A node's
+// annotation, a label or an address's name prove nothing: the node (or
+// anybody with the account) writes them.
+func ThisClusters(b Binding, a tencentcloud.Address) bool {
+	t := a.Tags
+	return (b.LegacyUUID != "" && t[networkingv1alpha1.LegacyTagClusterUUID] == b.LegacyUUID) ||
+		(b.Cluster != "" && t[TagCluster] == b.Cluster && (t[TagOwnerKind] == OwnerKind || t[TagNodeName] != ""))
+}
+
+// Releasable reports whether deleting b may unbind and release a: its
+// tags prove it this cluster's (ThisClusters, which covers every address
+// edgeplane allocated for a binding and every one aia-ip-controller did),
+// or b's author named it (spec.addressID; a binding is cluster-scoped, so
+// its author is the cluster admin). Anything else a binding may hold (an
+// address an earlier version adopted on the node's word) is left alone.
+func Releasable(b Binding, a tencentcloud.Address) bool {
+	return (b.SpecAddress != "" && a.ID == b.SpecAddress) || ThisClusters(b, a)
 }
 
 // Step is the next cloud action.
@@ -190,6 +215,9 @@ const (
 	// StepForget: while deleting, the address is bound to another instance
 	// (someone rebound it): it is left alone and the binding lets go.
 	StepForget Step = "Forget"
+	// StepNotOurs: while deleting, the address is not proven this
+	// cluster's (Releasable): it is left alone and the binding lets go.
+	StepNotOurs Step = "NotOurs"
 )
 
 // Transitional states end by themselves when their task does.
@@ -217,11 +245,14 @@ func BindStep(a tencentcloud.Address, instanceID string) Step {
 
 // DeleteStep is the next step toward releasing a (nil: gone). instanceID is
 // the instance the binding bound it to: an address bound anywhere else is
-// never unbound (someone rebound it on purpose).
-func DeleteStep(a *tencentcloud.Address, instanceID string) Step {
+// never unbound (someone rebound it on purpose), and one not proven this
+// cluster's (releasable false) is never touched at all.
+func DeleteStep(a *tencentcloud.Address, instanceID string, releasable bool) Step {
 	switch {
 	case a == nil:
 		return StepNone
+	case !releasable:
+		return StepNotOurs
 	case Transitional(a.Status):
 		return StepWait
 	case a.Status == tencentcloud.StatusUnbind:

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -23,30 +24,58 @@ func node(labels map[string]string, providerID string) *corev1.Node {
 }
 
 func TestInstanceID(t *testing.T) {
+	label := func(v string) map[string]string {
+		return map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: v}
+	}
 	cases := map[string]struct {
 		node    *corev1.Node
 		want    string
-		source  InstanceSource
 		wantErr bool
 	}{
-		"label":                  {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-abc12345"}, ""), want: "ins-abc12345", source: FromLabel},
-		"label wins":             {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-abc12345"}, "qcloud:///800002/ins-zzzzzzzz"), want: "ins-abc12345", source: FromLabel},
-		"providerID qcloud":      {node: node(nil, "qcloud:///800002/ins-0a1b2c3d"), want: "ins-0a1b2c3d", source: FromProviderID},
-		"providerID tencent":     {node: node(nil, "tencentcloud:///ap-hongkong-2/ins-0a1b2c3d/"), want: "ins-0a1b2c3d", source: FromProviderID},
-		"malformed label":        {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "i-123"}, "qcloud:///1/ins-0a1b2c3d"), source: FromLabel, wantErr: true},
-		"aws providerID":         {node: node(nil, "aws:///us-east-1a/i-0123456789abcdef0"), wantErr: true},
-		"kwok providerID":        {node: node(nil, "kwok://n1"), wantErr: true},
-		"nothing":                {node: node(nil, ""), wantErr: true},
-		"empty label falls back": {node: node(map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: ""}, "qcloud:///1/ins-0a1b2c3d"), want: "ins-0a1b2c3d", source: FromProviderID},
+		"providerID qcloud":                   {node: node(nil, "qcloud:///800002/ins-0a1b2c3d"), want: "ins-0a1b2c3d"},
+		"providerID tencent":                  {node: node(nil, "tencentcloud:///ap-hongkong-2/ins-0a1b2c3d/"), want: "ins-0a1b2c3d"},
+		"the label names another instance":    {node: node(label("ins-abc12345"), "qcloud:///800002/ins-zzzzzzzz"), want: "ins-zzzzzzzz"},
+		"the label alone names nothing":       {node: node(label("ins-abc12345"), ""), wantErr: true},
+		"a malformed label changes nothing":   {node: node(label("i-123"), "qcloud:///1/ins-0a1b2c3d"), want: "ins-0a1b2c3d"},
+		"aws providerID":                      {node: node(nil, "aws:///us-east-1a/i-0123456789abcdef0"), wantErr: true},
+		"kwok providerID":                     {node: node(nil, "kwok://n1"), wantErr: true},
+		"kwok providerID with the label":      {node: node(label("ins-abc12345"), "kwok://n1"), wantErr: true},
+		"nothing":                             {node: node(nil, ""), wantErr: true},
+		"providerID with a malformed segment": {node: node(nil, "qcloud:///800002/ins-TOOLONG99"), wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, src, err := InstanceID(tc.node)
-			if (err != nil) != tc.wantErr {
+			got, err := InstanceID(tc.node)
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrNoInstanceID)) {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
 			}
-			if got != tc.want || (!tc.wantErr && src != tc.source) {
-				t.Errorf("got %q from %q, want %q from %q", got, src, tc.want, tc.source)
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBindingInstance(t *testing.T) {
+	label := map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: "ins-victim01"}
+	cases := map[string]struct {
+		recorded string
+		node     *corev1.Node
+		want     string
+		wantErr  error
+	}{
+		"first pass: the providerID":              {node: node(label, "qcloud:///1/ins-node0001"), want: "ins-node0001"},
+		"recorded and unchanged":                  {recorded: "ins-node0001", node: node(nil, "qcloud:///1/ins-node0001"), want: "ins-node0001"},
+		"recorded, the label names another":       {recorded: "ins-node0001", node: node(label, "qcloud:///1/ins-node0001"), want: "ins-node0001"},
+		"recorded, the node registered again":     {recorded: "ins-node0001", node: node(nil, "qcloud:///1/ins-node0002"), wantErr: ErrInstanceChanged},
+		"recorded, the node lost its providerID":  {recorded: "ins-node0001", node: node(label, ""), wantErr: ErrNoInstanceID},
+		"no providerID, the label names a victim": {node: node(label, ""), wantErr: ErrNoInstanceID},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := BindingInstance(tc.recorded, tc.node)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || got != tc.want {
+				t.Fatalf("BindingInstance = %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
 			}
 		})
 	}
@@ -128,9 +157,18 @@ func TestSelect(t *testing.T) {
 	specEIP := addr("eip-spec0001", "EIP", "UNBIND", "", nil)
 	withSpec := base
 	withSpec.SpecAddress = "eip-spec0001"
-	withAnn := base
+	// The node's annotation names an address bound to its instance: this
+	// cluster's under another node name, a person's, another cluster's, a
+	// PodElasticIP's of this cluster, or (with the legacy ConfigMap gone)
+	// the legacy controller's.
+	annotated := func(id string) Binding { b := base; b.NodeAnnotation = id; return b }
+	renamed := addr("eip-renamed1", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerKind: OwnerKind, TagOwnerUID: "old", TagNodeName: "n-old"})
+	persons := addr("eip-persons1", "AnycastEIP", "BIND", ins, map[string]string{"Name": "mine"})
+	otherCluster := addr("eip-othercl1", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c2", TagOwnerKind: OwnerKind, TagNodeName: "n-old"})
+	podEIP := addr("eip-podeip01", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerKind: "PodElasticIP"})
+	withAnn := annotated("eip-legacy01")
 	withAnn.LegacyUUID = ""
-	withAnn.NodeAnnotation = "eip-legacy01"
+	legacyOtherNode := addr("eip-legacy01", "AnycastEIP", "BIND", ins, map[string]string{networkingv1alpha1.LegacyTagClusterUUID: "legacy-uuid", networkingv1alpha1.LegacyTagNodeName: "n-old"})
 	legacyEIP := legacyBound
 	legacyEIP.Type = "EIP"
 	p := func(a tencentcloud.Address) *tencentcloud.Address { return &a }
@@ -142,21 +180,27 @@ func TestSelect(t *testing.T) {
 		wantAdopt  string
 		wantReason string
 	}{
-		"nothing: allocate":                 {b: base},
-		"owned wins over everything":        {b: base, c: Candidates{Owned: []tencentcloud.Address{owned}, OnInstance: []tencentcloud.Address{foreign}}, wantID: owned.ID},
-		"legacy bound adopted":              {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyBound}}, wantID: legacyBound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
-		"legacy bound of another type":      {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyEIP}}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
-		"legacy unbound adopted":            {b: base, c: Candidates{Legacy: []tencentcloud.Address{legacyUnbound}}, wantID: legacyUnbound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
-		"annotation adopted":                {b: withAnn, c: Candidates{OnInstance: []tencentcloud.Address{legacyBound}}, wantID: legacyBound.ID, wantAdopt: networkingv1alpha1.AdoptedAnnotation},
-		"previous binding adopted":          {b: base, c: Candidates{OnInstance: []tencentcloud.Address{prev}}, wantID: prev.ID, wantAdopt: AdoptedPrevious},
-		"foreign public IP blocks":          {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
-		"foreign blocks legacy unbound":     {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}, Legacy: []tencentcloud.Address{legacyUnbound}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
-		"spec adopted":                      {b: withSpec, c: Candidates{Spec: p(spec)}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
-		"spec missing":                      {b: withSpec, wantReason: networkingv1alpha1.AnycastReasonAddressNotFound},
-		"spec bound elsewhere":              {b: withSpec, c: Candidates{Spec: p(specElsewhere)}, wantReason: networkingv1alpha1.AnycastReasonAddressInUse},
-		"spec of another type":              {b: withSpec, c: Candidates{Spec: p(specEIP)}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
-		"spec but instance has another one": {b: withSpec, c: Candidates{Spec: p(spec), OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
-		"spec already bound here":           {b: withSpec, c: Candidates{Spec: p(addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)), OnInstance: []tencentcloud.Address{addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)}}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
+		"nothing: allocate":                             {b: base},
+		"owned wins over everything":                    {b: base, c: Candidates{Owned: []tencentcloud.Address{owned}, OnInstance: []tencentcloud.Address{foreign}}, wantID: owned.ID},
+		"legacy bound adopted":                          {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyBound}}, wantID: legacyBound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
+		"legacy bound of another type":                  {b: base, c: Candidates{OnInstance: []tencentcloud.Address{legacyEIP}}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
+		"legacy unbound adopted":                        {b: base, c: Candidates{Legacy: []tencentcloud.Address{legacyUnbound}}, wantID: legacyUnbound.ID, wantAdopt: networkingv1alpha1.AdoptedLegacy},
+		"annotation: this cluster's, another node name": {b: annotated(renamed.ID), c: Candidates{OnInstance: []tencentcloud.Address{renamed}}, wantID: renamed.ID, wantAdopt: networkingv1alpha1.AdoptedAnnotation},
+		"annotation: the legacy controller's, another node name": {b: annotated(legacyOtherNode.ID), c: Candidates{OnInstance: []tencentcloud.Address{legacyOtherNode}},
+			wantID: legacyOtherNode.ID, wantAdopt: networkingv1alpha1.AdoptedAnnotation},
+		"annotation: a person's":                      {b: annotated(persons.ID), c: Candidates{OnInstance: []tencentcloud.Address{persons}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"annotation: another cluster's":               {b: annotated(otherCluster.ID), c: Candidates{OnInstance: []tencentcloud.Address{otherCluster}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"annotation: a PodElasticIP's":                {b: annotated(podEIP.ID), c: Candidates{OnInstance: []tencentcloud.Address{podEIP}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"annotation: legacy tags, the ConfigMap gone": {b: withAnn, c: Candidates{OnInstance: []tencentcloud.Address{legacyOtherNode}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"previous binding adopted":                    {b: base, c: Candidates{OnInstance: []tencentcloud.Address{prev}}, wantID: prev.ID, wantAdopt: AdoptedPrevious},
+		"foreign public IP blocks":                    {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"foreign blocks legacy unbound":               {b: base, c: Candidates{OnInstance: []tencentcloud.Address{foreign}, Legacy: []tencentcloud.Address{legacyUnbound}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"spec adopted":                                {b: withSpec, c: Candidates{Spec: p(spec)}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
+		"spec missing":                                {b: withSpec, wantReason: networkingv1alpha1.AnycastReasonAddressNotFound},
+		"spec bound elsewhere":                        {b: withSpec, c: Candidates{Spec: p(specElsewhere)}, wantReason: networkingv1alpha1.AnycastReasonAddressInUse},
+		"spec of another type":                        {b: withSpec, c: Candidates{Spec: p(specEIP)}, wantReason: networkingv1alpha1.AnycastReasonAddressTypeMismatch},
+		"spec but instance has another one":           {b: withSpec, c: Candidates{Spec: p(spec), OnInstance: []tencentcloud.Address{foreign}}, wantReason: networkingv1alpha1.AnycastReasonInstanceHasPublicIP},
+		"spec already bound here":                     {b: withSpec, c: Candidates{Spec: p(addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)), OnInstance: []tencentcloud.Address{addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil)}}, wantID: spec.ID, wantAdopt: networkingv1alpha1.AdoptedSpec},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -170,6 +214,39 @@ func TestSelect(t *testing.T) {
 			}
 			if v.Blocked() != (tc.wantReason != "") || (v.Blocked() && v.Message == "") {
 				t.Errorf("Blocked/Message inconsistent: %+v", v)
+			}
+		})
+	}
+}
+
+func TestReleasable(t *testing.T) {
+	b := Binding{UID: "u1", NodeName: "n1", InstanceID: ins, Cluster: "c1", LegacyUUID: "legacy-uuid"}
+	withSpec := b
+	withSpec.SpecAddress = "eip-spec0001"
+	annotated := b
+	annotated.NodeAnnotation = "eip-persons1"
+	noLegacy := b
+	noLegacy.LegacyUUID = ""
+	legacyTags := map[string]string{networkingv1alpha1.LegacyTagClusterUUID: "legacy-uuid", networkingv1alpha1.LegacyTagNodeName: "n1"}
+	cases := map[string]struct {
+		b    Binding
+		a    tencentcloud.Address
+		want bool
+	}{
+		"allocated by this binding":           {b: b, a: addr("eip-owned001", "AnycastEIP", "BIND", ins, Tags(TagInput{Cluster: "c1", OwnerUID: "u1", NodeName: "n1", InstanceID: ins})), want: true},
+		"allocated by an earlier binding":     {b: b, a: addr("eip-previous", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerUID: "old", TagNodeName: "n1"}), want: true},
+		"the legacy controller's":             {b: b, a: addr("eip-legacy01", "AnycastEIP", "BIND", ins, legacyTags), want: true},
+		"legacy tags, no ConfigMap":           {b: noLegacy, a: addr("eip-legacy01", "AnycastEIP", "BIND", ins, legacyTags)},
+		"named by spec.addressID":             {b: withSpec, a: addr("eip-spec0001", "AnycastEIP", "BIND", ins, nil), want: true},
+		"named by the node's annotation only": {b: annotated, a: addr("eip-persons1", "AnycastEIP", "BIND", ins, map[string]string{"Name": "mine"})},
+		"another cluster's":                   {b: b, a: addr("eip-othercl1", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c2", TagOwnerUID: "u1", TagOwnerKind: OwnerKind})},
+		"a PodElasticIP's of this cluster":    {b: b, a: addr("eip-podeip01", "AnycastEIP", "BIND", ins, map[string]string{TagCluster: "c1", TagOwnerKind: "PodElasticIP"})},
+		"untagged":                            {b: b, a: addr("eip-persons1", "AnycastEIP", "UNBIND", "", nil)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Releasable(tc.b, tc.a); got != tc.want {
+				t.Fatalf("Releasable = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -194,11 +271,16 @@ func TestSteps(t *testing.T) {
 		if got := BindStep(a, ins); got != tc.bind {
 			t.Errorf("BindStep(%s on %q) = %s, want %s", tc.status, tc.instance, got, tc.bind)
 		}
-		if got := DeleteStep(&a, ins); got != tc.del {
+		if got := DeleteStep(&a, ins, true); got != tc.del {
 			t.Errorf("DeleteStep(%s on %q) = %s, want %s", tc.status, tc.instance, got, tc.del)
 		}
+		// An address not proven this cluster's is never touched, whatever
+		// its state.
+		if got := DeleteStep(&a, ins, false); got != StepNotOurs {
+			t.Errorf("DeleteStep(%s on %q, not ours) = %s, want %s", tc.status, tc.instance, got, StepNotOurs)
+		}
 	}
-	if got := DeleteStep(nil, ins); got != StepNone {
+	if got := DeleteStep(nil, ins, false); got != StepNone {
 		t.Errorf("DeleteStep(nil) = %s", got)
 	}
 	if IsBound(nil, ins) || IsBound(&tencentcloud.Address{Status: "BIND", InstanceID: ins}, "") {

@@ -32,9 +32,14 @@ func FuzzInstanceID(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, providerID, label string) {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{networkingv1alpha1.LegacyLabelNodeInstanceID: label}}, Spec: corev1.NodeSpec{ProviderID: providerID}}
-		id, _, err := InstanceID(n)
+		id, err := InstanceID(n)
 		if err == nil && !instanceIDPattern.MatchString(id) {
 			t.Fatalf("InstanceID accepted %q", id)
+		}
+		// The node's own label never changes the answer.
+		unlabelled, uerr := InstanceID(&corev1.Node{Spec: corev1.NodeSpec{ProviderID: providerID}})
+		if unlabelled != id || (uerr == nil) != (err == nil) {
+			t.Fatalf("the label %q changed InstanceID(%q) from %q (%v) to %q (%v)", label, providerID, unlabelled, uerr, id, err)
 		}
 	})
 }

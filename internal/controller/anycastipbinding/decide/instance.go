@@ -7,42 +7,52 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-
-	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 )
 
 // instanceIDPattern is a CVM instance ID.
 var instanceIDPattern = regexp.MustCompile(`^ins-[0-9a-z]{8}$`)
 
-// ErrNoInstanceID: the node names no CVM instance.
-var ErrNoInstanceID = errors.New("the node has no CVM instance ID")
-
-// InstanceSource says where an instance ID was found.
-type InstanceSource string
-
-// Instance ID sources.
-const (
-	FromLabel      InstanceSource = "label"
-	FromProviderID InstanceSource = "providerID"
+// Why an instance cannot be acted on.
+var (
+	// ErrNoInstanceID: the node names no CVM instance.
+	ErrNoInstanceID = errors.New("the node has no CVM instance ID")
+	// ErrInstanceChanged: the node now names another instance than the
+	// one the binding recorded.
+	ErrInstanceChanged = errors.New("the node's instance changed")
 )
 
-// InstanceID returns the CVM instance behind node: the legacy label
-// cloud.tencent.com/node-instance-id (what aia-ip-controller read) or,
-// failing that, the last path segment of a Tencent providerID
-// (qcloud:///<zone-id>/ins-xxxxxxxx or tencentcloud:///...). A label that
-// is present but malformed is an error rather than a fall-through, so a
-// typo never binds the address of another instance.
-func InstanceID(node *corev1.Node) (string, InstanceSource, error) {
-	if v, ok := node.Labels[networkingv1alpha1.LegacyLabelNodeInstanceID]; ok && v != "" {
-		if !instanceIDPattern.MatchString(v) {
-			return "", FromLabel, fmt.Errorf("label %s=%q is not a CVM instance ID (ins- and 8 lower-case letters or digits)", networkingv1alpha1.LegacyLabelNodeInstanceID, v)
-		}
-		return v, FromLabel, nil
-	}
+// InstanceID returns the CVM instance behind node: the last path segment
+// of its Tencent spec.providerID (qcloud:///<zone-id>/ins-xxxxxxxx or
+// tencentcloud:///...). Only the providerID is trusted: it is set when the
+// node registers and the API server never lets it change, while a label
+// (aia-ip-controller read cloud.tencent.com/node-instance-id) is the
+// node's own to rewrite at any time, so a compromised kubelet could name a
+// victim's instance with it. The label is ignored.
+func InstanceID(node *corev1.Node) (string, error) {
 	if id, ok := InstanceIDFromProviderID(node.Spec.ProviderID); ok {
-		return id, FromProviderID, nil
+		return id, nil
 	}
-	return "", "", fmt.Errorf("%w: no label %s and no Tencent Cloud providerID", ErrNoInstanceID, networkingv1alpha1.LegacyLabelNodeInstanceID)
+	if node.Spec.ProviderID == "" {
+		return "", fmt.Errorf("%w: it has no spec.providerID (want qcloud:///<zone>/ins-…)", ErrNoInstanceID)
+	}
+	return "", fmt.Errorf("%w: its spec.providerID %q is not a Tencent Cloud one (want qcloud:///<zone>/ins-…)", ErrNoInstanceID, node.Spec.ProviderID)
+}
+
+// BindingInstance is the instance a binding acts on: the one it recorded
+// (status.instanceID) once it has one, else its node's. A node that names
+// another instance than the recorded one (deleted and registered again
+// under the same name) is refused with ErrInstanceChanged, never followed:
+// the binding's address stays where it was bound, and a person decides.
+func BindingInstance(recorded string, node *corev1.Node) (string, error) {
+	id, err := InstanceID(node)
+	switch {
+	case err != nil:
+		return "", err
+	case recorded != "" && id != recorded:
+		return "", fmt.Errorf("%w: the binding recorded %s, the node's spec.providerID now names %s; delete the binding to bind the node's new instance",
+			ErrInstanceChanged, recorded, id)
+	}
+	return id, nil
 }
 
 // InstanceIDFromProviderID parses a Tencent Cloud providerID.

@@ -35,6 +35,29 @@ func TestInstanceID(t *testing.T) {
 	}
 }
 
+func TestNodeInstance(t *testing.T) {
+	const ours, other = "aws:///us-east-1a/i-0123456789abcdef0", "aws:///us-east-1a/i-0fedcba987654321f"
+	cases := map[string]struct {
+		recorded, providerID      string
+		wantInstance, wantChanged string
+		wantErr                   bool
+	}{
+		"first pass":                           {providerID: ours, wantInstance: "i-0123456789abcdef0"},
+		"recorded, unchanged":                  {recorded: "i-0123456789abcdef0", providerID: ours, wantInstance: "i-0123456789abcdef0"},
+		"recorded, the node registered again":  {recorded: "i-0123456789abcdef0", providerID: other, wantInstance: "i-0123456789abcdef0", wantChanged: "i-0fedcba987654321f"},
+		"recorded, the node has no providerID": {recorded: "i-0123456789abcdef0", wantErr: true},
+		"no providerID":                        {wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, changed, err := NodeInstance(tc.recorded, tc.providerID)
+			if got != tc.wantInstance || changed != tc.wantChanged || (err != nil) != tc.wantErr {
+				t.Fatalf("NodeInstance = %q, %q, %v; want %q, %q, error %v", got, changed, err, tc.wantInstance, tc.wantChanged, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestGlob(t *testing.T) {
 	cases := []struct {
 		pattern, s string
@@ -253,6 +276,8 @@ func TestDecide(t *testing.T) {
 			want{exists: true, upToDate: true, reason: networkingv1alpha1.NodeElasticIPReasonNodeNotFound, lateInit: true}},
 		"no instance": {PlanInput{Owner: o, Node: Node{Found: true, InstanceErr: "no providerID"}},
 			want{exists: true, upToDate: true, reason: networkingv1alpha1.NodeElasticIPReasonInstanceIDUnknown}},
+		"the node names another instance now": {PlanInput{Owner: o, Node: Node{Found: true, Instance: "i-01", ChangedTo: "i-02", ENI: "eni-01", PrimaryIP: "10.0.0.10"}, Addr: &bound},
+			want{exists: true, upToDate: true, lateInit: true, reason: networkingv1alpha1.NodeElasticIPReasonInstanceIDChanged}},
 		"no primary interface": {PlanInput{Owner: o, Node: Node{Found: true, Instance: "i-01"}},
 			want{exists: true, upToDate: true, reason: networkingv1alpha1.NodeElasticIPReasonNetworkInterfaceNotFound}},
 		"nothing yet: create": {PlanInput{Owner: o, Node: node1},

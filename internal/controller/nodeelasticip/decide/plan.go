@@ -35,12 +35,33 @@ func InstanceID(providerID string) (string, error) {
 	return id, nil
 }
 
+// NodeInstance is the instance a NodeElasticIP acts on: the one it
+// recorded (status.instanceID) once it has one, else the one the node's
+// spec.providerID names. The providerID is set when the node registers and
+// never changes; a node deleted and registered again under the same name
+// (which its own kubelet may do) can name another instance, which is
+// returned as changedTo and never followed: the address stays where it
+// was, and a person decides.
+func NodeInstance(recorded, providerID string) (instance, changedTo string, err error) {
+	id, err := InstanceID(providerID)
+	switch {
+	case err != nil:
+		return "", "", err
+	case recorded != "" && id != recorded:
+		return recorded, id, nil
+	}
+	return id, "", nil
+}
+
 // Node is what a pass found out about the node and its instance.
 type Node struct {
 	Found bool
 	// Instance is the node's instance; InstanceErr why it is not known.
 	Instance    string
 	InstanceErr string
+	// ChangedTo is the instance the node names now when it is not the
+	// recorded Instance (NodeInstance).
+	ChangedTo string
 	// ENI and PrimaryIP are the instance's primary network interface and
 	// its primary private IP ("" when the interface was not found).
 	ENI       string
@@ -213,6 +234,10 @@ func Decide(in PlanInput) Plan {
 		return blocked(networkingv1alpha1.NodeElasticIPReasonNodeNotFound, fmt.Sprintf("node %s does not exist", o.Node))
 	case n.Instance == "":
 		return blocked(networkingv1alpha1.NodeElasticIPReasonInstanceIDUnknown, n.InstanceErr)
+	case n.ChangedTo != "":
+		return blocked(networkingv1alpha1.NodeElasticIPReasonInstanceIDChanged,
+			fmt.Sprintf("the NodeElasticIP's instance is %s, but node %s's spec.providerID now names %s (the node was registered again); "+
+				"its address stays on %s: delete the NodeElasticIP to give the new instance one", n.Instance, o.Node, n.ChangedTo, n.Instance))
 	case n.ENI == "":
 		return blocked(networkingv1alpha1.NodeElasticIPReasonNetworkInterfaceNotFound,
 			fmt.Sprintf("instance %s has no primary network interface in the account (terminated, or another account's)", n.Instance))

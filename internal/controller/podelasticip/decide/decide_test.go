@@ -39,6 +39,18 @@ func withoutTag(a Address, key string) Address {
 	return a
 }
 
+// recorded is o with the external name id.
+func recorded(o Owner, id string) Owner {
+	o.ExternalName = id
+	return o
+}
+
+// onPod is o whose pod has IP podIP on ENI eni.
+func onPod(o Owner, podIP, eni string) Owner {
+	o.PodIP, o.PodENI = podIP, eni
+	return o
+}
+
 func associated(a Address, ip string) Address {
 	a.AssociationID, a.NetworkInterfaceID, a.PrivateIPAddress = "eipassoc-"+a.AllocationID, "eni-1", ip
 	return a
@@ -51,7 +63,24 @@ func TestClassify(t *testing.T) {
 		o    Owner
 		want Match
 	}{
-		"external name": {a: addr("eipalloc-1", nil), o: func() Owner { o := owner(auto); o.ExternalName = "eipalloc-1"; return o }(), want: MatchExternalName},
+		"external name of an address with our UID": {a: addr("eipalloc-1", map[string]string{TagOwnerUID: "uid-1"}), o: recorded(owner(auto), "eipalloc-1"), want: MatchExternalName},
+		"forged external name: another tenant's address": {a: associated(addr("eipalloc-1", map[string]string{TagCluster: "c1", TagNamespace: "other", TagOwnerUID: "uid-b"}), "10.0.0.9"),
+			o: recorded(owner(auto), "eipalloc-1"), want: MatchNone},
+		"forged external name: an untagged address": {a: addr("eipalloc-1", nil), o: recorded(owner(auto), "eipalloc-1"), want: MatchNone},
+		"external name, tags withdrawn by a losing claimer, association ours": {a: associated(addr("eipalloc-1", map[string]string{"pool-key": ""}), "10.0.0.5"),
+			o: onPod(recorded(owner(pool), "eipalloc-1"), "10.0.0.5", "eni-1"), want: MatchExternalName},
+		"external name, tags withdrawn, being bound to the pod (Tencent)": {a: pending(addr("eipalloc-1", map[string]string{"pool-key": ""}), PendingBinding, "10.0.0.5"),
+			o: onPod(recorded(owner(pool), "eipalloc-1"), "10.0.0.5", "eni-1"), want: MatchExternalName},
+		"external name, on the pod's IP, ENI not looked up": {a: associated(addr("eipalloc-1", map[string]string{"pool-key": ""}), "10.0.0.5"),
+			o: onPod(recorded(owner(pool), "eipalloc-1"), "10.0.0.5", ""), want: MatchNone},
+		"external name, the pod has another IP now": {a: associated(addr("eipalloc-1", map[string]string{"pool-key": ""}), "10.0.0.5"),
+			o: onPod(recorded(owner(pool), "eipalloc-1"), "10.0.0.6", "eni-1"), want: MatchNone},
+		"external name, the pod's IP on another ENI (another VPC)": {a: associated(addr("eipalloc-1", map[string]string{"pool-key": ""}), "10.0.0.5"),
+			o: onPod(recorded(owner(pool), "eipalloc-1"), "10.0.0.5", "eni-2"), want: MatchNone},
+		"forged external name, the victim elsewhere": {a: associated(addr("eipalloc-1", map[string]string{TagNamespace: "other", TagOwnerUID: "uid-b"}), "10.0.0.9"),
+			o: onPod(recorded(owner(auto), "eipalloc-1"), "10.0.0.5", "eni-1"), want: MatchNone},
+		"external name of a legacy address being adopted": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}),
+			o: recorded(owner(auto), "eipalloc-1"), want: MatchLegacy},
 		"owner UID":     {a: addr("eipalloc-1", ours), o: owner(auto), want: MatchOwnerUID},
 		"other cluster": {a: addr("eipalloc-1", map[string]string{TagCluster: "c2", TagOwnerUID: "uid-1"}), o: owner(auto), want: MatchNone},
 		"other owner":   {a: addr("eipalloc-1", map[string]string{TagCluster: "c1", TagOwnerUID: "uid-2"}), o: owner(auto), want: MatchNone},
@@ -69,6 +98,8 @@ func TestClassify(t *testing.T) {
 			o: owner(pool), want: MatchLegacy},
 		"legacy with other type": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "fixed-tag"}),
 			o: owner(auto), want: MatchNone},
+		"legacy tags on another namespace's address": {a: addr("eipalloc-1", map[string]string{TagNamespace: "other", TagOwnerUID: "uid-b",
+			LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}), o: owner(auto), want: MatchNone},
 		"legacy adoption off": {a: addr("eipalloc-1", map[string]string{LegacyTagCluster: "legacy", LegacyTagPod: "ns/web-0", LegacyTagType: "auto"}),
 			o: func() Owner { o := owner(auto); o.LegacyCluster = ""; return o }(), want: MatchNone},
 	}
@@ -95,62 +126,6 @@ func TestSelect(t *testing.T) {
 	}
 	if best, _, _ := Select([]Address{addr("eipalloc-9", nil)}, o); best != nil {
 		t.Fatalf("Select found %v among foreign addresses", best)
-	}
-}
-
-func TestPoolCandidates(t *testing.T) {
-	o := owner(pool)
-	free1 := addr("eipalloc-1", map[string]string{"pool-key": ""})
-	free2 := addr("eipalloc-2", map[string]string{"pool-key": "x"})
-	busy := associated(addr("eipalloc-3", map[string]string{"pool-key": ""}), "10.0.0.9")
-	claimed := addr("eipalloc-4", map[string]string{"pool-key": "", TagClaim: "c2/ns/web-1"})
-	keptOther := addr("eipalloc-5", map[string]string{"pool-key": "", TagPod: "ns/web-9", TagReleaseAfter: "2030-01-01T00:00:00Z"})
-	notPool := addr("eipalloc-6", nil)
-	mine := addr("eipalloc-7", map[string]string{"pool-key": "", TagClaim: o.ClaimValue(), TagOwnerUID: "uid-1"})
-	got := PoolCandidates([]Address{free1, free2, busy, claimed, keptOther, notPool, mine}, o)
-	ids := map[string]bool{}
-	for _, a := range got {
-		ids[a.AllocationID] = true
-	}
-	if diff := cmp.Diff(map[string]bool{"eipalloc-1": true, "eipalloc-2": true, "eipalloc-7": true}, ids); diff != "" {
-		t.Fatalf("candidates (-want +got):\n%s", diff)
-	}
-	// Different claimers start on different addresses (deterministically).
-	o2 := o
-	o2.Pod, o2.UID = "web-1", "uid-2"
-	first := map[string]bool{}
-	for _, ow := range []Owner{o, o2, {Cluster: "c1", UID: "u3", Namespace: "ns", Pod: "web-2", TagKey: "pool-key", Mode: pool}} {
-		first[PoolCandidates([]Address{free1, free2}, ow)[0].AllocationID] = true
-	}
-	if len(first) < 2 {
-		t.Errorf("three claimers all start on the same address: %v", first)
-	}
-}
-
-func TestStaticCandidate(t *testing.T) {
-	o := owner(static)
-	tagged := addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0"})
-	cases := map[string]struct {
-		addrs      []Address
-		o          Owner
-		wantID     string
-		wantReason string
-	}{
-		"by tag value":               {addrs: []Address{tagged, addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantID: "eipalloc-1"},
-		"missing":                    {addrs: []Address{addr("eipalloc-2", map[string]string{"pool-key": "ns/web-1"})}, o: o, wantReason: "AddressNotFound"},
-		"associated elsewhere":       {addrs: []Address{associated(tagged, "10.0.0.9")}, o: o, wantReason: "AddressInUse"},
-		"associated with the pod":    {addrs: []Address{associated(tagged, "10.0.0.5")}, o: o, wantID: "eipalloc-1"},
-		"claimed by another cluster": {addrs: []Address{addr("eipalloc-1", map[string]string{"pool-key": "ns/web-0", TagClaim: "c2/ns/web-0"})}, o: o, wantReason: "AddressInUse"},
-		"by allocation ID": {addrs: []Address{addr("eipalloc-abcdef12", nil)},
-			o: func() Owner { o := owner(static); o.TagKey, o.AllocationID = "", "eipalloc-abcdef12"; return o }(), wantID: "eipalloc-abcdef12"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, reason := StaticCandidate(tc.addrs, tc.o, "10.0.0.5")
-			if reason != tc.wantReason || (got == nil) != (tc.wantID == "") || (got != nil && got.AllocationID != tc.wantID) {
-				t.Fatalf("StaticCandidate = %v, %q; want %q, %q", got, reason, tc.wantID, tc.wantReason)
-			}
-		})
 	}
 }
 
@@ -554,22 +529,23 @@ func ptrTo(a Address) *Address { return &a }
 // being bound to this pod's IP.
 func TestCandidatesSkipBusyAddresses(t *testing.T) {
 	o := owner(pool)
+	p := allowing(t, "pool-key")
 	free := addr("eip-00000001", map[string]string{"pool-key": ""})
 	binding := pending(addr("eip-00000002", map[string]string{"pool-key": ""}), PendingBinding, "10.0.0.9")
 	creating := pending(addr("eip-00000003", map[string]string{"pool-key": ""}), PendingCreating, "")
-	got := PoolCandidates([]Address{free, binding, creating}, o)
+	got, _ := PoolCandidates([]Address{free, binding, creating}, o, p)
 	if len(got) != 1 || got[0].AllocationID != "eip-00000001" {
 		t.Fatalf("PoolCandidates = %v, want only the settled free address", got)
 	}
 	s := owner(static)
 	tagged := addr("eip-00000004", map[string]string{"pool-key": "ns/web-0"})
-	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.9")}, s, "10.0.0.5"); a != nil || why != "AddressInUse" {
-		t.Errorf("static address being bound elsewhere: %v, %q; want AddressInUse", a, why)
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.9")}, s, "10.0.0.5", p); a != nil || why.Reason != "AddressInUse" {
+		t.Errorf("static address being bound elsewhere: %v, %+v; want AddressInUse", a, why)
 	}
-	if a, why := StaticCandidate([]Address{pending(tagged, PendingUnbinding, "")}, s, "10.0.0.5"); a != nil || why != "AddressInUse" {
-		t.Errorf("static address being unbound: %v, %q; want AddressInUse", a, why)
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingUnbinding, "")}, s, "10.0.0.5", p); a != nil || why.Reason != "AddressInUse" {
+		t.Errorf("static address being unbound: %v, %+v; want AddressInUse", a, why)
 	}
-	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.5")}, s, "10.0.0.5"); a == nil || why != "" {
-		t.Errorf("static address being bound to the pod: %v, %q; want it", a, why)
+	if a, why := StaticCandidate([]Address{pending(tagged, PendingBinding, "10.0.0.5")}, s, "10.0.0.5", p); a == nil || why.Refused() {
+		t.Errorf("static address being bound to the pod: %v, %+v; want it", a, why)
 	}
 }

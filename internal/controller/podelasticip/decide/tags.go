@@ -80,8 +80,15 @@ type Owner struct {
 	TagKey string
 	// AllocationID is the Static allocation ID.
 	AllocationID string
-	// ExternalName is the allocation ID recorded on the PodElasticIP.
+	// ExternalName is the allocation ID recorded on the PodElasticIP. The
+	// tenant may write it too, so it names an address only together with
+	// proof that the address is this PodElasticIP's (Classify).
 	ExternalName string
+	// PodIP is the pod's current IP (the kubelet's word) and PodENI the
+	// ENI the cloud says holds it ("" when not looked up): an address
+	// associated, or being bound, there is this PodElasticIP's after a
+	// concurrent claimer overwrote or withdrew its tags.
+	PodIP, PodENI string
 	// LegacyCluster is the legacy controller's --cluster-name, for adoption
 	// (empty: adoption off).
 	LegacyCluster string
@@ -164,15 +171,20 @@ const (
 	MatchLegacy Match = "Legacy"
 )
 
-// Classify says whether addr is o's and how.
+// Classify says whether addr is o's and how. The external name alone
+// proves nothing (the PodElasticIP's author can write it): the address it
+// names must also carry o's UID, or be associated (or being bound) with
+// o's pod's current IP on the pod's ENI (a concurrent claimer overwrote or
+// withdrew o's tags, and the association, which the cloud grants once,
+// decides), or be o's by the tags a kept or legacy address is found by.
 func Classify(addr Address, o Owner) Match {
 	t := addr.Tags
-	if o.ExternalName != "" && addr.AllocationID == o.ExternalName {
+	if o.ExternalName != "" && addr.AllocationID == o.ExternalName && recordedOwned(addr, o) {
 		return MatchExternalName
 	}
 	if t[TagCluster] != o.Cluster {
-		if o.LegacyCluster != "" && t[TagCluster] == "" && t[LegacyTagCluster] == o.LegacyCluster &&
-			t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == translate.TypeOf(o.Mode) && modeFits(addr, o) {
+		if o.LegacyCluster != "" && t[TagCluster] == "" && t[TagNamespace] == "" && t[TagOwnerKind] == "" && t[TagOwnerUID] == "" &&
+			t[LegacyTagCluster] == o.LegacyCluster && t[LegacyTagPod] == o.PodKey() && t[LegacyTagType] == translate.TypeOf(o.Mode) && modeFits(addr, o) {
 			return MatchLegacy
 		}
 		return MatchNone
@@ -185,6 +197,18 @@ func Classify(addr Address, o Owner) Match {
 		return MatchKept
 	}
 	return MatchNone
+}
+
+// recordedOwned reports whether the address o's external name names is
+// o's: it carries o's UID, or it is associated (or being bound) with the
+// pod's current IP on the pod's ENI, which neither the PodElasticIP's
+// author nor anything it writes decides.
+func recordedOwned(addr Address, o Owner) bool {
+	if o.UID != "" && addr.Tags[TagOwnerUID] == string(o.UID) {
+		return true
+	}
+	return (addr.Associated() || addr.Pending == PendingBinding) &&
+		o.PodIP != "" && o.PodENI != "" && addr.PrivateIPAddress == o.PodIP && addr.NetworkInterfaceID == o.PodENI
 }
 
 // modeFits checks that a kept or legacy address fits the mode's selector:
@@ -248,75 +272,13 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// PoolCandidates returns the addresses a Pool claimer may try, in the order
-// to try them: unassociated, with no cloud task running on them, carrying
-// tagKey, claimed by nobody (or by o itself), and not kept for another pod. The order is a hash of claimer and
-// address, so concurrent claimers mostly start on different addresses.
-func PoolCandidates(addrs []Address, o Owner) []Address {
-	var out []Address
-	for _, a := range addrs {
-		if _, ok := a.Tags[o.TagKey]; !ok || a.Associated() || a.Pending != "" {
-			continue
-		}
-		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
-			continue
-		}
-		kept := a.Tags[TagReleaseAfter] != ""
-		if kept && a.Tags[TagPod] != o.PodKey() {
-			continue
-		}
-		if u := a.Tags[TagOwnerUID]; !kept && u != "" && u != string(o.UID) {
-			continue
-		}
-		out = append(out, a)
-	}
-	seed := o.ClaimValue() + "/" + string(o.UID)
-	slices.SortFunc(out, func(x, y Address) int {
-		if c := cmp.Compare(spread(seed, x.AllocationID), spread(seed, y.AllocationID)); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.AllocationID, y.AllocationID)
-	})
-	return out
-}
-
+// spread orders pool candidates by a hash of claimer and address.
 func spread(seed, id string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(seed))
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(id))
 	return h.Sum64()
-}
-
-// StaticCandidate picks the Static address among addrs (found by the tag
-// value or the allocation ID) and reports why none is usable: reason is
-// AddressNotFound when none matches, AddressInUse when the match is
-// associated (or being associated) with something other than podIP, busy
-// with another cloud task, or claimed by someone else.
-func StaticCandidate(addrs []Address, o Owner, podIP string) (*Address, string) {
-	var matches []Address
-	for _, a := range addrs {
-		if modeFits(a, o) {
-			matches = append(matches, a)
-		}
-	}
-	if len(matches) == 0 {
-		return nil, string(networkingv1alpha1.PodElasticIPReasonAddressNotFound)
-	}
-	slices.SortFunc(matches, func(x, y Address) int { return cmp.Compare(x.AllocationID, y.AllocationID) })
-	for _, a := range matches {
-		if c := a.Tags[TagClaim]; c != "" && c != o.ClaimValue() {
-			continue
-		}
-		if a.Associated() && a.PrivateIPAddress != podIP {
-			continue
-		}
-		if a.Pending != "" && !(a.Pending == PendingBinding && a.PrivateIPAddress == podIP) {
-			continue
-		}
-		return &a, ""
-	}
-	return nil, string(networkingv1alpha1.PodElasticIPReasonAddressInUse)
 }
 
 // KeptUntil parses TagReleaseAfter; ok is false when absent or malformed.

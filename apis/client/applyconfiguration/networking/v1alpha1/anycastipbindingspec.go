@@ -28,8 +28,10 @@ type AnycastIPBindingSpecApplyConfiguration struct {
 	// reports an adopted address.
 	v2.ManagedResourceSpecApplyConfiguration `json:""`
 	// NodeName is the node whose CVM instance gets the address. The instance
-	// ID comes from the node's label cloud.tencent.com/node-instance-id, or
-	// else from its spec.providerID.
+	// ID comes from the node's spec.providerID only (set when the node
+	// registers, never changed), and is recorded in status.instanceID; the
+	// legacy label cloud.tencent.com/node-instance-id, which the node's
+	// kubelet may rewrite, is ignored.
 	NodeName *string `json:"nodeName,omitempty"`
 	// AddressType is the type of address to allocate.
 	AddressType *networkingv1alpha1.AnycastAddressType `json:"addressType,omitempty"`
