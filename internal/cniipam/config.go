@@ -1,8 +1,11 @@
 // Package cniipam is edgeplane's CNI IPAM plugin: it hands a pod's interface
 // the float IPs the scheduler extender already allocated (the FloatIPs bound
-// to the pod's UID, or galaxy's k8s.v1.cni.galaxy.io/args annotation of a
-// migrated pod). It never allocates and never releases: DEL is a no-op that
-// can be repeated, and the floatip controller releases IPs when pods go.
+// to the pod's UID, or the IPs of a migrated pod's galaxy
+// k8s.v1.cni.galaxy.io/args annotation whose FloatIPs name it). It never
+// allocates and never releases: DEL is a no-op that can be repeated, and the
+// floatip controller releases IPs when pods go. It trusts neither the
+// network config nor the pod: it reads only its installer's kubeconfig
+// (KubeconfigPath), and an IP only counts when its FloatIP names the pod.
 package cniipam
 
 import (
