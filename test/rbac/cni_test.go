@@ -287,17 +287,7 @@ func waitAllowed(t *testing.T, ctx context.Context, user string, g grant, want b
 // resource (`resource` | `verb`, `verb` | why).
 func checkDocumentedCNIGrants(t *testing.T, grants []grant) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "operations.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n### What the CNI IPAM plugin may do\n")
-	if !ok {
-		t.Fatal(`docs/operations.md has no "### What the CNI IPAM plugin may do" section`)
-	}
-	if i := strings.Index(section, "\n#"); i >= 0 {
-		section = section[:i]
-	}
+	section := operationsSection(t, "### What the CNI IPAM plugin may do")
 	code := regexp.MustCompile("`([^`]+)`")
 	var documented []string
 	for _, l := range strings.Split(section, "\n") {
