@@ -216,8 +216,11 @@ func (w *cniWorld) run(ctx context.Context, p *cniipam.Plugin) error {
 			return fmt.Errorf("ADD %s: %w", pc.pod.Name, err)
 		}
 		res, err := types100.NewResultFromResult(r)
-		if err != nil || len(res.IPs) != 1 || res.IPs[0].Address.IP.String() != pc.ip {
-			return fmt.Errorf("ADD %s = %v (%v), want %s", pc.pod.Name, r, err, pc.ip)
+		if err != nil {
+			return fmt.Errorf("ADD %s: reading the result: %w", pc.pod.Name, err)
+		}
+		if len(res.IPs) != 1 || res.IPs[0].Address.IP.String() != pc.ip {
+			return fmt.Errorf("ADD %s = %v, want %s", pc.pod.Name, r, pc.ip)
 		}
 		if pc.pod == w.bound {
 			boundResult = raw
