@@ -1,8 +1,11 @@
 // Package cniipam is edgeplane's CNI IPAM plugin: it hands a pod's interface
 // the float IPs the scheduler extender already allocated (the FloatIPs bound
-// to the pod's UID, or galaxy's k8s.v1.cni.galaxy.io/args annotation of a
-// migrated pod). It never allocates and never releases: DEL is a no-op that
-// can be repeated, and the floatip controller releases IPs when pods go.
+// to the pod's UID, or the IPs of a migrated pod's galaxy
+// k8s.v1.cni.galaxy.io/args annotation whose FloatIPs name it). It never
+// allocates and never releases: DEL is a no-op that can be repeated, and the
+// floatip controller releases IPs when pods go. It trusts neither the
+// network config nor the pod: it reads only its installer's kubeconfig
+// (KubeconfigPath), and an IP only counts when its FloatIP names the pod.
 package cniipam
 
 import (
@@ -10,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,9 +40,6 @@ var SupportedVersions = version.VersionsStartingFrom("0.4.0")
 type Config struct {
 	CNIVersion string
 	Name       string
-	// Kubeconfig reaches the API server (the DaemonSet writes one for its
-	// ServiceAccount).
-	Kubeconfig string
 	// WaitTimeout bounds how long ADD waits for an allocation not yet written.
 	WaitTimeout time.Duration
 	// PrimaryInterface receives the IPs recorded without an interface (every
@@ -60,7 +59,7 @@ type Config struct {
 // ipamSection is the "ipam" object of the network config.
 type ipamSection struct {
 	Type             string          `json:"type"`
-	Kubeconfig       string          `json:"kubeconfig"`
+	Kubeconfig       string          `json:"kubeconfig,omitempty"`
 	WaitTimeout      string          `json:"waitTimeout,omitempty"`
 	PrimaryInterface string          `json:"primaryInterface,omitempty"`
 	Pools            []string        `json:"pools,omitempty"`
@@ -70,8 +69,11 @@ type ipamSection struct {
 
 // ParseConfig reads and validates a network config; the error says which
 // field is wrong and why. Unknown fields of the ipam section are refused, so
-// a typo is not silently ignored.
-func ParseConfig(stdin []byte) (Config, error) {
+// a typo is not silently ignored. kubeconfig is the plugin's own kubeconfig
+// (KubeconfigPath): ipam.kubeconfig, which configs written before the path
+// was fixed carry, may only repeat it, so a config naming another file is
+// refused before any kubeconfig is read.
+func ParseConfig(stdin []byte, kubeconfig string) (Config, error) {
 	var conf struct {
 		CNIVersion    string          `json:"cniVersion"`
 		Name          string          `json:"name"`
@@ -96,11 +98,11 @@ func ParseConfig(stdin []byte) (Config, error) {
 	if err := dec.Decode(&sec); err != nil {
 		return Config{}, fmt.Errorf("ipam section: %w", err)
 	}
-	c := Config{CNIVersion: conf.CNIVersion, Name: conf.Name, Kubeconfig: sec.Kubeconfig, Pools: sec.Pools, DNS: sec.DNS,
-		WaitTimeout: DefaultWaitTimeout, PrimaryInterface: DefaultPrimaryInterface}
-	if c.Kubeconfig == "" || !filepath.IsAbs(c.Kubeconfig) {
-		return Config{}, fmt.Errorf("ipam.kubeconfig %q: want the absolute path of a kubeconfig", c.Kubeconfig)
+	if sec.Kubeconfig != "" && sec.Kubeconfig != kubeconfig {
+		return Config{}, fmt.Errorf("ipam.kubeconfig %q is refused: the plugin reads only its installer's kubeconfig, %s; remove the field", sec.Kubeconfig, kubeconfig)
 	}
+	c := Config{CNIVersion: conf.CNIVersion, Name: conf.Name, Pools: sec.Pools, DNS: sec.DNS,
+		WaitTimeout: DefaultWaitTimeout, PrimaryInterface: DefaultPrimaryInterface}
 	if sec.WaitTimeout != "" {
 		d, err := time.ParseDuration(sec.WaitTimeout)
 		if err != nil || d < 0 || d > MaxWaitTimeout {
@@ -141,20 +143,4 @@ func ParseConfig(stdin []byte) (Config, error) {
 		c.PrevResult = prev.PrevResult
 	}
 	return c, nil
-}
-
-// KubeconfigOf is the ipam.kubeconfig of a network config that ParseConfig
-// may refuse, when it is an absolute path: enough to reach the API server
-// and record the refusal on the pod.
-func KubeconfigOf(stdin []byte) (string, bool) {
-	var conf struct {
-		IPAM struct {
-			Kubeconfig string `json:"kubeconfig"`
-		} `json:"ipam"`
-	}
-	if err := json.Unmarshal(stdin, &conf); err != nil {
-		return "", false
-	}
-	k := conf.IPAM.Kubeconfig
-	return k, k != "" && filepath.IsAbs(k)
 }

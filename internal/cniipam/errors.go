@@ -21,6 +21,7 @@ const (
 	ReasonNoFloatIPForInterface Reason = "NoFloatIPForInterface"
 	ReasonIPOutsidePool         Reason = "IPOutsidePool"
 	ReasonIPHeldByOtherPod      Reason = "IPHeldByOtherPod"
+	ReasonIPNotAllocatedToPod   Reason = "IPNotAllocatedToPod"
 	ReasonAPIUnavailable        Reason = "APIServerUnavailable"
 	ReasonAddressMismatch       Reason = "AddressMismatch"
 	ReasonNotAvailable          Reason = "PluginNotAvailable"
@@ -39,6 +40,7 @@ const (
 	CodeIPHeldByOtherPod      uint = 105
 	CodeAPIUnavailable        uint = 106
 	CodeAddressMismatch       uint = 107
+	CodeIPNotAllocatedToPod   uint = 108
 )
 
 var codes = map[Reason]uint{
@@ -53,6 +55,7 @@ var codes = map[Reason]uint{
 	ReasonIPHeldByOtherPod:      CodeIPHeldByOtherPod,
 	ReasonAPIUnavailable:        CodeAPIUnavailable,
 	ReasonAddressMismatch:       CodeAddressMismatch,
+	ReasonIPNotAllocatedToPod:   CodeIPNotAllocatedToPod,
 	ReasonNotAvailable:          types.ErrPluginNotAvailable,
 }
 

@@ -1,6 +1,7 @@
 package cniipam
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,28 +44,35 @@ func TestParseConfig(t *testing.T) {
 					t.Fatal("prevResult not parsed")
 				}
 			}},
-		"not json":          {in: `{"cniVersion":`, wantErr: "not valid JSON"},
-		"no name":           {in: `{"cniVersion":"1.0.0","ipam":{` + kc + `}}`, wantErr: "no name"},
-		"old version":       {in: conf("0.3.1", `{`+kc+`}`), wantErr: `cniVersion "0.3.1" is not one of 0.4.0, 1.0.0, 1.1.0`},
-		"no ipam":           {in: `{"cniVersion":"1.0.0","name":"n"}`, wantErr: "no ipam section"},
-		"null ipam":         {in: conf("1.0.0", `null`), wantErr: "no ipam section"},
-		"ipam not object":   {in: conf("1.0.0", `"x"`), wantErr: "ipam section"},
-		"unknown field":     {in: conf("1.0.0", `{`+kc+`,"waitTimout":"1s"}`), wantErr: `unknown field "waitTimout"`},
-		"no kubeconfig":     {in: conf("1.0.0", `{"type":"x"}`), wantErr: "ipam.kubeconfig"},
-		"relative kube":     {in: conf("1.0.0", `{"kubeconfig":"kc"}`), wantErr: "absolute path"},
-		"bad wait":          {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"soon"}`), wantErr: "ipam.waitTimeout"},
-		"negative wait":     {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"-1s"}`), wantErr: "ipam.waitTimeout"},
-		"long wait":         {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"1h"}`), wantErr: "ipam.waitTimeout"},
-		"bad primary":       {in: conf("1.0.0", `{`+kc+`,"primaryInterface":"a/b"}`), wantErr: "ipam.primaryInterface"},
-		"bad pool":          {in: conf("1.0.0", `{`+kc+`,"pools":["Bad_Pool"]}`), wantErr: "ipam.pools"},
-		"route without dst": {in: conf("1.0.0", `{`+kc+`,"routes":[{"gw":"10.0.0.1"}]}`), wantErr: "ipam.routes[0] has no dst"},
-		"null route":        {in: conf("1.0.0", `{`+kc+`,"routes":[null]}`), wantErr: "ipam.routes[0] has no dst"},
-		"bad route":         {in: conf("1.0.0", `{`+kc+`,"routes":[{"dst":"nope"}]}`), wantErr: "ipam section"},
-		"bad prevResult":    {in: `{"cniVersion":"1.0.0","name":"n","ipam":{` + kc + `},"prevResult":{"cniVersion":"1.0.0","ips":[{"address":"x"}]}}`, wantErr: "prevResult"},
+		"not json":        {in: `{"cniVersion":`, wantErr: "not valid JSON"},
+		"no name":         {in: `{"cniVersion":"1.0.0","ipam":{` + kc + `}}`, wantErr: "no name"},
+		"old version":     {in: conf("0.3.1", `{`+kc+`}`), wantErr: `cniVersion "0.3.1" is not one of 0.4.0, 1.0.0, 1.1.0`},
+		"no ipam":         {in: `{"cniVersion":"1.0.0","name":"n"}`, wantErr: "no ipam section"},
+		"null ipam":       {in: conf("1.0.0", `null`), wantErr: "no ipam section"},
+		"ipam not object": {in: conf("1.0.0", `"x"`), wantErr: "ipam section"},
+		"unknown field":   {in: conf("1.0.0", `{`+kc+`,"waitTimout":"1s"}`), wantErr: `unknown field "waitTimout"`},
+		"no kubeconfig": {in: conf("1.0.0", `{"type":"x"}`), check: func(t *testing.T, c Config) {
+			if c.Name != "float" {
+				t.Fatalf("config = %+v", c)
+			}
+		}},
+		"another kubeconfig": {in: conf("1.0.0", `{"kubeconfig":"/var/lib/tenant/kubeconfig"}`),
+			wantErr: `ipam.kubeconfig "/var/lib/tenant/kubeconfig" is refused: the plugin reads only its installer's kubeconfig, ` + KubeconfigPath},
+		"relative kube":               {in: conf("1.0.0", `{"kubeconfig":"kc"}`), wantErr: `ipam.kubeconfig "kc" is refused`},
+		"kubeconfig path in disguise": {in: conf("1.0.0", `{"kubeconfig":"/etc/cni/net.d/../net.d/edgeplane-cni-ipam.kubeconfig"}`), wantErr: "is refused"},
+		"bad wait":                    {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"soon"}`), wantErr: "ipam.waitTimeout"},
+		"negative wait":               {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"-1s"}`), wantErr: "ipam.waitTimeout"},
+		"long wait":                   {in: conf("1.0.0", `{`+kc+`,"waitTimeout":"1h"}`), wantErr: "ipam.waitTimeout"},
+		"bad primary":                 {in: conf("1.0.0", `{`+kc+`,"primaryInterface":"a/b"}`), wantErr: "ipam.primaryInterface"},
+		"bad pool":                    {in: conf("1.0.0", `{`+kc+`,"pools":["Bad_Pool"]}`), wantErr: "ipam.pools"},
+		"route without dst":           {in: conf("1.0.0", `{`+kc+`,"routes":[{"gw":"10.0.0.1"}]}`), wantErr: "ipam.routes[0] has no dst"},
+		"null route":                  {in: conf("1.0.0", `{`+kc+`,"routes":[null]}`), wantErr: "ipam.routes[0] has no dst"},
+		"bad route":                   {in: conf("1.0.0", `{`+kc+`,"routes":[{"dst":"nope"}]}`), wantErr: "ipam section"},
+		"bad prevResult":              {in: `{"cniVersion":"1.0.0","name":"n","ipam":{` + kc + `},"prevResult":{"cniVersion":"1.0.0","ips":[{"address":"x"}]}}`, wantErr: "prevResult"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c, err := ParseConfig([]byte(tc.in))
+			c, err := ParseConfig([]byte(tc.in), KubeconfigPath)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
@@ -75,36 +83,6 @@ func TestParseConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, c)
-		})
-	}
-}
-
-// TestKubeconfigOf: the kubeconfig of a config ParseConfig refuses for
-// another field is still found, so the refusal can reach the pod; one that
-// is missing, relative or not a string is not.
-func TestKubeconfigOf(t *testing.T) {
-	cases := map[string]struct {
-		in   string
-		want string
-	}{
-		"valid":            {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k"}}`, want: "/k"},
-		"bad wait":         {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k","waitTimeout":"soon"}}`, want: "/k"},
-		"unknown field":    {in: `{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k","waitTimout":1}}`, want: "/k"},
-		"old version":      {in: `{"cniVersion":"0.3.1","ipam":{"kubeconfig":"/k"}}`, want: "/k"},
-		"relative":         {in: `{"ipam":{"kubeconfig":"k"}}`},
-		"none":             {in: `{"ipam":{}}`},
-		"no ipam":          {in: `{"name":"n"}`},
-		"not a string":     {in: `{"ipam":{"kubeconfig":5}}`},
-		"ipam not object":  {in: `{"ipam":"/k"}`},
-		"not json":         {in: `{"ipam":{"kubeconfig":"/k"`},
-		"other field type": {in: `{"name":5,"ipam":{"kubeconfig":"/k","pools":"x"}}`, want: "/k"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, ok := KubeconfigOf([]byte(tc.in))
-			if ok != (tc.want != "") || (ok && got != tc.want) {
-				t.Fatalf("KubeconfigOf = %q, %v; want %q", got, ok, tc.want)
-			}
 		})
 	}
 }
@@ -147,22 +125,26 @@ func TestParseArgs(t *testing.T) {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/k","waitTimeout":"1s","pools":["a"],"routes":[{"dst":"0.0.0.0/0"}]}}`))
+	f.Add([]byte(`{"cniVersion":"1.0.0","name":"n","ipam":{"kubeconfig":"/etc/cni/net.d/edgeplane-cni-ipam.kubeconfig","waitTimeout":"1s","pools":["a"],"routes":[{"dst":"0.0.0.0/0"}]}}`))
 	f.Add([]byte(`{"cniVersion":"1.1.0","name":"n","ipam":{"kubeconfig":"/k"},"prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.0.0.1/24","gateway":"10.0.0.254"}]}}`))
-	f.Add([]byte(`{"cniVersion":"0.4.0","name":"n","ipam":{"kubeconfig":"/k","primaryInterface":"eth1","routes":[]}}`))
+	f.Add([]byte(`{"cniVersion":"0.4.0","name":"n","ipam":{"primaryInterface":"eth1","routes":[]}}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c, err := ParseConfig(in)
-		kc, ok := KubeconfigOf(in)
+		c, err := ParseConfig(in, KubeconfigPath)
 		if err != nil {
 			return
 		}
-		// A config that parses names the kubeconfig KubeconfigOf finds.
-		if !ok || kc != c.Kubeconfig {
-			t.Fatalf("KubeconfigOf = %q, %v; ParseConfig's is %q", kc, ok, c.Kubeconfig)
+		// A config that parses names no kubeconfig but the plugin's.
+		var named struct {
+			IPAM struct {
+				Kubeconfig string `json:"kubeconfig"`
+			} `json:"ipam"`
+		}
+		if json.Unmarshal(in, &named) == nil && named.IPAM.Kubeconfig != "" && named.IPAM.Kubeconfig != KubeconfigPath {
+			t.Fatalf("accepted a config naming kubeconfig %q", named.IPAM.Kubeconfig)
 		}
 		// Whatever parses is usable as is.
-		if c.Name == "" || c.Kubeconfig == "" || c.PrimaryInterface == "" || c.WaitTimeout < 0 || c.WaitTimeout > MaxWaitTimeout {
+		if c.Name == "" || c.PrimaryInterface == "" || c.WaitTimeout < 0 || c.WaitTimeout > MaxWaitTimeout {
 			t.Fatalf("accepted %+v", c)
 		}
 		for _, r := range c.Routes {

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	networkingclient "github.com/edgeplane/edgeplane/apis/client/clientset/versioned/typed/networking/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
@@ -34,9 +33,11 @@ const (
 	maxNote             = 1024
 )
 
-// Plugin runs the CNI commands against the API server named by the network
-// config's kubeconfig.
+// Plugin runs the CNI commands against the API server of its kubeconfig.
 type Plugin struct {
+	// Kubeconfig is the kubeconfig the plugin reads (default
+	// KubeconfigPath). It is the program's, never the network config's.
+	Kubeconfig string
 	// PollInterval is how often ADD looks again for an allocation not yet
 	// written (default 500ms).
 	PollInterval time.Duration
@@ -57,10 +58,28 @@ type clients struct {
 	net    networkingclient.NetworkingV1alpha1Interface
 }
 
-func newClients(kubeconfig string) (*clients, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func (p *Plugin) kubeconfig() string {
+	if p.Kubeconfig == "" {
+		return KubeconfigPath
+	}
+	return p.Kubeconfig
+}
+
+// newClients builds the clients from the plugin's kubeconfig; a failure is
+// the node's (the installer has not written a usable kubeconfig), so it is
+// ReasonNotAvailable.
+func (p *Plugin) newClients() (*clients, *Refusal) {
+	c, err := newClients(p.kubeconfig())
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		return nil, refuse(ReasonNotAvailable, "the plugin's kubeconfig (written by edgeplane-cni-ipam install): %v", err)
+	}
+	return c, nil
+}
+
+func newClients(kubeconfig string) (*clients, error) {
+	cfg, err := LoadKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	cfg.Timeout = requestTimeout
 	cfg.UserAgent = "edgeplane-cni-ipam"
@@ -81,19 +100,19 @@ func newClients(kubeconfig string) (*clients, error) {
 
 // prepare parses the config and CNI_ARGS and builds the clients. A refused
 // config still comes with the pod's ref and clients when CNI_ARGS name the
-// pod and the config's kubeconfig loads, so the refusal can be recorded on
-// the pod (see refused).
-func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
-	cfg, err := ParseConfig(args.StdinData)
+// pod and the plugin's kubeconfig loads, so the refusal can be recorded on
+// the pod (see refused). The config is parsed, and refused if it names
+// another kubeconfig, before any kubeconfig is read.
+func (p *Plugin) prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
+	cfg, err := ParseConfig(args.StdinData, p.kubeconfig())
 	if err != nil {
 		r := refuse(ReasonInvalidConfig, "%v", err)
 		ref, argsErr := ParseArgs(args.Args)
-		kubeconfig, ok := KubeconfigOf(args.StdinData)
-		if argsErr != nil || !ok {
+		if argsErr != nil {
 			return Config{}, PodRef{}, nil, r
 		}
-		c, err := newClients(kubeconfig)
-		if err != nil {
+		c, cr := p.newClients()
+		if cr != nil {
 			return Config{}, PodRef{}, nil, r
 		}
 		return Config{}, ref, c, r
@@ -102,9 +121,9 @@ func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 	if err != nil {
 		return Config{}, PodRef{}, nil, refuse(ReasonInvalidArgs, "%v", err)
 	}
-	c, err := newClients(cfg.Kubeconfig)
-	if err != nil {
-		return Config{}, PodRef{}, nil, refuse(ReasonInvalidConfig, "ipam.kubeconfig: %v", err)
+	c, r := p.newClients()
+	if r != nil {
+		return Config{}, PodRef{}, nil, r
 	}
 	return cfg, ref, c, nil
 }
@@ -112,7 +131,7 @@ func prepare(args *skel.CmdArgs) (Config, PodRef, *clients, *Refusal) {
 // Add hands the pod's interface its float IPs, waiting up to the config's
 // waitTimeout for an allocation the extender has not written yet.
 func (p *Plugin) Add(args *skel.CmdArgs) error {
-	cfg, ref, c, r := prepare(args)
+	cfg, ref, c, r := p.prepare(args)
 	if r != nil {
 		p.refused(c, ref, r, "AddNetwork")
 		return r.CNIError()
@@ -136,7 +155,7 @@ func (p *Plugin) Add(args *skel.CmdArgs) error {
 // Check verifies that the pod still holds the addresses the chain's
 // previous result gave the interface.
 func (p *Plugin) Check(args *skel.CmdArgs) error {
-	cfg, ref, c, r := prepare(args)
+	cfg, ref, c, r := p.prepare(args)
 	if r != nil {
 		p.refused(c, ref, r, "CheckNetwork")
 		return r.CNIError()
@@ -182,21 +201,21 @@ func checkPrevResult(prev types.Result, ref PodRef, ifname string, addrs []Addre
 // controller releases the IP when the pod is gone.
 func (p *Plugin) Del(*skel.CmdArgs) error { return nil }
 
-// Status reports whether ADD can be served: the config parses and the API
-// server answers with the pools the plugin reads.
+// Status reports whether ADD can be served: the config parses, the
+// plugin's kubeconfig loads, and the API server answers with the FloatIPs
+// the plugin reads.
 func (p *Plugin) Status(args *skel.CmdArgs) error {
-	cfg, err := ParseConfig(args.StdinData)
-	if err != nil {
+	if _, err := ParseConfig(args.StdinData, p.kubeconfig()); err != nil {
 		return refuse(ReasonInvalidConfig, "%v", err).CNIError()
 	}
-	c, err := newClients(cfg.Kubeconfig)
-	if err != nil {
-		return refuse(ReasonNotAvailable, "ipam.kubeconfig: %v", err).CNIError()
+	c, r := p.newClients()
+	if r != nil {
+		return r.CNIError()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	if _, err := c.net.FloatIPPools().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-		return refuse(ReasonNotAvailable, "listing FloatIPPools: %v", err).CNIError()
+	if _, err := c.net.FloatIPs().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return refuse(ReasonNotAvailable, "listing FloatIPs: %v", err).CNIError()
 	}
 	return nil
 }
@@ -239,8 +258,9 @@ func (p *Plugin) resolve(ctx context.Context, c *clients, cfg Config, ref PodRef
 	}
 }
 
-// read fetches the pod, the FloatIPs bound to its UID, the pools and, for
-// a pod without any, the FloatIPs of its galaxy annotation's IPs.
+// read fetches the pod, the FloatIPs bound to its UID and, for a pod
+// without any, the FloatIP of each IP of its galaxy annotation (one read
+// per IP), then the pools of those FloatIPs by name.
 func read(ctx context.Context, c *clients, ref PodRef) (State, *Refusal) {
 	unavailable := func(what string, err error) (State, *Refusal) {
 		return State{}, refuse(ReasonAPIUnavailable, "pod %s: %s: %v", ref, what, err)
@@ -262,12 +282,8 @@ func read(ctx context.Context, c *clients, ref PodRef) (State, *Refusal) {
 		return unavailable("listing its FloatIPs", err)
 	}
 	st.Bound = bound.Items
-	pools, err := c.net.FloatIPPools().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return unavailable("listing FloatIPPools", err)
-	}
-	st.Pools = pools.Items
-	if len(st.Bound) == 0 {
+	used := BoundTo(pod, st.Bound)
+	if len(used) == 0 {
 		for _, ip := range AnnotationIPs(pod) {
 			f, err := c.net.FloatIPs().Get(ctx, ipam.NameForIP(ip), metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -280,6 +296,22 @@ func read(ctx context.Context, c *clients, ref PodRef) (State, *Refusal) {
 				st.Holders = map[netip.Addr]*networkingv1alpha1.FloatIP{}
 			}
 			st.Holders[ip] = f
+			used = append(used, f)
+		}
+	}
+	st.Pools = map[string]*networkingv1alpha1.FloatIPPool{}
+	for _, f := range used {
+		if _, seen := st.Pools[f.Spec.Pool]; seen || f.Spec.Pool == "" {
+			continue
+		}
+		pool, err := c.net.FloatIPPools().Get(ctx, f.Spec.Pool, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			st.Pools[f.Spec.Pool] = nil
+		case err != nil:
+			return unavailable("getting FloatIPPool "+f.Spec.Pool, err)
+		default:
+			st.Pools[f.Spec.Pool] = pool
 		}
 	}
 	return st, nil

@@ -29,40 +29,48 @@ type State struct {
 	Pod *corev1.Pod
 	// Bound are the FloatIPs whose status names the pod's UID.
 	Bound []networkingv1alpha1.FloatIP
-	// Pools are every FloatIPPool.
-	Pools []networkingv1alpha1.FloatIPPool
+	// Pools are the FloatIPPools of the FloatIPs in Bound and Holders, by
+	// name (absent: no such pool).
+	Pools map[string]*networkingv1alpha1.FloatIPPool
 	// Holders are the FloatIPs of the IPs in the pod's galaxy annotation
-	// (absent: no FloatIP for that IP), read only when Bound is empty.
+	// (absent: no FloatIP for that IP), read only when no FloatIP is
+	// BoundTo the pod.
 	Holders map[netip.Addr]*networkingv1alpha1.FloatIP
+}
+
+// BoundTo is the FloatIPs of fips that the pod holds now: allocated to its
+// UID, namespace and name, and not being deleted.
+func BoundTo(pod *corev1.Pod, fips []networkingv1alpha1.FloatIP) []*networkingv1alpha1.FloatIP {
+	var out []*networkingv1alpha1.FloatIP
+	for i := range fips {
+		f := &fips[i]
+		if f.Status.PodUID == string(pod.UID) && f.Status.PodNamespace == pod.Namespace && f.Status.PodName == pod.Name &&
+			f.Status.Phase == networkingv1alpha1.FloatIPAllocated && f.DeletionTimestamp == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Resolve decides the addresses of the pod's interface ifname: the FloatIPs
 // bound to the pod's UID that are for ifname, else (a pod galaxy-ipam bound
-// before migration) the IPs of its k8s.v1.cni.galaxy.io/args annotation.
-// IPs recorded without an interface are the primary interface's. A refusal
-// with ReasonAllocationPending means the extender has not written the pod's
+// before migration) the IPs of its k8s.v1.cni.galaxy.io/args annotation,
+// each only if its FloatIP names the pod (CheckHolder): the annotation is
+// the pod's own to write, so it never grants an IP by itself. IPs recorded
+// without an interface are the primary interface's. A refusal with
+// ReasonAllocationPending means the extender has not written the pod's
 // allocation yet: ask again.
 func Resolve(cfg Config, ifname string, st State) ([]Address, *Refusal) {
 	pod := st.Pod
 	name := pod.Namespace + "/" + pod.Name
-	pools := map[string]*networkingv1alpha1.FloatIPPool{}
-	for i := range st.Pools {
-		pools[st.Pools[i].Name] = &st.Pools[i]
-	}
+	pools := st.Pools
 	ifaceOf := func(recorded string) string {
 		if recorded == "" {
 			return cfg.PrimaryInterface
 		}
 		return recorded
 	}
-	var bound []*networkingv1alpha1.FloatIP
-	for i := range st.Bound {
-		f := &st.Bound[i]
-		if f.Status.PodUID == string(pod.UID) && f.Status.PodNamespace == pod.Namespace && f.Status.PodName == pod.Name &&
-			f.Status.Phase == networkingv1alpha1.FloatIPAllocated && f.DeletionTimestamp == nil {
-			bound = append(bound, f)
-		}
-	}
+	bound := BoundTo(pod, st.Bound)
 	infos := annotationInfos(pod)
 	if len(bound) > 0 {
 		var out []Address
@@ -100,11 +108,22 @@ func Resolve(cfg Config, ifname string, st State) ([]Address, *Refusal) {
 		return nil, refuse(ReasonAllocationPending, "pod %s has no float IP allocated yet (no FloatIP bound to UID %s, no %s)", name, pod.UID, networkingv1alpha1.AnnotationCNIArgs)
 	}
 	// A pod galaxy-ipam bound: the annotation in slot order, one entry per
-	// requested interface when the pod asked for interfaces.
+	// requested interface when the pod asked for interfaces. Every IP is
+	// checked against its FloatIP, also those of other interfaces: an
+	// annotation naming a foreign IP is refused whichever interface asks.
 	ifs, _ := ipam.ParseInterfaces(pod.Annotations, pod.Namespace)
 	var out []Address
 	var others []string
 	for i, info := range infos {
+		prefix, err := netip.ParsePrefix(info.IP)
+		if err != nil {
+			return nil, refuse(ReasonIPOutsidePool, "pod %s: %s ipinfos[%d].ip %q is not an IP with a prefix length", name, networkingv1alpha1.AnnotationCNIArgs, i, info.IP)
+		}
+		ip := prefix.Addr().Unmap()
+		f := st.Holders[ip]
+		if r := CheckHolder(pod, ip, f); r != nil {
+			return nil, r
+		}
 		iface := cfg.PrimaryInterface
 		if i < len(ifs) {
 			iface = ifs[i].Interface
@@ -113,21 +132,7 @@ func Resolve(cfg Config, ifname string, st State) ([]Address, *Refusal) {
 			others = append(others, iface)
 			continue
 		}
-		prefix, err := netip.ParsePrefix(info.IP)
-		if err != nil {
-			return nil, refuse(ReasonIPOutsidePool, "pod %s: %s ipinfos[%d].ip %q is not an IP with a prefix length", name, networkingv1alpha1.AnnotationCNIArgs, i, info.IP)
-		}
-		ip := prefix.Addr().Unmap()
-		if f := st.Holders[ip]; f != nil && f.Status.PodUID != "" && f.Status.PodUID != string(pod.UID) {
-			return nil, refuse(ReasonIPHeldByOtherPod, "pod %s: IP %s of its %s annotation is held by pod %s/%s (UID %s)",
-				name, ip, networkingv1alpha1.AnnotationCNIArgs, f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID)
-		}
-		pool := poolContaining(st.Pools, ip)
-		poolName := ""
-		if pool != nil {
-			poolName = pool.Name
-		}
-		a, r := addressInPool(cfg, name, ip, pool, poolName)
+		a, r := addressInPool(cfg, name, ip, pools[f.Spec.Pool], f.Spec.Pool)
 		if r != nil {
 			return nil, r
 		}
@@ -143,6 +148,47 @@ func Resolve(cfg Config, ifname string, st State) ([]Address, *Refusal) {
 			name, strings.Join(slices.Compact(slices.Sorted(slices.Values(others))), ", "), ifname)
 	}
 	return out, nil
+}
+
+// CheckHolder refuses ip, an IP of the pod's galaxy annotation, unless f
+// (its FloatIP, nil when there is none) names the pod: by UID (the extender
+// records it when it allocates), or, for a galaxy allocation migrated
+// without a UID, by the galaxy key of the pod's namespace, name, owner and
+// sharing pool. Anything else (no FloatIP, a reservation, another pod's
+// IP, an IP being released) is refused with the IP and why, so that an IP
+// is never on two pods.
+func CheckHolder(pod *corev1.Pod, ip netip.Addr, f *networkingv1alpha1.FloatIP) *Refusal {
+	name := pod.Namespace + "/" + pod.Name
+	where := fmt.Sprintf("pod %s: IP %s of its %s annotation", name, ip, networkingv1alpha1.AnnotationCNIArgs)
+	switch {
+	case f == nil:
+		return refuse(ReasonIPNotAllocatedToPod, "%s has no FloatIP: it is allocated to no pod, and writing the annotation does not allocate it", where)
+	case !sameIP(f.Spec.IP, ip):
+		return refuse(ReasonIPNotAllocatedToPod, "%s: FloatIP %s is for IP %q", where, f.Name, f.Spec.IP)
+	case f.DeletionTimestamp != nil || f.Status.Phase == networkingv1alpha1.FloatIPReleasing:
+		return refuse(ReasonIPNotAllocatedToPod, "%s is being released (FloatIP %s)", where, f.Name)
+	case f.Status.PodUID == string(pod.UID):
+		return nil
+	case f.Status.PodUID != "":
+		return refuse(ReasonIPHeldByOtherPod, "%s is held by pod %s/%s (UID %s)", where, f.Status.PodNamespace, f.Status.PodName, f.Status.PodUID)
+	}
+	key, err := ipam.ParseKey(f.Spec.Key)
+	switch {
+	case f.Spec.Key == "":
+		return refuse(ReasonIPNotAllocatedToPod, "%s is reserved by an admin (FloatIP %s has no key)", where, f.Name)
+	case err != nil || key.IsReservation():
+		return refuse(ReasonIPNotAllocatedToPod, "%s is reserved for %s, not allocated to a pod (FloatIP %s)", where, f.Spec.Key, f.Name)
+	case key == ipam.KeyFor(pod.Namespace, pod.Name, ipam.PodOwner(pod), pod.Annotations[networkingv1alpha1.AnnotationENIIPPool]):
+		return nil
+	case key.Namespace == pod.Namespace && key.PodName == pod.Name:
+		return refuse(ReasonIPHeldByOtherPod, "%s is recorded for key %s (FloatIP %s), which is not this pod's owner or pool", where, f.Spec.Key, f.Name)
+	}
+	return refuse(ReasonIPHeldByOtherPod, "%s is recorded for pod %s/%s (FloatIP %s, key %s)", where, key.Namespace, key.PodName, f.Name, f.Spec.Key)
+}
+
+func sameIP(s string, ip netip.Addr) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Unmap() == ip
 }
 
 // AnnotationIPs are the IPs of the pod's galaxy annotation, whose FloatIPs
@@ -217,16 +263,6 @@ func poolHands(pool *networkingv1alpha1.FloatIPPool, ip netip.Addr) bool {
 	}
 	set, err := ipam.ParseSet(pool.Spec.Ranges, nil)
 	return err == nil && set.Contains(ip)
-}
-
-// poolContaining is the pool whose ranges hold ip, if any.
-func poolContaining(pools []networkingv1alpha1.FloatIPPool, ip netip.Addr) *networkingv1alpha1.FloatIPPool {
-	for i := range pools {
-		if poolHands(&pools[i], ip) {
-			return &pools[i]
-		}
-	}
-	return nil
 }
 
 // describe lists addresses for messages and Events.

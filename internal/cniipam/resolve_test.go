@@ -37,6 +37,15 @@ func boundFIP(ip, pool, iface, uid string) networkingv1alpha1.FloatIP {
 	}
 }
 
+// migratedFIP is a galaxy allocation translated without a holder UID.
+func migratedFIP(ip, pool, key string) *networkingv1alpha1.FloatIP {
+	return &networkingv1alpha1.FloatIP{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(ip, ".", "-")},
+		Spec:       networkingv1alpha1.FloatIPSpec{IP: ip, Pool: pool, Key: key},
+		Status:     networkingv1alpha1.FloatIPStatus{Phase: networkingv1alpha1.FloatIPReserved},
+	}
+}
+
 func addr(prefix, gw, pool string) Address {
 	a := Address{Prefix: netip.MustParsePrefix(prefix), Pool: pool}
 	if gw != "" {
@@ -47,11 +56,16 @@ func addr(prefix, gw, pool string) Address {
 
 func TestResolve(t *testing.T) {
 	cfg := Config{Name: "float", PrimaryInterface: "eth0"}
-	pools := []networkingv1alpha1.FloatIPPool{
-		testPool("public", "198.51.100.0/24", "198.51.100.1", "198.51.100.10~198.51.100.20"),
-		testPool("storage", "203.0.113.0/24", "", "203.0.113.0/28"),
-	}
+	public := testPool("public", "198.51.100.0/24", "198.51.100.1", "198.51.100.10~198.51.100.20")
+	storage := testPool("storage", "203.0.113.0/24", "", "203.0.113.0/28")
+	pools := map[string]*networkingv1alpha1.FloatIPPool{"public": &public, "storage": &storage}
 	galaxy := `{"common":{"ipinfos":[{"ip":"198.51.100.12/25","vlan":0,"gateway":"198.51.100.126"},{"ip":"203.0.113.5/24","vlan":0,"gateway":""}]}}`
+	// The FloatIPs migration wrote for the galaxy annotation's IPs: the
+	// pod's key (no owner, no pool), no UID.
+	migrated := map[netip.Addr]*networkingv1alpha1.FloatIP{
+		netip.MustParseAddr("198.51.100.12"): migratedFIP("198.51.100.12", "public", "NULL_ns_NULL_web-0"),
+		netip.MustParseAddr("203.0.113.5"):   migratedFIP("203.0.113.5", "storage", "NULL_ns_NULL_web-0"),
+	}
 	cases := map[string]struct {
 		cfg     *Config
 		ifname  string
@@ -126,25 +140,49 @@ func TestResolve(t *testing.T) {
 		},
 		"galaxy annotation: primary gets what has no interface": {
 			ifname: "eth0",
-			st:     State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy}), Pools: pools},
+			st:     State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy}), Pools: pools, Holders: migrated},
 			want:   []Address{addr("198.51.100.12/25", "198.51.100.126", "public"), addr("203.0.113.5/24", "", "storage")},
 		},
 		"galaxy annotation with an interface request": {
 			ifname: "net1",
 			st: State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy,
-				networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=public,net1=storage"}), Pools: pools},
+				networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=public,net1=storage"}), Pools: pools, Holders: migrated},
 			want: []Address{addr("203.0.113.5/24", "", "storage")},
 		},
 		"galaxy annotation IP held by another pod": {
 			ifname: "eth0",
 			st: State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy}), Pools: pools,
-				Holders: map[netip.Addr]*networkingv1alpha1.FloatIP{netip.MustParseAddr("203.0.113.5"): new(boundFIP("203.0.113.5", "storage", "", "uid-2"))}},
-			refusal: ReasonIPHeldByOtherPod, message: "held by pod ns/web-0 (UID uid-2)",
+				Holders: map[netip.Addr]*networkingv1alpha1.FloatIP{
+					netip.MustParseAddr("198.51.100.12"): migrated[netip.MustParseAddr("198.51.100.12")],
+					netip.MustParseAddr("203.0.113.5"):   new(boundFIP("203.0.113.5", "storage", "", "uid-2")),
+				}},
+			refusal: ReasonIPHeldByOtherPod, message: "IP 203.0.113.5 of its k8s.v1.cni.galaxy.io/args annotation is held by pod ns/web-0 (UID uid-2)",
 		},
-		"galaxy annotation IP in no pool": {
+		// The annotation is the pod's to write: an IP it names is checked
+		// even when asked for another interface.
+		"galaxy annotation IP of another interface without a FloatIP": {
+			ifname: "net1",
+			st: State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy,
+				networkingv1alpha1.AnnotationFloatIPInterfaces: "eth0=public,net1=storage"}), Pools: pools,
+				Holders: map[netip.Addr]*networkingv1alpha1.FloatIP{netip.MustParseAddr("203.0.113.5"): migrated[netip.MustParseAddr("203.0.113.5")]}},
+			refusal: ReasonIPNotAllocatedToPod, message: "IP 198.51.100.12 of its k8s.v1.cni.galaxy.io/args annotation has no FloatIP",
+		},
+		"galaxy annotation without FloatIPs": {
 			ifname:  "eth0",
-			st:      State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: `{"common":{"ipinfos":[{"ip":"192.0.2.9/24"}]}}`}), Pools: pools},
-			refusal: ReasonIPOutsidePool, message: "IP 192.0.2.9 is in no FloatIPPool's ranges",
+			st:      State{Pod: testPod(false, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy}), Pools: pools},
+			refusal: ReasonIPNotAllocatedToPod, message: "pod ns/web-0: IP 198.51.100.12 of its k8s.v1.cni.galaxy.io/args annotation has no FloatIP",
+		},
+		"galaxy annotation IP outside its pool": {
+			ifname: "eth0",
+			st: State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: `{"common":{"ipinfos":[{"ip":"192.0.2.9/24"}]}}`}), Pools: pools,
+				Holders: map[netip.Addr]*networkingv1alpha1.FloatIP{netip.MustParseAddr("192.0.2.9"): migratedFIP("192.0.2.9", "public", "NULL_ns_NULL_web-0")}},
+			refusal: ReasonIPOutsidePool, message: "IP 192.0.2.9 is outside the ranges of its FloatIPPool public",
+		},
+		"galaxy annotation IP whose pool is gone": {
+			ifname: "eth0",
+			st: State{Pod: testPod(true, map[string]string{networkingv1alpha1.AnnotationCNIArgs: galaxy}), Pools: map[string]*networkingv1alpha1.FloatIPPool{"public": &public},
+				Holders: migrated},
+			refusal: ReasonIPOutsidePool, message: "IP 203.0.113.5 is of FloatIPPool storage, which does not exist",
 		},
 		"galaxy annotation malformed ip": {
 			ifname:  "eth0",
@@ -196,5 +234,73 @@ func TestBuildResult(t *testing.T) {
 	cfg.RoutesSet = true
 	if res := BuildResult(cfg, "eth0", addrs); len(res.Routes) != 0 {
 		t.Fatalf(`"routes": [] still gave routes %v`, res.Routes)
+	}
+}
+
+// TestCheckHolder: an IP of the pod's galaxy annotation is the pod's only
+// when its FloatIP names the pod, by UID or by the pod's own galaxy key.
+func TestCheckHolder(t *testing.T) {
+	ip := netip.MustParseAddr("198.51.100.12")
+	controller := true
+	deployPod := testPod(true, map[string]string{networkingv1alpha1.AnnotationENIIPPool: "shared"})
+	deployPod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f", UID: "rs", Controller: &controller}}
+	with := func(mutate func(f *networkingv1alpha1.FloatIP)) *networkingv1alpha1.FloatIP {
+		f := migratedFIP("198.51.100.12", "public", "NULL_ns_NULL_web-0")
+		mutate(f)
+		return f
+	}
+	cases := map[string]struct {
+		pod     *corev1.Pod
+		fip     *networkingv1alpha1.FloatIP
+		refusal Reason
+		message string
+	}{
+		"bound to the pod's UID":      {fip: new(boundFIP("198.51.100.12", "public", "", "uid-1"))},
+		"migrated with the pod's key": {fip: with(func(*networkingv1alpha1.FloatIP) {})},
+		"migrated with the pod's UID and another key": {fip: with(func(f *networkingv1alpha1.FloatIP) {
+			f.Spec.Key, f.Status.PodUID = "dp_ns_web_", "uid-1"
+		})},
+		"migrated Deployment pod of a sharing pool": {pod: deployPod, fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "pool__shared_dp_ns_web_web-0" })},
+		"no FloatIP": {refusal: ReasonIPNotAllocatedToPod,
+			message: "pod ns/web-0: IP 198.51.100.12 of its k8s.v1.cni.galaxy.io/args annotation has no FloatIP: it is allocated to no pod"},
+		"FloatIP of another IP": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.IP = "198.51.100.13" }),
+			refusal: ReasonIPNotAllocatedToPod, message: `FloatIP 198-51-100-12 is for IP "198.51.100.13"`},
+		"being deleted": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.DeletionTimestamp = new(metav1.Now()) }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is being released (FloatIP 198-51-100-12)"},
+		"releasing": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Status.Phase = networkingv1alpha1.FloatIPReleasing }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is being released"},
+		"another pod's UID": {fip: new(boundFIP("198.51.100.12", "public", "", "uid-2")),
+			refusal: ReasonIPHeldByOtherPod, message: "is held by pod ns/web-0 (UID uid-2)"},
+		"admin reservation": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "" }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is reserved by an admin (FloatIP 198-51-100-12 has no key)"},
+		"a Deployment's reservation": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "dp_ns_web_" }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is reserved for dp_ns_web_, not allocated to a pod"},
+		"a sharing pool's reservation": {pod: deployPod, fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "pool__shared_" }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is reserved for pool__shared_"},
+		"a key that does not parse": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "nonsense" }),
+			refusal: ReasonIPNotAllocatedToPod, message: "is reserved for nonsense"},
+		"another pod's key": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "sts_ns_db_db-0" }),
+			refusal: ReasonIPHeldByOtherPod, message: "is recorded for pod ns/db-0 (FloatIP 198-51-100-12, key sts_ns_db_db-0)"},
+		"a pod of the same name in another namespace": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "NULL_other_NULL_web-0" }),
+			refusal: ReasonIPHeldByOtherPod, message: "is recorded for pod other/web-0"},
+		"the pod's name with another owner": {fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "sts_ns_web_web-0" }),
+			refusal: ReasonIPHeldByOtherPod, message: "is recorded for key sts_ns_web_web-0 (FloatIP 198-51-100-12), which is not this pod's owner or pool"},
+		"the pod's key without its sharing pool": {pod: deployPod, fip: with(func(f *networkingv1alpha1.FloatIP) { f.Spec.Key = "dp_ns_web_web-0" }),
+			refusal: ReasonIPHeldByOtherPod, message: "which is not this pod's owner or pool"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := tc.pod
+			if pod == nil {
+				pod = testPod(true, nil)
+			}
+			r := CheckHolder(pod, ip, tc.fip)
+			switch {
+			case tc.refusal == "" && r != nil:
+				t.Fatalf("refused: %v", r)
+			case tc.refusal != "" && (r == nil || r.Reason != tc.refusal || !strings.Contains(r.Message, tc.message)):
+				t.Fatalf("refusal = %v, want %s containing %q", r, tc.refusal, tc.message)
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 	"github.com/edgeplane/edgeplane/internal/cniipam/install"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/plugin/manifest"
@@ -318,12 +319,25 @@ func checkCNIInstallArgs(t *testing.T, manifests []byte, enabled bool) {
 		if err := opts.Complete(func(string) string { return "" }); err != nil {
 			t.Errorf("the installer's options from the chart are invalid: %v", err)
 		}
-		mounted := map[string]bool{}
-		for _, m := range c.VolumeMounts {
-			mounted[m.MountPath] = true
+		// Each directory the installer writes is a mount; the kubeconfig's
+		// is the node's directory of the one path the plugin reads.
+		hostPaths := map[string]string{}
+		for _, v := range ds.Spec.Template.Spec.Volumes {
+			if v.HostPath != nil {
+				hostPaths[v.Name] = v.HostPath.Path
+			}
 		}
-		if !mounted[opts.BinDir] || !mounted[filepath.Dir(opts.Kubeconfig)] {
-			t.Errorf("the installer writes to %s and %s, but the DaemonSet mounts %v", opts.BinDir, filepath.Dir(opts.Kubeconfig), c.VolumeMounts)
+		mounted := map[string]string{} // mount path -> host path
+		for _, m := range c.VolumeMounts {
+			mounted[m.MountPath] = hostPaths[m.Name]
+		}
+		kubeconfigDir := filepath.Dir(opts.KubeconfigFile())
+		if _, ok := mounted[opts.BinDir]; !ok {
+			t.Errorf("the installer writes to %s, but the DaemonSet mounts %v", opts.BinDir, c.VolumeMounts)
+		}
+		if got, want := mounted[kubeconfigDir], filepath.Dir(cniipam.KubeconfigPath); got != want {
+			t.Errorf("the installer writes the kubeconfig into %s, which the DaemonSet mounts from the node's %q, want %s (the plugin reads only %s)",
+				kubeconfigDir, got, want, cniipam.KubeconfigPath)
 		}
 	}
 	if found != enabled {
@@ -359,6 +373,7 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"tenantEndpoints={http://user@cloudsim:8600}",
 		"floatIP.cni.enabled=yes",
 		"floatIP.cni.binDir=opt/cni/bin",
+		"floatIP.cni.confDir=/etc/cni/net.d",
 		"floatIP.cni.apiServer=http://10.96.0.1",
 		"floatIP.cni.tokenRefreshInterval=soon",
 		"burstPolicy.legacySwitchTable=ChartV1",

@@ -12,17 +12,7 @@ import (
 // in its webhook table, so a new webhook cannot ship without its scope and
 // failure policy explained.
 func TestSecurityModelNamesEveryWebhook(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "operations.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n## Security model\n")
-	if !ok {
-		t.Fatal(`docs/operations.md has no "## Security model" section`)
-	}
-	if i := strings.Index(section, "\n## "); i >= 0 {
-		section = section[:i]
-	}
+	section := operationsSection(t, "## Security model")
 	var rows []string
 	for _, l := range strings.Split(section, "\n") {
 		if strings.HasPrefix(l, "| ") && strings.Contains(l, "webhook") {
@@ -42,4 +32,32 @@ func TestSecurityModelNamesEveryWebhook(t *testing.T) {
 			t.Errorf("the Security model's webhook table has no row naming `%s`", h.Name)
 		}
 	}
+}
+
+// operationsSection is the text of docs/operations.md under heading (a
+// line such as "## Security model") up to the next heading of its level
+// or above.
+func operationsSection(t *testing.T, heading string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/operations.md has no %q section", heading)
+	}
+	level := len(heading) - len(strings.TrimLeft(heading, "#"))
+	var out []string
+	fenced := false // a "#" line in a code block is no heading
+	for _, l := range strings.Split(section, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		if n := len(l) - len(strings.TrimLeft(l, "#")); !fenced && n > 0 && n <= level && strings.HasPrefix(l[n:], " ") {
+			break
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }

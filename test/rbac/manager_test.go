@@ -147,6 +147,9 @@ func newSuite(t *testing.T) *suite {
 		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			toURL(t, u, "https://"+webhookAddr)
+			// The webhook server ends with this test; later tests of the
+			// package must not be refused by a configuration pointing at it.
+			t.Cleanup(func() { _ = s.c.Delete(context.Background(), u) })
 		default:
 			continue
 		}

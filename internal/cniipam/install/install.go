@@ -1,8 +1,9 @@
 // Package install puts edgeplane's CNI IPAM plugin on a node: the chart's
 // DaemonSet runs `edgeplane-cni-ipam install`, which copies the binary into
-// the node's CNI bin directory and keeps a kubeconfig with the pod's
-// ServiceAccount token next to the CNI configs, rewriting it whenever the
-// projected token rotates.
+// the node's CNI bin directory and keeps the plugin's kubeconfig (at the
+// one path the plugin reads, cniipam.KubeconfigPath) with the pod's
+// ServiceAccount token and the cluster CA embedded, rewriting it whenever
+// the projected token rotates.
 package install
 
 import (
@@ -19,6 +20,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 )
 
 // Options say where the plugin and its kubeconfig go.
@@ -29,7 +32,11 @@ type Options struct {
 	BinDir string
 	// Name is the installed binary's name, the "type" of the ipam section.
 	Name string
-	// Kubeconfig is where the plugin's kubeconfig is written on the node.
+	// HostRoot is where the node's root file system is mounted in the pod
+	// (at least the directory of Kubeconfig).
+	HostRoot string
+	// Kubeconfig is the node path of the plugin's kubeconfig: the path the
+	// plugin reads (cniipam.KubeconfigPath, the default), never a flag.
 	Kubeconfig string
 	// Server is the API server URL the plugin uses from the node's network.
 	Server string
@@ -43,7 +50,7 @@ type Options struct {
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.BinDir, "bin-dir", "/host/opt/cni/bin", "The node's CNI bin directory, as mounted in the pod.")
 	fs.StringVar(&o.Name, "name", "edgeplane-cni-ipam", "Name of the installed plugin (the ipam section's type).")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "/host/etc/cni/net.d/edgeplane-cni-ipam.kubeconfig", "Where the plugin's kubeconfig is written, as mounted in the pod.")
+	fs.StringVar(&o.HostRoot, "host-root", "/host", "Where the node's root file system is mounted in the pod; the plugin's kubeconfig is written to "+cniipam.KubeconfigPath+" under it.")
 	fs.StringVar(&o.Server, "server", "", "API server URL the plugin uses on the node (default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT).")
 	fs.StringVar(&o.TokenDir, "token-dir", "/var/run/secrets/kubernetes.io/serviceaccount", "Directory of the ServiceAccount token and ca.crt.")
 	fs.DurationVar(&o.Interval, "interval", time.Minute, "How often the rotating token is copied into the kubeconfig; 0 installs once and exits.")
@@ -65,8 +72,17 @@ func (o *Options) Complete(getenv func(string) string) error {
 	if o.Name == "" || filepath.Base(o.Name) != o.Name {
 		return fmt.Errorf("--name %q must be a file name", o.Name)
 	}
+	if o.Kubeconfig == "" {
+		o.Kubeconfig = cniipam.KubeconfigPath
+	}
+	if !filepath.IsAbs(o.HostRoot) {
+		return fmt.Errorf("--host-root %q must be an absolute path", o.HostRoot)
+	}
 	return nil
 }
+
+// KubeconfigFile is where the kubeconfig is written, as mounted in the pod.
+func (o Options) KubeconfigFile() string { return filepath.Join(o.HostRoot, o.Kubeconfig) }
 
 // Run installs the binary and the kubeconfig, then keeps the kubeconfig
 // current every Interval until ctx ends.
@@ -81,7 +97,7 @@ func Run(ctx context.Context, o Options, log io.Writer) error {
 			return err
 		}
 		if changed {
-			_, _ = fmt.Fprintf(log, "wrote %s (server %s)\n", o.Kubeconfig, o.Server)
+			_, _ = fmt.Fprintf(log, "wrote %s (server %s)\n", o.KubeconfigFile(), o.Server)
 		}
 		if o.Interval <= 0 {
 			return nil
@@ -120,7 +136,9 @@ func InstallBinary(src, dst string) error {
 	return nil
 }
 
-// Kubeconfig renders the plugin's kubeconfig for a server, CA and token.
+// Kubeconfig renders the plugin's kubeconfig for a server, CA and token,
+// all embedded: the plugin refuses a kubeconfig that refers to files or
+// runs programs (cniipam.CheckKubeconfig).
 func Kubeconfig(server string, ca, token []byte) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
@@ -149,15 +167,16 @@ func WriteKubeconfig(o Options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if have, err := os.ReadFile(o.Kubeconfig); err == nil && bytes.Equal(have, want) {
+	path := o.KubeconfigFile()
+	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, want) {
 		return false, nil
 	}
-	tmp := o.Kubeconfig + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, want, 0o600); err != nil {
 		return false, fmt.Errorf("writing %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, o.Kubeconfig); err != nil {
-		return false, fmt.Errorf("installing %s: %w", o.Kubeconfig, err)
+	if err := os.Rename(tmp, path); err != nil {
+		return false, fmt.Errorf("installing %s: %w", path, err)
 	}
 	return true, nil
 }

@@ -10,16 +10,20 @@ import (
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/edgeplane/edgeplane/internal/cniipam"
 )
 
 // TestRunInstallsBinaryAndKeepsKubeconfig: the binary lands executable in
-// the bin directory; the kubeconfig carries the server, CA and token, is
+// the bin directory; the kubeconfig, at the plugin's path under the host
+// root, carries the server, CA and token embedded (the plugin loads it), is
 // rewritten when the token rotates and left alone when it does not.
 func TestRunInstallsBinaryAndKeepsKubeconfig(t *testing.T) {
 	dir := t.TempDir()
-	bin, tokens, conf := filepath.Join(dir, "bin"), filepath.Join(dir, "sa"), filepath.Join(dir, "net.d")
+	host := filepath.Join(dir, "host")
+	bin, tokens, conf := filepath.Join(dir, "bin"), filepath.Join(dir, "sa"), filepath.Join(host, filepath.Dir(cniipam.KubeconfigPath))
 	for _, d := range []string{bin, tokens, conf} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +37,13 @@ func TestRunInstallsBinaryAndKeepsKubeconfig(t *testing.T) {
 	write(src, "#!plugin")
 	write(filepath.Join(tokens, "token"), "token-1\n")
 	write(filepath.Join(tokens, "ca.crt"), "CA")
-	o := Options{Binary: src, BinDir: bin, Name: "edgeplane-cni-ipam", Kubeconfig: filepath.Join(conf, "k.kubeconfig"), Server: "https://10.96.0.1:443", TokenDir: tokens}
+	o := Options{Binary: src, BinDir: bin, Name: "edgeplane-cni-ipam", HostRoot: host, Server: "https://10.96.0.1:443", TokenDir: tokens}
+	if err := o.Complete(func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(host, cniipam.KubeconfigPath); o.KubeconfigFile() != want {
+		t.Fatalf("the kubeconfig goes to %s, want %s", o.KubeconfigFile(), want)
+	}
 	if err := Run(context.Background(), o, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +53,15 @@ func TestRunInstallsBinaryAndKeepsKubeconfig(t *testing.T) {
 	}
 	token := func() string {
 		t.Helper()
-		cfg, err := clientcmd.LoadFromFile(o.Kubeconfig)
+		cfg, err := clientcmd.LoadFromFile(o.KubeconfigFile())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if err := cniipam.CheckKubeconfig(cfg); err != nil {
+			t.Fatalf("the plugin refuses the installer's kubeconfig: %v", err)
+		}
+		if _, err := cniipam.LoadKubeconfig(o.KubeconfigFile()); err != nil {
+			t.Fatalf("the plugin cannot load the installer's kubeconfig: %v", err)
 		}
 		ctx := cfg.Contexts[cfg.CurrentContext]
 		if c := cfg.Clusters[ctx.Cluster]; c.Server != o.Server || !bytes.Equal(c.CertificateAuthorityData, []byte("CA")) {
@@ -72,6 +88,7 @@ func TestRunInstallsBinaryAndKeepsKubeconfig(t *testing.T) {
 func TestComplete(t *testing.T) {
 	var o Options
 	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	o.BindFlags(fs)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
@@ -84,8 +101,18 @@ func TestComplete(t *testing.T) {
 	if err := o.Complete(func(string) string { return "" }); err == nil {
 		t.Fatal("no server outside a pod was accepted")
 	}
+	if o.HostRoot != "/host" || o.KubeconfigFile() != "/host"+cniipam.KubeconfigPath {
+		t.Fatalf("host root %q, kubeconfig %q", o.HostRoot, o.KubeconfigFile())
+	}
 	o.Server, o.Name = "https://x", "../evil"
 	if err := o.Complete(func(string) string { return "" }); err == nil {
 		t.Fatal("a path as --name was accepted")
+	}
+	o.Name, o.HostRoot = "edgeplane-cni-ipam", "host"
+	if err := o.Complete(func(string) string { return "" }); err == nil {
+		t.Fatal("a relative --host-root was accepted")
+	}
+	if err := fs.Parse([]string{"--kubeconfig=/tmp/x"}); err == nil {
+		t.Fatal("--kubeconfig is a flag: the plugin reads only its fixed path")
 	}
 }

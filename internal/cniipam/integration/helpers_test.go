@@ -122,7 +122,10 @@ func allocate(t *testing.T, pod *corev1.Pod) []string {
 	return ips
 }
 
-// kubeconfig writes the envtest API server's kubeconfig for the plugin.
+// kubeconfig writes the envtest API server's kubeconfig, its credentials
+// embedded, for the plugin (its Plugin.Kubeconfig, or the binary's path
+// linked with testbin.BuildWithVars): what the installer's file is on a
+// node.
 func kubeconfig(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
@@ -133,8 +136,8 @@ func kubeconfig(t *testing.T) string {
 // netConf is a single-plugin network config using the plugin as its only
 // plugin, the way pkg/skel's tests drive an IPAM plugin; extra is spliced
 // into the ipam section.
-func netConf(version, kubeconfig, extra string) []byte {
-	return fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam","kubeconfig":%q%s}}`, version, kubeconfig, extra)
+func netConf(version, extra string) []byte {
+	return fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam"%s}}`, version, extra)
 }
 
 // cniArgs is what the runtime passes in CNI_ARGS for a pod.

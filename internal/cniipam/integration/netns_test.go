@@ -118,9 +118,9 @@ func TestRealPluginsInNetworkNamespaces(t *testing.T) {
 	}
 	plugins := referencePlugins(t)
 	ipamDir := t.TempDir()
-	testbin.Build(t, ipamDir, "edgeplane-cni-ipam")
 	nsName := newNamespace(t, "cni-netns")
 	kc := kubeconfig(t)
+	testbin.BuildWithVars(t, ipamDir, map[string]string{"main.kubeconfigPath": kc}, "edgeplane-cni-ipam")
 	ctx := context.Background()
 	suffix := fmt.Sprintf("%x", os.Getpid()%0xfffff)
 	bridge, parent := "epb"+suffix, "epm"+suffix
@@ -133,7 +133,7 @@ func TestRealPluginsInNetworkNamespaces(t *testing.T) {
 	must(t, netlink.LinkSetUp(link))
 	t.Cleanup(func() { deleteLink(t, bridge) }) // the bridge plugin creates it
 	ipamConf := func(extra string) string {
-		return fmt.Sprintf(`{"type":"edgeplane-cni-ipam","kubeconfig":%q,"waitTimeout":"1s"%s}`, kc, extra)
+		return fmt.Sprintf(`{"type":"edgeplane-cni-ipam","waitTimeout":"1s"%s}`, extra)
 	}
 	confList := func(name, plugin string) *libcni.NetworkConfigList {
 		l, err := libcni.ConfListFromBytes(fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":%q,"plugins":[%s]}`, name, plugin))

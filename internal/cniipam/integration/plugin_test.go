@@ -35,12 +35,12 @@ func TestSpecVersions(t *testing.T) {
 	if got := cniipam.SupportedVersions.SupportedVersions(); !slices.Equal(got, []string{"0.4.0", "1.0.0", "1.1.0"}) {
 		t.Fatalf("supported versions = %v, want 0.4.0 through the library's newest, 1.1.0", got)
 	}
-	p := &cniipam.Plugin{}
+	p := &cniipam.Plugin{Kubeconfig: kc}
 	for _, ver := range cniipam.SupportedVersions.SupportedVersions() {
 		t.Run(ver, func(t *testing.T) {
 			pod := newPod(t, ns, "web-"+strings.ReplaceAll(ver, ".", "-"), true, nil)
 			ips := allocate(t, pod)
-			args := &skel.CmdArgs{ContainerID: "c-" + ver, Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod), StdinData: netConf(ver, kc, "")}
+			args := &skel.CmdArgs{ContainerID: "c-" + ver, Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod), StdinData: netConf(ver, "")}
 			r, raw, err := testutils.CmdAddWithArgs(args, func() error { return p.Add(args) })
 			if err != nil {
 				t.Fatalf("ADD: %v", err)
@@ -60,7 +60,7 @@ func TestSpecVersions(t *testing.T) {
 			}
 			expectEvent(t, pod, cniipam.ReasonAssigned)
 
-			checkConf := fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam","kubeconfig":%q},"prevResult":%s}`, ver, kc, raw)
+			checkConf := fmt.Appendf(nil, `{"cniVersion":%q,"name":"float","type":"bridge","ipam":{"type":"edgeplane-cni-ipam"},"prevResult":%s}`, ver, raw)
 			check := *args
 			check.StdinData = checkConf
 			if err := testutils.CmdCheckWithArgs(&check, func() error { return p.Check(&check) }); err != nil {
@@ -95,8 +95,8 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 	allocate(t, pod)
 	prev := `{"cniVersion":"1.0.0","ips":[{"address":"198.51.100.99/24","gateway":"198.51.100.1"}]}`
 	args := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod),
-		StdinData: fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q},"prevResult":%s}`, kc, prev)}
-	err := testutils.CmdCheckWithArgs(args, func() error { return (&cniipam.Plugin{}).Check(args) })
+		StdinData: fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{},"prevResult":%s}`, prev)}
+	err := testutils.CmdCheckWithArgs(args, func() error { return (&cniipam.Plugin{Kubeconfig: kc}).Check(args) })
 	expectCode(t, err, cniipam.CodeAddressMismatch, "previous result does not")
 	expectEvent(t, pod, cniipam.ReasonAddressMismatch)
 }
@@ -104,11 +104,11 @@ func TestCheckRefusesAnotherAddress(t *testing.T) {
 // TestBadInput: every bad input is a CNI error with a stable code and a
 // message naming the pod and the reason, plus an Event on the pod whenever
 // CNI_ARGS name it and it can be read: also for a malformed network config
-// whose ipam.kubeconfig loads.
+// (the plugin's own kubeconfig reaches the pod).
 func TestBadInput(t *testing.T) {
 	ns := newNamespace(t, "cni-bad")
 	kc := kubeconfig(t)
-	p := &cniipam.Plugin{PollInterval: 100e6}
+	p := &cniipam.Plugin{Kubeconfig: kc, PollInterval: 100e6}
 	add := func(pod string, args, conf []byte, ifname string) error {
 		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: ifname, Args: string(args), StdinData: conf}
 		_, _, err := testutils.CmdAddWithArgs(a, func() error { return p.Add(a) })
@@ -121,21 +121,21 @@ func TestBadInput(t *testing.T) {
 	badConf1 := newPod(t, ns, "badconf", true, nil)
 	badConf2 := newPod(t, ns, "badconf-check", true, nil)
 	recreated := newPod(t, ns, "recreated", true, nil)
-	conf := netConf("1.0.0", kc, `,"waitTimeout":"1s"`)
+	conf := netConf("1.0.0", `,"waitTimeout":"1s"`)
 
 	t.Run("malformed config", func(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":"relative"}}`), "eth0"),
-			types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.kubeconfig")
+			types.ErrInvalidNetworkConfig, `InvalidNetworkConfig: ipam.kubeconfig "relative" is refused`)
 	})
-	// A config refused for any other field still names a kubeconfig the
-	// plugin can use to tell the pod.
-	badConf := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimeout":"soon"}}`, kc)
+	// A refused config is still told to the pod, through the plugin's own
+	// kubeconfig.
+	badConf := []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{"waitTimeout":"soon"}}`)
 	t.Run("malformed config, readable kubeconfig", func(t *testing.T) {
 		expectCode(t, add("badconf", []byte(cniArgs(badConf1)), badConf, "eth0"), types.ErrInvalidNetworkConfig, "InvalidNetworkConfig: ipam.waitTimeout")
 		expectEvent(t, badConf1, cniipam.ReasonInvalidConfig)
 	})
 	t.Run("malformed config, readable kubeconfig, CHECK", func(t *testing.T) {
-		typo := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"float","ipam":{"kubeconfig":%q,"waitTimout":"1s"}}`, kc)
+		typo := []byte(`{"cniVersion":"1.0.0","name":"float","ipam":{"waitTimout":"1s"}}`)
 		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(badConf2), StdinData: typo}
 		expectCode(t, testutils.CmdCheckWithArgs(a, func() error { return p.Check(a) }), types.ErrInvalidNetworkConfig, `unknown field "waitTimout"`)
 		expectEvent(t, badConf2, cniipam.ReasonInvalidConfig)
@@ -148,9 +148,11 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("the pod of the same name with another UID got %s: %v", cniipam.ReasonInvalidConfig, events)
 		}
 	})
-	t.Run("unreadable kubeconfig", func(t *testing.T) {
-		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", "/nonexistent/kubeconfig", ""), "eth0"),
-			types.ErrInvalidNetworkConfig, "/nonexistent/kubeconfig")
+	t.Run("plugin's kubeconfig missing", func(t *testing.T) {
+		a := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(float), StdinData: conf}
+		uninstalled := &cniipam.Plugin{Kubeconfig: "/nonexistent/kubeconfig"}
+		_, _, err := testutils.CmdAddWithArgs(a, func() error { return uninstalled.Add(a) })
+		expectCode(t, err, types.ErrPluginNotAvailable, "PluginNotAvailable: the plugin's kubeconfig (written by edgeplane-cni-ipam install): open /nonexistent/kubeconfig")
 	})
 	t.Run("malformed CNI_ARGS", func(t *testing.T) {
 		expectCode(t, add("float", []byte("K8S_POD_NAMESPACE="+ns+";K8S_POD_NAME=float"), conf, "eth0"),
@@ -173,7 +175,7 @@ func TestBadInput(t *testing.T) {
 		expectCode(t, add("float", []byte(cniArgs(float)), conf, "net1"), cniipam.CodeNoFloatIPForInterface, "pod cni-bad/float has float IPs for interface(s) eth0, none for net1")
 	})
 	t.Run("IP outside the network's pools", func(t *testing.T) {
-		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", kc, `,"pools":["`+poolStorage+`"]`), "eth0"),
+		expectCode(t, add("float", []byte(cniArgs(float)), netConf("1.0.0", `,"pools":["`+poolStorage+`"]`), "eth0"),
 			cniipam.CodeIPOutsidePool, "network float serves only pool(s) "+poolStorage)
 		expectEvent(t, float, cniipam.ReasonIPOutsidePool)
 	})
@@ -188,8 +190,9 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 	t.Run("STATUS without an API server", func(t *testing.T) {
-		a := &skel.CmdArgs{StdinData: netConf("1.1.0", "/nonexistent/kubeconfig", "")}
-		expectCode(t, testutils.CmdStatus(func() error { return p.Status(a) }), types.ErrPluginNotAvailable, "PluginNotAvailable")
+		a := &skel.CmdArgs{StdinData: netConf("1.1.0", "")}
+		uninstalled := &cniipam.Plugin{Kubeconfig: "/nonexistent/kubeconfig"}
+		expectCode(t, testutils.CmdStatus(func() error { return uninstalled.Status(a) }), types.ErrPluginNotAvailable, "PluginNotAvailable")
 	})
 }
 
@@ -211,9 +214,9 @@ func TestAddWaitsForTheAllocation(t *testing.T) {
 			once.Do(func() { close(looked) })
 		}
 	})
-	p := &cniipam.Plugin{PollInterval: 100 * time.Millisecond}
+	p := &cniipam.Plugin{Kubeconfig: kc, PollInterval: 100 * time.Millisecond}
 	args := &skel.CmdArgs{ContainerID: "c", Netns: "/var/run/netns/unused", IfName: "eth0", Args: cniArgs(pod),
-		StdinData: netConf("1.0.0", kc, `,"waitTimeout":"1m"`)}
+		StdinData: netConf("1.0.0", `,"waitTimeout":"1m"`)}
 	type added struct {
 		res types.Result
 		err error
@@ -249,11 +252,14 @@ func TestAddWaitsForTheAllocation(t *testing.T) {
 // TestBinaryVersionsAndStatus drives the built binary through pkg/invoke,
 // so skel's own version handling is part of the test: VERSION lists the
 // supported versions, STATUS answers for 1.1.0 and is refused for 1.0.0,
-// and a refusal reaches the runtime as the plugin's code.
+// and a refusal reaches the runtime as the plugin's code. The binary reads
+// the kubeconfig its build names (linked here to the test's) and no other:
+// a network config naming another is refused, and the shipped build reads
+// only cniipam.KubeconfigPath.
 func TestBinaryVersionsAndStatus(t *testing.T) {
 	ns := newNamespace(t, "cni-binary")
 	kc := kubeconfig(t)
-	bin := testbin.Build(t, t.TempDir(), "edgeplane-cni-ipam")[0]
+	bin := testbin.BuildWithVars(t, t.TempDir(), map[string]string{"main.kubeconfigPath": kc}, "edgeplane-cni-ipam")[0]
 	ctx := context.Background()
 	info, err := invoke.GetVersionInfo(ctx, bin, nil)
 	if err != nil {
@@ -263,7 +269,7 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 		t.Fatalf("VERSION = %v", got)
 	}
 	status := func(ver string) error {
-		return invoke.ExecPluginWithoutResult(ctx, bin, netConf(ver, kc, ""), &invoke.Args{Command: "STATUS", Path: "/nonexistent"}, nil)
+		return invoke.ExecPluginWithoutResult(ctx, bin, netConf(ver, ""), &invoke.Args{Command: "STATUS", Path: "/nonexistent"}, nil)
 	}
 	if err := status("1.1.0"); err != nil {
 		t.Fatalf("STATUS 1.1.0: %v", err)
@@ -274,9 +280,9 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 	t.Setenv("CNI_NETNS_OVERRIDE", "1")
 	pod := newPod(t, ns, "web", true, nil)
 	ips := allocate(t, pod)
+	addArgs := &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused", IfName: "eth0", PluginArgsStr: cniArgs(pod), Path: "/nonexistent"}
 	for _, ver := range cniipam.SupportedVersions.SupportedVersions() {
-		r, err := invoke.ExecPluginWithResult(ctx, bin, netConf(ver, kc, ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
-			IfName: "eth0", PluginArgsStr: cniArgs(pod), Path: "/nonexistent"}, nil)
+		r, err := invoke.ExecPluginWithResult(ctx, bin, netConf(ver, ""), addArgs, nil)
 		if err != nil {
 			t.Fatalf("ADD %s: %v", ver, err)
 		}
@@ -285,9 +291,15 @@ func TestBinaryVersionsAndStatus(t *testing.T) {
 			t.Fatalf("ADD %s = %v, %v; want %s", ver, r, err, ips[0])
 		}
 	}
-	_, err = invoke.ExecPluginWithResult(ctx, bin, netConf("1.0.0", kc, ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
+	_, err = invoke.ExecPluginWithResult(ctx, bin, netConf("1.0.0", ""), &invoke.Args{Command: "ADD", ContainerID: "c", NetNS: "/var/run/netns/unused",
 		IfName: "eth0", PluginArgsStr: "K8S_POD_NAMESPACE=" + ns + ";K8S_POD_NAME=nobody;K8S_POD_UID=u", Path: "/nonexistent"}, nil)
 	expectCode(t, err, cniipam.CodePodNotFound, "PodNotFound: pod cni-binary/nobody does not exist")
+
+	_, err = invoke.ExecPluginWithResult(ctx, bin, netConf("1.0.0", `,"kubeconfig":"/etc/kubernetes/admin.conf"`), addArgs, nil)
+	expectCode(t, err, types.ErrInvalidNetworkConfig, `ipam.kubeconfig "/etc/kubernetes/admin.conf" is refused: the plugin reads only its installer's kubeconfig, `+kc)
+	shipped := testbin.Build(t, t.TempDir(), "edgeplane-cni-ipam")[0]
+	_, err = invoke.ExecPluginWithResult(ctx, shipped, netConf("1.0.0", fmt.Sprintf(`,"kubeconfig":%q`, kc)), addArgs, nil)
+	expectCode(t, err, types.ErrInvalidNetworkConfig, "the plugin reads only its installer's kubeconfig, "+cniipam.KubeconfigPath+";")
 }
 
 // expectEvent checks that the plugin wrote an Event with reason on pod.

@@ -6,11 +6,13 @@ package testbin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,14 @@ import (
 // returns the binaries' paths in the order of names.
 func Build(tb testing.TB, dir string, names ...string) []string {
 	tb.Helper()
+	return BuildWithVars(tb, dir, nil, names...)
+}
+
+// BuildWithVars is Build with string variables set at link time
+// (-ldflags -X importpath.name=value), for a test that points a command at
+// files of its own where the shipped binary has a fixed path.
+func BuildWithVars(tb testing.TB, dir string, vars map[string]string, names ...string) []string {
+	tb.Helper()
 	root, err := k8sbin.RepoRoot()
 	if err != nil {
 		tb.Fatal(err)
@@ -33,6 +43,18 @@ func Build(tb testing.TB, dir string, names ...string) []string {
 		tb.Fatal(err)
 	}
 	args := []string{"build", "-tags", strings.Join(tags, ","), "-o", dir + string(filepath.Separator)}
+	if len(vars) > 0 {
+		var x []string
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			// go build splits -ldflags on spaces and takes quotes only
+			// around a whole field; test paths have neither.
+			if strings.ContainsAny(k+vars[k], " \t\n'\"") {
+				tb.Fatalf("link-time variable %s=%q: spaces and quotes are not supported", k, vars[k])
+			}
+			x = append(x, "-X", k+"="+vars[k])
+		}
+		args = append(args, "-ldflags", strings.Join(x, " "))
+	}
 	paths := make([]string, 0, len(names))
 	for _, n := range names {
 		args = append(args, "./cmd/"+n)
