@@ -231,6 +231,15 @@ func (r *Rotator) check(ctx context.Context) (checkResult, error) {
 	}
 	res := checkResult{deferredUntil: p.deferredUntil}
 
+	var clientErr error
+	if r.opts.ClientSecretName != "" {
+		var deferred time.Time
+		deferred, clientErr = r.ensureClientSecret(ctx, data)
+		if !deferred.IsZero() && (res.deferredUntil.IsZero() || deferred.Before(res.deferredUntil)) {
+			res.deferredUntil = deferred
+		}
+	}
+
 	missing, injectErr := r.injectCABundle(ctx, data[caCertKey])
 	res.missing = missing
 
@@ -248,7 +257,72 @@ func (r *Rotator) check(ctx context.Context) (checkResult, error) {
 		}
 		log.Info("Wrote serving certificate files", kv...)
 	}
-	return res, errors.Join(injectErr, fileErr)
+	return res, errors.Join(clientErr, injectErr, fileErr)
+}
+
+// ensureClientSecret keeps the client Secret's certificate signed by the
+// CA in caData and its ca.crt equal to the bundle, creating or updating it
+// as decideClient requires, with ensureSecret's handling of races between
+// replicas. It returns when a deferred renewal falls due.
+func (r *Rotator) ensureClientSecret(ctx context.Context, caData map[string][]byte) (time.Time, error) {
+	log := ctrllog.FromContext(ctx).WithValues("clientSecret", r.opts.SecretNamespace+"/"+r.opts.ClientSecretName)
+	key := client.ObjectKey{Namespace: r.opts.SecretNamespace, Name: r.opts.ClientSecretName}
+	cn := r.opts.ClientCommonName
+	for range maxSecretAttempts {
+		now := r.opts.Clock.Now()
+		secret := &corev1.Secret{}
+		err := r.client.Get(ctx, key, secret)
+		if apierrors.IsNotFound(err) {
+			p := decideClient(nil, caData, cn, r.policy, now)
+			data, err := executeClient(nil, caData, p, cn, r.policy, now)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("generating the client certificate for Secret %s: %w", key, err)
+			}
+			secret = &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{ManagedByLabel: managedByValue}},
+				Type:       corev1.SecretTypeTLS,
+				Data:       data,
+			}
+			err = r.client.Create(ctx, secret)
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			if err != nil {
+				return time.Time{}, fmt.Errorf("creating Secret %s: %w", key, err)
+			}
+			log.Info("Created client certificate Secret")
+			return time.Time{}, nil
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("reading Secret %s: %w", key, err)
+		}
+		if owner := secret.Annotations[certManagerAnnotation]; owner != "" {
+			return time.Time{}, fmt.Errorf("the Secret %s belongs to cert-manager Certificate %q; use another Secret name for self-managed certificates or let cert-manager manage them", key, owner)
+		}
+		p := decideClient(secret.Data, caData, cn, r.policy, now)
+		if !p.changed() {
+			return p.deferredUntil, nil
+		}
+		data, err := executeClient(secret.Data, caData, p, cn, r.policy, now)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("renewing the client certificate in Secret %s: %w", key, err)
+		}
+		secret.Data = data
+		if secret.Labels == nil {
+			secret.Labels = map[string]string{}
+		}
+		secret.Labels[ManagedByLabel] = managedByValue
+		err = r.client.Update(ctx, secret)
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, fmt.Errorf("updating Secret %s: %w", key, err)
+		}
+		log.Info("Updated client certificate Secret", "reason", p.reason, "newClientCert", p.reissue)
+		return p.deferredUntil, nil
+	}
+	return time.Time{}, fmt.Errorf("the Secret %s kept changing while being checked; gave up after %d attempts", key, maxSecretAttempts)
 }
 
 // ensureSecret returns the data of a valid Secret, creating or updating it
@@ -348,6 +422,13 @@ func (r *Rotator) watchTargets() []watchTarget {
 		list: func() client.ObjectList { return &corev1.SecretList{} },
 		opts: []client.ListOption{client.InNamespace(r.opts.SecretNamespace), byName(r.opts.SecretName)},
 	}}
+	if n := r.opts.ClientSecretName; n != "" {
+		targets = append(targets, watchTarget{
+			desc: "Secret/" + r.opts.SecretNamespace + "/" + n,
+			list: func() client.ObjectList { return &corev1.SecretList{} },
+			opts: []client.ListOption{client.InNamespace(r.opts.SecretNamespace), byName(n)},
+		})
+	}
 	for _, n := range r.opts.MutatingWebhookConfigurations {
 		targets = append(targets, watchTarget{
 			desc: "MutatingWebhookConfiguration/" + n,

@@ -56,8 +56,6 @@ type Allocator struct {
 	// optimisation only: the API server's AlreadyExists is what guarantees
 	// exclusivity.
 	recent expect.Lazy[netip.Addr, struct{}]
-	// filtered are the pods the filter saw, for their binds.
-	filtered filteredPods
 	// pools is the last parse of the pools, reused while they are unchanged.
 	pools poolMemo
 	// refusals are the pods the filter refused for want of a free IP, which
@@ -473,7 +471,6 @@ func (a *Allocator) filter(ctx context.Context, pod *corev1.Pod, nodes []*corev1
 	if err != nil {
 		return res, err
 	}
-	a.filtered.remember(a.clock(), pod)
 	msg, err := a.capacityError(ctx, p)
 	if err != nil {
 		return res, err
@@ -571,24 +568,29 @@ type Allocation struct {
 // workload's reservations, or creating new FloatIPs, all or nothing) and
 // binds the pod with galaxy's args annotation. It returns the allocations.
 func (a *Allocator) Bind(ctx context.Context, namespace, name string, uid types.UID, nodeName string) ([]Allocation, error) {
-	// The pod the filter was sent, else the cache's; a brand-new one the
-	// cache does not show yet is read live. The binding itself carries the
-	// UID as a precondition.
+	// The pod as the cluster has it (the cache's, else the API server's
+	// when the cache does not show it yet), never a body sent to the
+	// filter: what is allocated and where the pod may go are the pod's own.
+	// The binding carries the UID as a precondition too.
+	if uid == "" {
+		return nil, fmt.Errorf("binding pod %s/%s: the request names no pod UID", namespace, name)
+	}
 	var pod corev1.Pod
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if hint, ok := a.filtered.take(a.clock(), uid); ok && hint.Namespace == namespace && hint.Name == name {
-		pod = *hint
-	} else if err := a.Reader.Get(ctx, key, &pod); err != nil || (uid != "" && pod.UID != uid) {
+	if err := a.Reader.Get(ctx, key, &pod); err != nil || pod.UID != uid {
 		if err := a.Live.Get(ctx, key, &pod); err != nil {
 			return nil, fmt.Errorf("getting pod %s/%s: %w", namespace, name, err)
 		}
 	}
-	if uid != "" && pod.UID != uid {
+	if pod.UID != uid {
 		return nil, fmt.Errorf("pod %s/%s has UID %s, not %s", namespace, name, pod.UID, uid)
 	}
 	var node corev1.Node
 	if err := a.Reader.Get(ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
 		return nil, fmt.Errorf("getting node %s: %w", nodeName, err)
+	}
+	if err := admits(&pod, &node); err != nil {
+		return nil, err
 	}
 	allocs, annotation, err := a.allocate(ctx, &pod, &node)
 	if errors.Is(err, errNotFloatIP) {

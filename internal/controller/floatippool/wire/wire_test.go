@@ -60,7 +60,7 @@ func TestParseListQuery(t *testing.T) {
 	}{
 		{"", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
 		{"keyword=web&page=2&size=5&sort=ip+desc", ListQuery{Key: "web", Fuzzy: true, Page: 2, Size: 5, Sort: "ip desc"}},
-		{"appType=deployment&namespace=ns&appName=web", ListQuery{Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "web", "", ""), Size: DefaultSize}},
+		{"appType=deployment&namespace=ns&appName=web", ListQuery{Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "web", "", ""), Namespace: "ns", Size: DefaultSize}},
 		{"page=-1&size=0", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
 		{"page=1000000&size=1000000", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Page: MaxPage, Size: MaxSize}},
 		{"page=x&size=y", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
@@ -83,8 +83,8 @@ func TestDecodeReleaseRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ReleaseItem{
-		{IP: netip.MustParseAddr("10.0.0.1"), Key: ipam.QueryKey(ipam.PrefixStatefulSet, "ns", "web", "web-0", "")},
-		{IP: netip.MustParseAddr("10.0.0.2"), Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "api", "", "")},
+		{IP: netip.MustParseAddr("10.0.0.1"), Key: ipam.QueryKey(ipam.PrefixStatefulSet, "ns", "web", "web-0", ""), Namespace: "ns"},
+		{IP: netip.MustParseAddr("10.0.0.2"), Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "api", "", ""), Namespace: "ns"},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -121,7 +121,10 @@ func TestDecodePoolRequest(t *testing.T) {
 		{`{"size":3}`, "empty", Pool{}},
 		{`{"name":"Pool","size":3}`, "RFC 1123", Pool{}},
 		{`{"name":"a","size":-1}`, "not within", Pool{}},
-		{`{"name":"a","size":1073741825}`, "not within", Pool{}},
+		{`{"name":"a","size":4096}`, "", Pool{Name: "a", Size: 4096}},
+		{`{"name":"a","size":4097}`, "not within", Pool{}},
+		// Every free IP of every pool, reserved by one request.
+		{`{"name":"a","size":1073741824,"preAllocateIP":true}`, "not within", Pool{}},
 		{`{"name":"a","size":1.5}`, "cannot unmarshal", Pool{}},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
