@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
-	"github.com/edgeplane/edgeplane/internal/runtime/certdir"
-	"github.com/edgeplane/edgeplane/internal/runtime/httpserve"
 )
 
 // startExtender serves h as the extender does (TLS from certs' server
@@ -22,8 +20,7 @@ func startExtender(t *testing.T, certs floatippooltest.Certs, h http.Handler) st
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := &tlsServer{certs: &serverCerts{dir: certs.ServerDir}, auth: certdir.RequireClientCert,
-		server: httpserve.Server{Name: "extender", Listener: ln, Handler: h, Limits: extenderLimits}}
+	srv := ExtenderServer(ln, certs.ServerDir, h)
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
 	t.Cleanup(func() {

@@ -3,6 +3,8 @@ package floatippool
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -138,4 +140,15 @@ func (s *tlsServer) Start(ctx context.Context) error {
 	srv := s.server
 	srv.TLS = cfg
 	return srv.Start(ctx)
+}
+
+// ExtenderServer serves h on ln as the manager serves the extender: TLS
+// from the provided certificates in certDir, client certificates of its
+// ca.crt required, the extender's limits. For tests that run an Extender
+// without a manager.
+func ExtenderServer(ln net.Listener, certDir string, h http.Handler) interface {
+	Start(ctx context.Context) error
+} {
+	return &tlsServer{certs: &serverCerts{dir: certDir}, auth: certdir.RequireClientCert,
+		server: httpserve.Server{Name: "float-IP scheduler extender", Listener: ln, Handler: h, Limits: extenderLimits}}
 }

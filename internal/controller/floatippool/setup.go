@@ -48,6 +48,15 @@ import (
 // A pod's workload (replicas, strategy) decides when its IP is released.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Self-managed certificates of the extender and the galaxy API: the CA and
+// serving certificate, and kube-scheduler's client certificate, each a
+// Secret of the manager's namespace it creates, reads, renews and watches
+// by name (create cannot be limited by name).
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=get;update;watch,resourceNames=edgeplane-floatip-server-cert;edgeplane-floatip-scheduler-client
+// The galaxy API asks who its callers are and what they may do with the
+// metrics endpoint's grant (TokenReviews, SubjectAccessReviews:
+// config/rbac/metrics_auth_role.yaml).
 
 // Options are the float-IP flags.
 type Options struct {

@@ -5,6 +5,7 @@
 package floatippooltest
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"net"
@@ -13,6 +14,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/webhookcert"
 )
@@ -91,4 +99,79 @@ func (c Certs) Client(t testing.TB) *http.Client {
 	tr := &http.Transport{TLSClientConfig: c.TLS(t, true), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 100, IdleConnTimeout: 90 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// SelfManagedClient waits until a manager with self-managed certificates
+// has written kube-scheduler's client Secret namespace/name and returns a
+// client like kube-scheduler's with it, verifying the servers by
+// serverName (the Service name the serving certificate covers; the test
+// reaches the manager on loopback).
+func SelfManagedClient(t testing.TB, ctx context.Context, c client.Reader, namespace, name, serverName string) *http.Client {
+	t.Helper()
+	var secret corev1.Secret
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &secret) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the scheduler's client Secret %s/%s: %v", namespace, name, err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret.Data["ca.crt"]) {
+		t.Fatal("the scheduler's client Secret's ca.crt holds no certificate")
+	}
+	pair, err := tls.X509KeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, ServerName: serverName, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// APIClient is a client of the galaxy API: it trusts the servers and sends
+// token as its bearer token.
+func (c Certs) APIClient(t testing.TB, token string) *http.Client {
+	t.Helper()
+	tr := &http.Transport{TLSClientConfig: c.TLS(t, false)}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Timeout: 30 * time.Second, Transport: bearer{token: token, next: tr}}
+}
+
+// bearer adds an Authorization header to each request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// GalaxyCaller creates the ServiceAccount namespace/name, allowed every
+// verb the galaxy API asks about on FloatIPs and FloatIPPools
+// cluster-wide, and returns a token for it.
+func GalaxyCaller(t testing.TB, ctx context.Context, c client.Client, namespace, name string) string {
+	t.Helper()
+	role := "galaxy-caller-" + namespace + "-" + name
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{"networking.edgeplane.io"}, Resources: []string{"floatips", "floatippools"},
+			Verbs: []string{"get", "list", "create", "update", "delete"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}}},
+	} {
+		if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	tr := &authnv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, tr); err != nil {
+		t.Fatalf("requesting a token for %s/%s: %v", namespace, name, err)
+	}
+	return tr.Status.Token
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -268,8 +269,15 @@ func PoolNameFromPath(path string) (string, error) {
 type SchedulerConfig struct {
 	// Kubeconfig is kube-scheduler's own kubeconfig.
 	Kubeconfig string
-	// URLPrefix is where the extender serves, without /v1.
+	// URLPrefix is where the extender serves (https://), without /v1.
 	URLPrefix string
+	// CertDir holds the scheduler's client certificate for the extender
+	// and the CA that verifies the extender: tls.crt, tls.key and ca.crt,
+	// the keys of the Secret the manager (or cert-manager) keeps them in.
+	CertDir string
+	// ServerName, if set, is the name the extender's certificate must
+	// carry, when URLPrefix reaches it by another (an IP address).
+	ServerName string
 	// Resource is the extended resource float-IP pods request.
 	Resource string
 	// NodeCacheCapable makes the scheduler send node names, not nodes.
@@ -297,8 +305,15 @@ extenders:
   weight: 1
   httpTimeout: 30s
   nodeCacheCapable: %t
+  enableHTTPS: true
+  tlsConfig:
+    certFile: %q
+    keyFile: %q
+    caFile: %q
+    serverName: %q
   managedResources:
   - name: %q
     ignoredByScheduler: true
-`, c.Kubeconfig, limits, strings.TrimSuffix(c.URLPrefix, "/")+"/v1", c.NodeCacheCapable, c.Resource)
+`, c.Kubeconfig, limits, strings.TrimSuffix(c.URLPrefix, "/")+"/v1", c.NodeCacheCapable,
+		path.Join(c.CertDir, "tls.crt"), path.Join(c.CertDir, "tls.key"), path.Join(c.CertDir, "ca.crt"), c.ServerName, c.Resource)
 }

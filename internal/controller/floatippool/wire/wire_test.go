@@ -167,8 +167,8 @@ func checkDecoded[T any](t *testing.T, got T, err error, want T, wantErr string)
 
 func TestSchedulerConfigYAML(t *testing.T) {
 	for _, c := range []SchedulerConfig{
-		{Kubeconfig: "/k/scheduler.kubeconfig", URLPrefix: "http://127.0.0.1:9040/", Resource: "tke.cloud.tencent.com/eni-ip"},
-		{Kubeconfig: "/k", URLPrefix: "https://e:1", Resource: "r", NodeCacheCapable: true, QPS: 200},
+		{Kubeconfig: "/k/scheduler.kubeconfig", URLPrefix: "https://127.0.0.1:9040/", Resource: "tke.cloud.tencent.com/eni-ip", CertDir: "/certs", ServerName: "localhost"},
+		{Kubeconfig: "/k", URLPrefix: "https://e:1", Resource: "r", NodeCacheCapable: true, QPS: 200, CertDir: "/etc/kubernetes/edgeplane-floatip"},
 	} {
 		var got struct {
 			Kind             string `json:"kind"`
@@ -182,6 +182,10 @@ func TestSchedulerConfigYAML(t *testing.T) {
 				FilterVerb       string `json:"filterVerb"`
 				BindVerb         string `json:"bindVerb"`
 				NodeCacheCapable bool   `json:"nodeCacheCapable"`
+				EnableHTTPS      bool   `json:"enableHTTPS"`
+				TLSConfig        struct {
+					CertFile, KeyFile, CAFile, ServerName string
+				} `json:"tlsConfig"`
 				ManagedResources []struct {
 					Name               string `json:"name"`
 					IgnoredByScheduler bool   `json:"ignoredByScheduler"`
@@ -196,6 +200,10 @@ func TestSchedulerConfigYAML(t *testing.T) {
 			t.Fatalf("%+v rendered %+v", c, got)
 		}
 		e := got.Extenders[0]
+		if !e.EnableHTTPS || e.TLSConfig.CertFile != c.CertDir+"/tls.crt" || e.TLSConfig.KeyFile != c.CertDir+"/tls.key" ||
+			e.TLSConfig.CAFile != c.CertDir+"/ca.crt" || e.TLSConfig.ServerName != c.ServerName {
+			t.Errorf("%+v: TLS %v %+v", c, e.EnableHTTPS, e.TLSConfig)
+		}
 		if e.URLPrefix != strings.TrimSuffix(c.URLPrefix, "/")+"/v1" || e.FilterVerb != "filter" || e.BindVerb != "bind" ||
 			e.NodeCacheCapable != c.NodeCacheCapable || len(e.ManagedResources) != 1 || e.ManagedResources[0].Name != c.Resource || !e.ManagedResources[0].IgnoredByScheduler {
 			t.Fatalf("%+v rendered extender %+v", c, e)
