@@ -3,6 +3,7 @@ package floatippool
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
+	"github.com/edgeplane/edgeplane/internal/runtime/httpserve"
 )
 
 // startExtender serves h as the extender does (TLS from certs' server
@@ -81,5 +83,55 @@ func TestExtenderRefusesCallersWithoutTheSchedulersCertificate(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || served.Load() != 1 {
 		t.Fatalf("the scheduler's certificate: %s, served %d", resp.Status, served.Load())
+	}
+}
+
+// TestServersHaveEveryLimit: the extender and the galaxy API are served
+// with read, write, idle and header timeouts and capped headers and
+// bodies; the extender's body cap is a few MiB.
+func TestServersHaveEveryLimit(t *testing.T) {
+	for name, l := range map[string]httpserve.Limits{"extender": extenderLimits, "galaxy API": apiLimits} {
+		srv, err := (&httpserve.Server{Name: name, Limits: l}).HTTPServer(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 || srv.ReadHeaderTimeout <= 0 || srv.MaxHeaderBytes <= 0 {
+			t.Errorf("%s: %+v", name, srv)
+		}
+		if l.MaxBodyBytes <= 0 || l.MaxBodyBytes > 4<<20 {
+			t.Errorf("%s: body cap %d, want at most 4 MiB", name, l.MaxBodyBytes)
+		}
+	}
+	// A bind may take bindTimeout: its answer must still be written.
+	if extenderLimits.WriteTimeout <= bindTimeout {
+		t.Errorf("the extender's write timeout %s does not outlast a bind (%s)", extenderLimits.WriteTimeout, bindTimeout)
+	}
+}
+
+// TestExtenderCutsOffAStalledBody: even the scheduler's own connection
+// cannot hold a handler past the extender's read timeout by announcing a
+// body it never sends.
+func TestExtenderCutsOffAStalledBody(t *testing.T) {
+	t.Parallel()
+	certs := floatippooltest.Write(t, "")
+	done := make(chan error, 1)
+	addr := startExtender(t, certs, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		done <- err
+	}))
+	cfg := certs.TLS(t, true)
+	cfg.NextProtos = []string{"http/1.1"}
+	conn, err := tls.Dial("tcp", addr, cfg)
+	must(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+	must(t, err)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the handler read a whole body that was never sent")
+		}
+	case <-time.After(extenderLimits.ReadTimeout + 30*time.Second):
+		t.Fatalf("the stalled request still holds the handler %s after the read timeout", 30*time.Second)
 	}
 }

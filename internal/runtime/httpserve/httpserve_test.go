@@ -64,22 +64,7 @@ func TestServerCutsOffAStalledRequest(t *testing.T) {
 		handlerDone <- err
 	})}
 	go func() { _ = s.Start(ctx) }()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-handlerDone:
-		if err == nil {
-			t.Fatal("the handler read a whole body that was never sent")
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the stalled request still holds its handler after 30 s")
-	}
+	conn := stall(t, ln.Addr().String(), handlerDone)
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.ReadAll(bufio.NewReader(conn)); err != nil {
 		t.Fatalf("the connection was not closed: %v", err)
@@ -133,11 +118,18 @@ func TestDeadlinesCutOffAStalledRequest(t *testing.T) {
 	})))
 	srv.Start()
 	defer srv.Close()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	stall(t, srv.Listener.Addr().String(), handlerDone)
+}
+
+// stall sends a request announcing a body of 100 bytes and sends 3, then
+// waits until the handler's read of the body has failed (handlerDone).
+func stall(t *testing.T, addr string, handlerDone <-chan error) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { _ = conn.Close() })
 	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"); err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +141,5 @@ func TestDeadlinesCutOffAStalledRequest(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stalled request still holds its handler after 30 s")
 	}
+	return conn
 }

@@ -101,12 +101,12 @@ func (c Certs) Client(t testing.TB) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// SelfManagedClient waits until a manager with self-managed certificates
-// has written kube-scheduler's client Secret namespace/name and returns a
-// client like kube-scheduler's with it, verifying the servers by
-// serverName (the Service name the serving certificate covers; the test
-// reaches the manager on loopback).
-func SelfManagedClient(t testing.TB, ctx context.Context, c client.Reader, namespace, name, serverName string) *http.Client {
+// SelfManagedTLS waits until a manager with self-managed certificates has
+// written kube-scheduler's client Secret namespace/name and returns a
+// client configuration with it, verifying the servers by serverName (the
+// Service name the serving certificate covers; tests reach the manager on
+// loopback).
+func SelfManagedTLS(t testing.TB, ctx context.Context, c client.Reader, namespace, name, serverName string) *tls.Config {
 	t.Helper()
 	var secret corev1.Secret
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -123,8 +123,14 @@ func SelfManagedClient(t testing.TB, ctx context.Context, c client.Reader, names
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, ServerName: serverName, MinVersion: tls.VersionTLS12},
-		ForceAttemptHTTP2: true}
+	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, ServerName: serverName, MinVersion: tls.VersionTLS12}
+}
+
+// SelfManagedClient is a client like kube-scheduler's with the
+// configuration of SelfManagedTLS.
+func SelfManagedClient(t testing.TB, ctx context.Context, c client.Reader, namespace, name, serverName string) *http.Client {
+	t.Helper()
+	tr := &http.Transport{TLSClientConfig: SelfManagedTLS(t, ctx, c, namespace, name, serverName), ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
@@ -135,10 +141,14 @@ func (c Certs) APIClient(t testing.TB, token string) *http.Client {
 	t.Helper()
 	tr := &http.Transport{TLSClientConfig: c.TLS(t, false)}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Timeout: 30 * time.Second, Transport: bearer{token: token, next: tr}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: Bearer(token, tr)}
 }
 
-// bearer adds an Authorization header to each request.
+// Bearer is next with token sent as each request's bearer token.
+func Bearer(token string, next http.RoundTripper) http.RoundTripper {
+	return bearer{token: token, next: next}
+}
+
 type bearer struct {
 	token string
 	next  http.RoundTripper
