@@ -348,9 +348,20 @@ func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// Every IP's deletion is allowed before any is released: a request the
 	// caller may not make in full changes nothing. The key's namespace is
-	// where; a key of no namespace needs the permission cluster-wide.
+	// where (a key of no namespace needs the permission cluster-wide): one
+	// question per namespace, and per FloatIP only where the caller may
+	// delete some FloatIPs there but not all (resourceNames).
+	anyName := map[string]bool{}
 	for _, it := range release {
-		if !g.allowed(w, r, access(floatIPsResource, "delete", it.Namespace, ipam.NameForIP(it.IP))) {
+		ok, seen := anyName[it.Namespace]
+		if !seen {
+			if ok, err = g.may(ctx, access(floatIPsResource, "delete", it.Namespace, "")); err != nil {
+				internalError(w, err)
+				return
+			}
+			anyName[it.Namespace] = ok
+		}
+		if !ok && !g.allowed(w, r, access(floatIPsResource, "delete", it.Namespace, ipam.NameForIP(it.IP))) {
 			return
 		}
 	}

@@ -221,20 +221,28 @@ func TestGalaxyAPIAuthorisesEachRequest(t *testing.T) {
 	g := galaxyAPI(t)
 	galaxyAdminToken(t, a.ctx) // the callers' namespace
 	never := map[string]string{networkingv1alpha1.AnnotationReleasePolicy: "never"}
-	for _, f := range []*fixture{a, b} {
-		pod := f.pod("sts-0", stsOwner("sts"), never)
-		if msg := f.bind(pod, "n1"); msg != "" {
-			t.Fatalf("bind in %s: %s", f.ns, msg)
+	for _, p := range []struct {
+		f    *fixture
+		name string
+	}{{a, "sts-0"}, {b, "sts-0"}, {a, "sts-1"}} {
+		pod := p.f.pod(p.name, stsOwner("sts"), never)
+		if msg := p.f.bind(pod, "n1"); msg != "" {
+			t.Fatalf("bind %s in %s: %s", p.name, p.f.ns, msg)
 		}
-		f.deletePod(pod)
+		p.f.deletePod(pod)
 	}
 	a.reconcileFIP("10.0.41.1")
 	b.reconcileFIP("10.0.42.1")
+	a.reconcileFIP("10.0.41.2")
 
 	// A caller who may list and delete FloatIPs in namespace a only.
 	grant(t, a.ctx, "galaxy-callers", "tenant-a", a.ns, rbacv1.PolicyRule{APIGroups: []string{networkingv1alpha1.GroupVersion.Group},
 		Resources: []string{"floatips"}, Verbs: []string{"list", "delete"}})
 	tenant := serviceAccountToken(t, a.ctx, "galaxy-callers", "tenant-a")
+	// A caller who may delete one FloatIP of namespace a, by name.
+	grant(t, a.ctx, "galaxy-callers", "one-ip", a.ns, rbacv1.PolicyRule{APIGroups: []string{networkingv1alpha1.GroupVersion.Group},
+		Resources: []string{"floatips"}, ResourceNames: []string{"10-0-41-2"}, Verbs: []string{"delete"}})
+	oneIP := serviceAccountToken(t, a.ctx, "galaxy-callers", "one-ip")
 	// A caller who may create FloatIPPools, nothing else.
 	grant(t, a.ctx, "galaxy-callers", "pool-creator", "", rbacv1.PolicyRule{APIGroups: []string{networkingv1alpha1.GroupVersion.Group},
 		Resources: []string{"floatippools"}, Verbs: []string{"create"}})
@@ -248,8 +256,12 @@ func TestGalaxyAPIAuthorisesEachRequest(t *testing.T) {
 		}
 	})
 
-	release := func(ns, ip string) string {
-		return `{"ips":[{"ip":"` + ip + `","appName":"sts","appType":"statefulset","podName":"sts-0","namespace":"` + ns + `"}]}`
+	release := func(ns, ip string, pod ...string) string {
+		name := "sts-0"
+		if len(pod) > 0 {
+			name = pod[0]
+		}
+		return `{"ips":[{"ip":"` + ip + `","appName":"sts","appType":"statefulset","podName":"` + name + `","namespace":"` + ns + `"}]}`
 	}
 	for _, tc := range []struct {
 		name, token, method, path, body string
@@ -258,7 +270,7 @@ func TestGalaxyAPIAuthorisesEachRequest(t *testing.T) {
 	}{
 		{name: "no token", method: http.MethodGet, path: "/v1/ip?keyword=sts", want: http.StatusUnauthorized},
 		{name: "a token the API server does not accept", token: "not-a-token", method: http.MethodDelete, path: "/v1/pool/" + b.pool.Name, want: http.StatusUnauthorized},
-		{name: "list in the caller's namespace", token: tenant, method: http.MethodGet, path: "/v1/ip?appName=sts&namespace=" + a.ns, want: http.StatusOK, total: 1},
+		{name: "list in the caller's namespace", token: tenant, method: http.MethodGet, path: "/v1/ip?appName=sts&namespace=" + a.ns, want: http.StatusOK, total: 2},
 		{name: "list in another namespace", token: tenant, method: http.MethodGet, path: "/v1/ip?appName=sts&namespace=" + b.ns, want: http.StatusForbidden},
 		{name: "search: only what the caller may list", token: tenant, method: http.MethodGet, path: "/v1/ip?keyword=sts-0", want: http.StatusOK, total: 1},
 		{name: "search as a pool creator: nothing", token: creator, method: http.MethodGet, path: "/v1/ip?keyword=sts-0", want: http.StatusOK, total: 0},
@@ -273,6 +285,8 @@ func TestGalaxyAPIAuthorisesEachRequest(t *testing.T) {
 		{name: "create a pool", token: creator, method: http.MethodPost, path: "/v1/pool", body: `{"name":"galaxy-authz-new","size":1}`, want: http.StatusOK},
 		{name: "update a pool without update", token: creator, method: http.MethodPost, path: "/v1/pool", body: `{"name":"galaxy-authz-new","size":2}`, want: http.StatusForbidden},
 		{name: "delete the pool without delete", token: creator, method: http.MethodDelete, path: "/v1/pool/galaxy-authz-new", want: http.StatusForbidden},
+		{name: "release an IP the caller's role does not name", token: oneIP, method: http.MethodPost, path: "/v1/ip", body: release(a.ns, "10.0.41.1"), want: http.StatusForbidden},
+		{name: "release the IP the caller's role names", token: oneIP, method: http.MethodPost, path: "/v1/ip", body: release(a.ns, "10.0.41.2", "sts-1"), want: http.StatusOK},
 		{name: "release the caller's own namespace's IP", token: tenant, method: http.MethodPost, path: "/v1/ip", body: release(a.ns, "10.0.41.1"), want: http.StatusOK},
 	} {
 		code, out := a.apiAs(g, tc.token, tc.method, tc.path, tc.body)
@@ -287,8 +301,10 @@ func TestGalaxyAPIAuthorisesEachRequest(t *testing.T) {
 	if _, held := b.fips()["10.0.42.1"]; !held {
 		t.Errorf("namespace b's IP was released by a caller not allowed to")
 	}
-	if _, held := a.fips()["10.0.41.1"]; held {
-		t.Errorf("namespace a's IP was not released by a caller allowed to")
+	for _, ip := range []string{"10.0.41.1", "10.0.41.2"} {
+		if _, held := a.fips()[ip]; held {
+			t.Errorf("namespace a's IP %s was not released by a caller allowed to", ip)
+		}
 	}
 	for _, p := range []*networkingv1alpha1.FloatIPPool{a.pool, b.pool} {
 		var got networkingv1alpha1.FloatIPPool
