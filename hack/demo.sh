@@ -77,9 +77,15 @@ up() {
 	go build -o bin/localcluster ./hack/localcluster
 	say "Starting the local cluster (3 kwok nodes and 1 virtual node) in $dir"
 	# The scheduler sends pods that request float IPs to the manager's
-	# extender (examples/floatippool/kube-scheduler-config.yaml, made local).
+	# extender (examples/floatippool/kube-scheduler-config.yaml, made local),
+	# over TLS with its client certificate. It reads the files when it starts,
+	# before the manager runs, so they are made here (the manager takes the
+	# extender's side with --floatippool-certs=provided) rather than kept by
+	# the manager in its Secret as in a cluster.
+	go run ./hack/democerts --dir "$dir/floatip-certs"
 	sed -e "s|/etc/kubernetes/scheduler.conf|$dir/kubeconfigs/kube-scheduler.kubeconfig|" \
-		-e "s|http://127.0.0.1:9040/v1|http://$floatip_extender_addr/v1|" \
+		-e "s|https://edgeplane-floatip.edgeplane-system.svc:9040/v1|https://$floatip_extender_addr/v1|" \
+		-e "s|/etc/kubernetes/edgeplane-floatip/|$dir/floatip-certs/scheduler/|" \
 		examples/floatippool/kube-scheduler-config.yaml > "$dir/kube-scheduler-config.yaml"
 	if ! bin/localcluster status --dir "$dir" > /dev/null 2>&1; then
 		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1 \
@@ -140,10 +146,25 @@ up() {
 		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
 		--webhook-service-namespace edgeplane-system \
 		--floatippool-extender-address "$floatip_extender_addr" --floatippool-api-address "$floatip_api_addr" \
+		--floatippool-cert-dir "$dir/floatip-certs/server" --floatippool-certs provided \
 		--anycastipbinding-provider-config tencentcloud
 	wait_for "the manager to be ready" 120 curl -fsS "http://$health_addr/readyz"
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
+
+	say "The float-IP servers refuse callers without credentials"
+	scheduler_tls=(--cacert "$dir/floatip-certs/scheduler/ca.crt" --cert "$dir/floatip-certs/scheduler/tls.crt" --key "$dir/floatip-certs/scheduler/tls.key")
+	wait_for "the float-IP extender" 60 curl -fsS "${scheduler_tls[@]}" "https://$floatip_extender_addr/healthz"
+	echo "extender with kube-scheduler's client certificate: served"
+	# Without it, no TLS handshake; the galaxy API without a bearer token: 401.
+	if curl -fsS --cacert "$dir/floatip-certs/scheduler/ca.crt" -X POST -d '{}' "https://$floatip_extender_addr/v1/filter" > /dev/null 2>&1; then
+		echo "the extender answered a caller without kube-scheduler's client certificate" >&2
+		exit 1
+	fi
+	echo "extender without a client certificate: refused at the TLS handshake"
+	code=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$dir/floatip-certs/server/ca.crt" "https://$floatip_api_addr/v1/ip")
+	[[ $code == 401 ]] || { echo "the galaxy API answered $code to a caller without a token, want 401" >&2; exit 1; }
+	echo "galaxy API without a bearer token: $code"
 
 	say "Applying examples/"
 	kubectl apply -k examples

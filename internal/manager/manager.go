@@ -55,12 +55,12 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		return nil, err
 	}
 
-	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
+	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure, FilterProvider: withDeadlines(nil)}
 	if o.MetricsSecure {
 		// Only clients allowed to GET /metrics (a SubjectAccessReview) may
 		// scrape; see internal/metricsauth for why not controller-runtime's
 		// filters package.
-		metricsOpts.FilterProvider = metricsauth.Filter
+		metricsOpts.FilterProvider = withDeadlines(metricsauth.Filter)
 	}
 	// The caches hold only what the controllers read (cache.go).
 	cacheOpts := CacheOptions(o.WatchNamespace)
@@ -88,12 +88,13 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		// leader's after its start.
 		Controller: config.Controller{EnableWarmup: ptr.To(true)},
 		// Every webhook reads its AdmissionReview in one read
-		// (admissionbody).
-		WebhookServer: admissionbody.Server(webhook.NewServer(webhook.Options{
+		// (admissionbody), within read and write deadlines
+		// (serverlimits.go).
+		WebhookServer: admissionbody.Server(deadlineWebhookServer{webhook.NewServer(webhook.Options{
 			Host:    o.WebhookHost,
 			Port:    o.WebhookPort,
 			CertDir: o.WebhookCertDir,
-		})),
+		})}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -110,7 +111,7 @@ func New(ctx context.Context, cfg *rest.Config, o Options, all []Controller) (*M
 		return nil, fmt.Errorf("--tenant-endpoints: %w", err)
 	}
 	sc := setup.Config{ClusterName: clusterName, WatchNamespace: o.WatchNamespace, Credentials: credstatus.New(), Tenancy: tenants,
-		Sweeps: orphan.NewTurns()}
+		Namespace: o.WebhookServiceNamespace, Sweeps: orphan.NewTurns()}
 	names := make([]string, 0, len(enabled))
 	servesWebhooks := false
 	for _, c := range enabled {

@@ -72,10 +72,12 @@ func startManager(t *testing.T, o Options) {
 	ctx, cancel := context.WithCancel(context.Background())
 	all := Controllers()
 	// The float-IP servers default to galaxy's fixed ports; tests share a
-	// machine, so they take free loopback ports.
+	// machine, so they take free loopback ports, and their self-managed
+	// certificates' files a scratch folder.
 	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	BindControllerFlags(fs, all)
-	if err := fs.Parse([]string{"--floatippool-extender-address=127.0.0.1:0", "--floatippool-api-address=127.0.0.1:0"}); err != nil {
+	if err := fs.Parse([]string{"--floatippool-extender-address=127.0.0.1:0", "--floatippool-api-address=127.0.0.1:0",
+		"--floatippool-cert-dir=" + t.TempDir()}); err != nil {
 		cancel()
 		t.Fatalf("parsing controller flags: %v", err)
 	}

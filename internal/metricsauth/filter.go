@@ -1,7 +1,10 @@
-// Package metricsauth guards the manager's metrics endpoint: a scraper must
-// present a bearer token the API server accepts (a TokenReview) for a user
-// allowed to GET the path (a SubjectAccessReview on the non-resource URL),
-// as kube-rbac-proxy and controller-runtime's metrics/filters do.
+// Package metricsauth guards the manager's endpoints that clients reach with
+// a bearer token: a caller must present a token the API server accepts (a
+// TokenReview) for a user allowed the request (a SubjectAccessReview), as
+// kube-rbac-proxy and controller-runtime's metrics/filters do. The metrics
+// endpoint asks about its non-resource URL (Handler); the galaxy-ipam
+// compatible API asks about the objects each request reads or writes
+// (Authenticated, then Allowed with resource attributes).
 //
 // It exists instead of controller-runtime's
 // filters.WithAuthenticationAndAuthorization, which does the same through
@@ -57,6 +60,17 @@ type Reviewer interface {
 // Filter is a metricsserver.FilterProvider: every request needs a token
 // for a user allowed to GET the path.
 func Filter(config *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	g, err := NewGuardFor(config, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
+		return g.Handler(log, next), nil
+	}, nil
+}
+
+// NewGuardFor returns a Guard asking the API server config points at.
+func NewGuardFor(config *rest.Config, httpClient *http.Client) (*Guard, error) {
 	authn, err := authenticationv1.NewForConfigAndClient(config, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("building the TokenReview client: %w", err)
@@ -65,10 +79,7 @@ func Filter(config *rest.Config, httpClient *http.Client) (metricsserver.Filter,
 	if err != nil {
 		return nil, fmt.Errorf("building the SubjectAccessReview client: %w", err)
 	}
-	g := NewGuard(apiReviewer{authn: authn, authz: authz}, clock.RealClock{})
-	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
-		return g.Handler(log, next), nil
-	}, nil
+	return NewGuard(apiReviewer{authn: authn, authz: authz}, clock.RealClock{}), nil
 }
 
 // Guard authenticates and authorizes requests through a Reviewer, caching
@@ -91,8 +102,41 @@ func newCache(clk clock.PassiveClock) *cache.LRUExpireCache {
 }
 
 // Handler wraps next: 401 without an accepted token, 403 for a user not
-// allowed the request, 500 when the API server cannot answer.
+// allowed the request's method on its path (a non-resource URL), 500 when
+// the API server cannot answer.
 func (g *Guard) Handler(log logr.Logger, next http.Handler) http.Handler {
+	return g.Authenticated(log, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		user, _ := UserFrom(req.Context())
+		allowed, err := g.authorize(req.Context(), AccessSpec(user, strings.ToLower(req.Method), req.URL.Path))
+		if err != nil {
+			msg := fmt.Sprintf("Authorization for user %s failed", user.Username)
+			log.Error(err, msg)
+			http.Error(w, msg, http.StatusInternalServerError)
+			return
+		}
+		if !allowed {
+			msg := fmt.Sprintf("Authorization denied for user %s", user.Username)
+			log.V(4).Info(msg, "path", req.URL.Path)
+			http.Error(w, msg, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, req)
+	}))
+}
+
+// userKey is the context key of the authenticated user.
+type userKey struct{}
+
+// UserFrom returns the user Authenticated put in ctx.
+func UserFrom(ctx context.Context) (authnv1.UserInfo, bool) {
+	u, ok := ctx.Value(userKey{}).(authnv1.UserInfo)
+	return u, ok
+}
+
+// Authenticated wraps next: 401 without a bearer token the API server
+// accepts, 500 when it cannot answer; next finds the user with UserFrom and
+// decides what the user may do (Allowed).
+func (g *Guard) Authenticated(log logr.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		token, ok := BearerToken(req.Header.Get("Authorization"))
 		if !ok {
@@ -110,21 +154,14 @@ func (g *Guard) Handler(log logr.Logger, next http.Handler) http.Handler {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
-		allowed, err := g.authorize(req.Context(), AccessSpec(user.User, strings.ToLower(req.Method), req.URL.Path))
-		if err != nil {
-			msg := fmt.Sprintf("Authorization for user %s failed", user.User.Username)
-			log.Error(err, msg)
-			http.Error(w, msg, http.StatusInternalServerError)
-			return
-		}
-		if !allowed {
-			msg := fmt.Sprintf("Authorization denied for user %s", user.User.Username)
-			log.V(4).Info(msg, "path", req.URL.Path)
-			http.Error(w, msg, http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, req)
+		next.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), userKey{}, user.User)))
 	})
+}
+
+// Allowed reports whether u may do what attrs say (a SubjectAccessReview
+// with resource attributes, cached like every answer).
+func (g *Guard) Allowed(ctx context.Context, u authnv1.UserInfo, attrs authzv1.ResourceAttributes) (bool, error) {
+	return g.authorize(ctx, ResourceAccessSpec(u, attrs))
 }
 
 func (g *Guard) authenticate(ctx context.Context, token string) (authnv1.TokenReviewStatus, error) {
@@ -176,11 +213,25 @@ func BearerToken(header string) (string, bool) {
 // AccessSpec is the SubjectAccessReview of a user's request for a
 // non-resource path.
 func AccessSpec(u authnv1.UserInfo, verb, path string) authzv1.SubjectAccessReviewSpec {
+	spec := userSpec(u)
+	spec.NonResourceAttributes = &authzv1.NonResourceAttributes{Path: path, Verb: verb}
+	return spec
+}
+
+// ResourceAccessSpec is the SubjectAccessReview of a user's request to do
+// what attrs say to an object or a collection.
+func ResourceAccessSpec(u authnv1.UserInfo, attrs authzv1.ResourceAttributes) authzv1.SubjectAccessReviewSpec {
+	spec := userSpec(u)
+	spec.ResourceAttributes = &attrs
+	return spec
+}
+
+// userSpec is a SubjectAccessReview about u, without the request.
+func userSpec(u authnv1.UserInfo) authzv1.SubjectAccessReviewSpec {
 	spec := authzv1.SubjectAccessReviewSpec{
-		NonResourceAttributes: &authzv1.NonResourceAttributes{Path: path, Verb: verb},
-		User:                  u.Username,
-		Groups:                u.Groups,
-		UID:                   u.UID,
+		User:   u.Username,
+		Groups: u.Groups,
+		UID:    u.UID,
 	}
 	if len(u.Extra) > 0 {
 		spec.Extra = make(map[string]authzv1.ExtraValue, len(u.Extra))
@@ -197,8 +248,19 @@ func accessKey(s authzv1.SubjectAccessReviewSpec) string {
 	field := func(v string) { fmt.Fprintf(&b, "%d:%s;", len(v), v) }
 	field(s.User)
 	field(s.UID)
-	field(s.NonResourceAttributes.Verb)
-	field(s.NonResourceAttributes.Path)
+	// Which kind of request comes first, so a path never reads as a
+	// resource's attributes.
+	if n := s.NonResourceAttributes; n != nil {
+		field("non-resource")
+		field(n.Verb)
+		field(n.Path)
+	}
+	if r := s.ResourceAttributes; r != nil {
+		field("resource")
+		for _, v := range []string{r.Namespace, r.Verb, r.Group, r.Version, r.Resource, r.Subresource, r.Name} {
+			field(v)
+		}
+	}
 	groups := slices.Clone(s.Groups)
 	slices.Sort(groups)
 	for _, g := range groups {

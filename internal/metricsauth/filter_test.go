@@ -187,3 +187,78 @@ func TestCacheBounded(t *testing.T) {
 		t.Errorf("%d entries, want at most %d", n, maxCached)
 	}
 }
+
+// TestAllowedAsksAboutTheResource: Allowed asks about the object or
+// collection as the user, and the answers for two requests that differ in
+// any attribute, or in being about a resource or a path, are kept apart.
+func TestAllowedAsksAboutTheResource(t *testing.T) {
+	s := newStub()
+	g := NewGuard(s, clock.RealClock{})
+	user := s.users["prom"]
+	attrs := authzv1.ResourceAttributes{Namespace: "team-a", Verb: "delete", Group: "networking.edgeplane.io", Version: "v1alpha1", Resource: "floatips", Name: "10-0-0-1"}
+	ok, err := g.Allowed(context.Background(), user, attrs)
+	if err != nil || !ok {
+		t.Fatalf("Allowed = %v, %v", ok, err)
+	}
+	if s.lastSpec.NonResourceAttributes != nil || s.lastSpec.ResourceAttributes == nil || *s.lastSpec.ResourceAttributes != attrs || s.lastSpec.User != user.Username {
+		t.Errorf("SubjectAccessReview %+v", s.lastSpec)
+	}
+	keys := map[string]string{accessKey(ResourceAccessSpec(user, attrs)): "the request"}
+	for name, edit := range map[string]func(*authzv1.ResourceAttributes){
+		"another namespace": func(a *authzv1.ResourceAttributes) { a.Namespace = "team-b" },
+		"cluster-wide":      func(a *authzv1.ResourceAttributes) { a.Namespace = "" },
+		"another verb":      func(a *authzv1.ResourceAttributes) { a.Verb = "list" },
+		"another resource":  func(a *authzv1.ResourceAttributes) { a.Resource = "floatippools" },
+		"another name":      func(a *authzv1.ResourceAttributes) { a.Name = "10-0-0-2" },
+		"another group":     func(a *authzv1.ResourceAttributes) { a.Group = "" },
+	} {
+		other := attrs
+		edit(&other)
+		k := accessKey(ResourceAccessSpec(user, other))
+		if prev, seen := keys[k]; seen {
+			t.Errorf("%s has the cache key of %s", name, prev)
+		}
+		keys[k] = name
+	}
+	path := accessKey(AccessSpec(user, "delete", "team-a"))
+	if _, seen := keys[path]; seen {
+		t.Error("a path request has a resource request's cache key")
+	}
+	// Denied for a user the stub does not allow.
+	if ok, err := g.Allowed(context.Background(), s.users["other"], attrs); err != nil || ok {
+		t.Errorf("Allowed for another user = %v, %v", ok, err)
+	}
+}
+
+// TestAuthenticated: only a request with an accepted token reaches next,
+// which finds the user in its context.
+func TestAuthenticated(t *testing.T) {
+	s := newStub()
+	g := NewGuard(s, clock.RealClock{})
+	var got string
+	h := g.Authenticated(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := UserFrom(r.Context())
+		if !ok {
+			t.Error("no user in the context")
+		}
+		got = u.Username
+	}))
+	for header, want := range map[string]int{"": http.StatusUnauthorized, "Bearer nope": http.StatusUnauthorized, "Bearer other": http.StatusOK} {
+		got = ""
+		req := httptest.NewRequest(http.MethodGet, "/v1/ip", nil)
+		if header != "" {
+			req.Header.Set("Authorization", header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("%q: %d, want %d", header, rec.Code, want)
+		}
+		if want == http.StatusOK && got != "system:serviceaccount:default:other" {
+			t.Errorf("%q: next saw user %q", header, got)
+		}
+	}
+	if _, ok := UserFrom(context.Background()); ok {
+		t.Error("a user in a context no request authenticated")
+	}
+}

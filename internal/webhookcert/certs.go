@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -268,45 +267,50 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 }
 
 // newServingCert generates an ECDSA P-256 serving certificate for the policy's
-// names, signed by ca. It never outlives ca: a certificate that did would
-// stop verifying when ca expires anyway, and capping it makes its own renewal
-// window fire in time.
+// names, signed by ca.
 func newServingCert(ca *keyPair, pol policy, now time.Time) (*keyPair, error) {
+	cn := "edgeplane-webhook"
+	if len(pol.dnsNames) > 0 {
+		cn = pol.dnsNames[0]
+	}
+	return newLeaf(ca, pol.certValidity, now, x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		DNSNames:    pol.dnsNames,
+		IPAddresses: pol.ips,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+// newLeaf generates an ECDSA P-256 certificate from tmpl (subject, names
+// and extended key usage), signed by ca. It never outlives ca: a
+// certificate that did would stop verifying when ca expires anyway, and
+// capping it makes its own renewal window fire in time.
+func newLeaf(ca *keyPair, validity time.Duration, now time.Time, tmpl x509.Certificate) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
+		return nil, fmt.Errorf("generating certificate key: %w", err)
 	}
 	serial, err := randomSerial()
 	if err != nil {
 		return nil, err
 	}
-	notAfter := now.Add(pol.certValidity).UTC()
+	notAfter := now.Add(validity).UTC()
 	if ca.cert.NotAfter.Before(notAfter) {
 		notAfter = ca.cert.NotAfter
 	}
-	cn := "edgeplane-webhook"
-	if len(pol.dnsNames) > 0 {
-		cn = pol.dnsNames[0]
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		DNSNames:     pol.dnsNames,
-		IPAddresses:  pol.ips,
-		NotBefore:    now.Add(-clockSkewAllowance).UTC(),
-		NotAfter:     notAfter,
-		// ECDSA keys sign; KeyEncipherment is for RSA key exchange only.
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore = now.Add(-clockSkewAllowance).UTC()
+	tmpl.NotAfter = notAfter
+	// ECDSA keys sign; KeyEncipherment is for RSA key exchange only.
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.BasicConstraintsValid = true
+	der, err := x509.CreateCertificate(rand.Reader, &tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
-		return nil, fmt.Errorf("creating serving certificate: %w", err)
+		return nil, fmt.Errorf("creating certificate for %s: %w", tmpl.Subject.CommonName, err)
 	}
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, fmt.Errorf("parsing new serving certificate: %w", err)
+		return nil, fmt.Errorf("parsing new certificate for %s: %w", tmpl.Subject.CommonName, err)
 	}
 	return &keyPair{cert: c, key: key}, nil
 }
@@ -387,11 +391,17 @@ func parseServing(certPEM, keyPEM []byte) (*keyPair, error) {
 // verifyChain checks that leaf is a server certificate valid at now and
 // signed by one of cas.
 func verifyChain(leaf *x509.Certificate, cas []*x509.Certificate, now time.Time) error {
+	return verifyLeaf("serving", leaf, cas, now, x509.ExtKeyUsageServerAuth)
+}
+
+// verifyLeaf checks that leaf (the what certificate) is valid at now for
+// usage and signed by one of cas.
+func verifyLeaf(what string, leaf *x509.Certificate, cas []*x509.Certificate, now time.Time, usage x509.ExtKeyUsage) error {
 	if len(cas) == 0 {
-		return errors.New("no valid CA to verify the serving certificate against")
+		return fmt.Errorf("no valid CA to verify the %s certificate against", what)
 	}
 	if leaf.IsCA {
-		return errors.New("the serving certificate is a CA certificate")
+		return fmt.Errorf("the %s certificate is a CA certificate", what)
 	}
 	roots := x509.NewCertPool()
 	for _, c := range cas {
@@ -400,10 +410,10 @@ func verifyChain(leaf *x509.Certificate, cas []*x509.Certificate, now time.Time)
 	_, err := leaf.Verify(x509.VerifyOptions{
 		Roots:       roots,
 		CurrentTime: now,
-		KeyUsages:   []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsages:   []x509.ExtKeyUsage{usage},
 	})
 	if err != nil {
-		return fmt.Errorf("serving certificate does not verify against the CA bundle: %w", err)
+		return fmt.Errorf("%s certificate does not verify against the CA bundle: %w", what, err)
 	}
 	return nil
 }

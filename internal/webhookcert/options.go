@@ -64,6 +64,13 @@ type Options struct {
 	ValidatingWebhookConfigurations []string
 	CRDs                            []string
 
+	// ClientSecretName, if set, names a second Secret in SecretNamespace
+	// where the Rotator keeps a client certificate signed by the same CA,
+	// named ClientCommonName, for the callers of a server that requires one
+	// (client.go). It holds tls.crt, tls.key and ca.crt, never ca.key.
+	ClientSecretName string
+	ClientCommonName string
+
 	// CAValidity is how long a new CA is valid; CARenewBefore is how long
 	// before its expiry a new CA is generated. The old CA stays in the bundle
 	// until it expires, so clients that only know the old bundle keep working.
@@ -157,6 +164,12 @@ func (o Options) validate() error {
 	// propagates must not expire during the deferral.
 	if o.CertRenewBefore <= caPropagationDelay {
 		errs = append(errs, fmt.Errorf("CertRenewBefore (%s) must be longer than %s", o.CertRenewBefore, caPropagationDelay))
+	}
+	if (o.ClientSecretName == "") != (o.ClientCommonName == "") {
+		errs = append(errs, errors.New("ClientSecretName and ClientCommonName go together"))
+	}
+	if o.ClientSecretName != "" && o.ClientSecretName == o.SecretName {
+		errs = append(errs, errors.New("ClientSecretName must differ from SecretName: the client Secret never holds the CA key"))
 	}
 	for _, ip := range o.ExtraIPs {
 		if ip == nil {

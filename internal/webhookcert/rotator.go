@@ -231,6 +231,15 @@ func (r *Rotator) check(ctx context.Context) (checkResult, error) {
 	}
 	res := checkResult{deferredUntil: p.deferredUntil}
 
+	var clientErr error
+	if r.opts.ClientSecretName != "" {
+		var deferred time.Time
+		deferred, clientErr = r.ensureClientSecret(ctx, data)
+		if !deferred.IsZero() && (res.deferredUntil.IsZero() || deferred.Before(res.deferredUntil)) {
+			res.deferredUntil = deferred
+		}
+	}
+
 	missing, injectErr := r.injectCABundle(ctx, data[caCertKey])
 	res.missing = missing
 
@@ -248,7 +257,25 @@ func (r *Rotator) check(ctx context.Context) (checkResult, error) {
 		}
 		log.Info("Wrote serving certificate files", kv...)
 	}
-	return res, errors.Join(injectErr, fileErr)
+	return res, errors.Join(clientErr, injectErr, fileErr)
+}
+
+// ensureClientSecret keeps the client Secret's certificate signed by the
+// CA in caData and its ca.crt equal to the bundle, creating or updating it
+// as decideClient requires. It returns when a deferred renewal falls due.
+func (r *Rotator) ensureClientSecret(ctx context.Context, caData map[string][]byte) (time.Time, error) {
+	key := client.ObjectKey{Namespace: r.opts.SecretNamespace, Name: r.opts.ClientSecretName}
+	cn := r.opts.ClientCommonName
+	var p clientPlan
+	_, err := r.syncSecret(ctx, key, "client certificate", func(data map[string][]byte, now time.Time) (map[string][]byte, bool, error) {
+		p = decideClient(data, caData, cn, r.policy, now)
+		if !p.changed() {
+			return data, false, nil
+		}
+		out, err := executeClient(data, caData, p, cn, r.policy, now)
+		return out, true, err
+	}, func() []any { return []any{"reason", p.reason, "newClientCert", p.reissue} })
+	return p.deferredUntil, err
 }
 
 // ensureSecret returns the data of a valid Secret, creating or updating it
@@ -260,17 +287,42 @@ func (r *Rotator) check(ctx context.Context) (checkResult, error) {
 // replicas end up with the winner's certificates and nothing that a replica
 // may already serve is overwritten.
 func (r *Rotator) ensureSecret(ctx context.Context) (map[string][]byte, plan, error) {
-	log := ctrllog.FromContext(ctx)
 	key := client.ObjectKey{Namespace: r.opts.SecretNamespace, Name: r.opts.SecretName}
+	var p plan
+	data, err := r.syncSecret(ctx, key, "certificate", func(data map[string][]byte, now time.Time) (map[string][]byte, bool, error) {
+		p = decide(data, r.policy, now)
+		if !p.changed() {
+			if !p.deferredUntil.IsZero() {
+				ctrllog.FromContext(ctx).V(1).Info("Serving certificate renewal deferred", "reason", p.certReason)
+			}
+			return data, false, nil
+		}
+		out, err := execute(data, p, r.policy, now)
+		return out, true, err
+	}, func() []any { return []any{"reason", p.reason(), "newCA", p.newCA, "newServingCert", p.reissue} })
+	if err != nil {
+		return nil, plan{}, err
+	}
+	return data, p, nil
+}
+
+// syncSecret reads the Secret key and writes what change makes of its data
+// (nil when the Secret does not exist; changed false: nothing to write),
+// creating it or updating it with the resourceVersion read. A lost race
+// (AlreadyExists, Conflict) reads the winner's Secret again and normally
+// keeps it, so every replica ends with the same certificates. what names the
+// Secret in logs and errors, and updated says why it was rewritten.
+func (r *Rotator) syncSecret(ctx context.Context, key client.ObjectKey, what string,
+	change func(data map[string][]byte, now time.Time) (map[string][]byte, bool, error), updated func() []any) (map[string][]byte, error) {
+	log := ctrllog.FromContext(ctx).WithValues("secretName", key.Name)
 	for range maxSecretAttempts {
 		now := r.opts.Clock.Now()
 		secret := &corev1.Secret{}
 		err := r.client.Get(ctx, key, secret)
 		if apierrors.IsNotFound(err) {
-			p := decide(nil, r.policy, now)
-			data, err := execute(nil, p, r.policy, now)
+			data, _, err := change(nil, now)
 			if err != nil {
-				return nil, plan{}, fmt.Errorf("generating certificates for Secret %s: %w", key, err)
+				return nil, fmt.Errorf("generating the %s for Secret %s: %w", what, key, err)
 			}
 			secret = &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{
@@ -283,32 +335,27 @@ func (r *Rotator) ensureSecret(ctx context.Context) (map[string][]byte, plan, er
 			}
 			err = r.client.Create(ctx, secret)
 			if apierrors.IsAlreadyExists(err) {
-				log.V(1).Info("Another replica created the certificate Secret first; reading it")
+				log.V(1).Info("Another replica created the " + what + " Secret first; reading it")
 				continue
 			}
 			if err != nil {
-				return nil, plan{}, fmt.Errorf("creating Secret %s: %w", key, err)
+				return nil, fmt.Errorf("creating Secret %s: %w", key, err)
 			}
-			log.Info("Created certificate Secret")
-			return data, p, nil
+			log.Info("Created " + what + " Secret")
+			return data, nil
 		}
 		if err != nil {
-			return nil, plan{}, fmt.Errorf("reading Secret %s: %w", key, err)
+			return nil, fmt.Errorf("reading Secret %s: %w", key, err)
 		}
 		if owner := secret.Annotations[certManagerAnnotation]; owner != "" {
-			return nil, plan{}, fmt.Errorf("the Secret %s belongs to cert-manager Certificate %q; use another Secret name for self-managed certificates or let cert-manager manage them", key, owner)
+			return nil, fmt.Errorf("the Secret %s belongs to cert-manager Certificate %q; use another Secret name for self-managed certificates or let cert-manager manage them", key, owner)
 		}
-
-		p := decide(secret.Data, r.policy, now)
-		if !p.changed() {
-			if !p.deferredUntil.IsZero() {
-				log.V(1).Info("Serving certificate renewal deferred", "reason", p.certReason)
-			}
-			return secret.Data, p, nil
-		}
-		data, err := execute(secret.Data, p, r.policy, now)
+		data, changed, err := change(secret.Data, now)
 		if err != nil {
-			return nil, plan{}, fmt.Errorf("renewing certificates in Secret %s: %w", key, err)
+			return nil, fmt.Errorf("renewing the %s in Secret %s: %w", what, key, err)
+		}
+		if !changed {
+			return secret.Data, nil
 		}
 		secret.Data = data
 		if secret.Labels == nil {
@@ -317,16 +364,16 @@ func (r *Rotator) ensureSecret(ctx context.Context) (map[string][]byte, plan, er
 		secret.Labels[ManagedByLabel] = managedByValue
 		err = r.client.Update(ctx, secret)
 		if apierrors.IsConflict(err) {
-			log.V(1).Info("Certificate Secret changed while renewing; reading it again")
+			log.V(1).Info("The " + what + " Secret changed while renewing; reading it again")
 			continue
 		}
 		if err != nil {
-			return nil, plan{}, fmt.Errorf("updating Secret %s: %w", key, err)
+			return nil, fmt.Errorf("updating Secret %s: %w", key, err)
 		}
-		log.Info("Updated certificate Secret", "reason", p.reason(), "newCA", p.newCA, "newServingCert", p.reissue)
-		return data, p, nil
+		log.Info("Updated "+what+" Secret", updated()...)
+		return data, nil
 	}
-	return nil, plan{}, fmt.Errorf("the Secret %s kept changing while being checked; gave up after %d attempts", key, maxSecretAttempts)
+	return nil, fmt.Errorf("the Secret %s kept changing while being checked; gave up after %d attempts", key, maxSecretAttempts)
 }
 
 // watchTarget is one object whose changes should trigger a check.
@@ -348,6 +395,13 @@ func (r *Rotator) watchTargets() []watchTarget {
 		list: func() client.ObjectList { return &corev1.SecretList{} },
 		opts: []client.ListOption{client.InNamespace(r.opts.SecretNamespace), byName(r.opts.SecretName)},
 	}}
+	if n := r.opts.ClientSecretName; n != "" {
+		targets = append(targets, watchTarget{
+			desc: "Secret/" + r.opts.SecretNamespace + "/" + n,
+			list: func() client.ObjectList { return &corev1.SecretList{} },
+			opts: []client.ListOption{client.InNamespace(r.opts.SecretNamespace), byName(n)},
+		})
+	}
 	for _, n := range r.opts.MutatingWebhookConfigurations {
 		targets = append(targets, watchTarget{
 			desc: "MutatingWebhookConfiguration/" + n,

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
@@ -49,6 +50,9 @@ type run struct {
 
 	webhookProxy, extenderProxy *Proxy
 	replicas                    []*replica
+	// extenderCerts are the replicas' extender certificates (one CA, as
+	// the self-managed Secret gives every replica) and the scheduler's.
+	extenderCerts floatippooltest.Certs
 
 	// probeWindows and probeNodes number the fault windows' probes (the
 	// fault actor's alone).

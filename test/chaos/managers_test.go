@@ -36,20 +36,20 @@ type replica struct {
 
 func (rep *replica) args() []string {
 	r := rep.run
-	return []string{
+	return append([]string{
 		"--kubeconfig=" + r.cluster.KubeconfigPath(), "--cluster-name=" + clusterIdentity,
 		"--leader-elect=true", "--leader-election-namespace=" + managerNS,
 		"--metrics-bind-address=" + rep.metrics, "--metrics-secure=false", "--health-probe-bind-address=" + rep.probe,
 		"--webhook-host=127.0.0.1", "--webhook-port=" + rep.webhook[strings.LastIndex(rep.webhook, ":")+1:],
 		"--webhook-cert-dir=" + filepath.Join(r.art, "certs-"+rep.slot), "--webhook-service-namespace=" + managerNS,
-		"--floatippool-extender-address=" + rep.extender, "--floatippool-api-address=",
+		"--floatippool-extender-address=" + rep.extender,
 		"--anycastipbinding-provider-config=tencentcloud",
 		// Sweeps often enough that an address leaked by a dropped response
 		// is collected within the convergence wait.
 		"--podelasticip-orphan-grace-period=1m", "--podelasticip-orphan-interval=30s",
 		"--anycastipbinding-orphan-grace-period=1m", "--anycastipbinding-orphan-interval=30s",
 		"--floatippool-sweep-interval=30s",
-	}
+	}, r.extenderCerts.ManagerFlags()...)
 }
 
 // start starts the process (it must not be running).

@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
@@ -117,7 +118,8 @@ func (r *run) setUp() {
 	t.Cleanup(func() { _ = r.extenderProxy.Close() })
 
 	clusterDir := filepath.Join(r.art, "cluster")
-	schedCfg := r.writeSchedulerConfig(clusterDir, "http://"+r.extenderProxy.Addr())
+	r.extenderCerts = floatippooltest.Write(t, filepath.Join(r.art, "floatip-certs"))
+	schedCfg := r.writeSchedulerConfig(clusterDir, "https://"+r.extenderProxy.Addr())
 	nodes := []localcluster.NodeSpec{{Name: virtualNode, Labels: map[string]string{corev1.LabelInstanceTypeStable: "eklet", "type": "virtual-kubelet"},
 		Taints: []corev1.Taint{{Key: "eks.tke.cloud.tencent.com/eklet", Effect: corev1.TaintEffectNoSchedule}}}}
 	for _, w := range workers {
@@ -281,7 +283,7 @@ func (r *run) emulatorCall(method, path, body string) ([]byte, error) {
 func (r *run) writeSchedulerConfig(clusterDir, extenderURL string) string {
 	cfg := wire.SchedulerConfig{
 		Kubeconfig: localcluster.ComponentKubeconfig(clusterDir, localcluster.Scheduler), URLPrefix: extenderURL,
-		Resource: networkingv1alpha1.ResourceENIIP,
+		Resource: networkingv1alpha1.ResourceENIIP, CertDir: r.extenderCerts.ClientDir,
 	}.YAML()
 	path := filepath.Join(r.art, "kube-scheduler-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

@@ -95,7 +95,7 @@ func (w *world) filter(t *testing.T, pod *corev1.Pod) filterResult {
 		t.Fatal(err)
 	}
 	var res filterResult
-	call(t, "POST", w.extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*node}}}, &res)
+	call(t, w.extenderClient, "POST", w.extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*node}}}, &res)
 	return res
 }
 
@@ -108,7 +108,7 @@ func (w *world) schedule(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 		return res.Nodes != nil && len(res.Nodes.Items) == 1, fmt.Sprintf("%+v", res)
 	})
 	var res struct{ Error string }
-	call(t, "POST", w.extender+"/v1/bind", map[string]any{"PodName": pod.Name, "PodNamespace": pod.Namespace, "PodUID": pod.UID, "Node": "galaxy-node"}, &res)
+	call(t, w.extenderClient, "POST", w.extender+"/v1/bind", map[string]any{"PodName": pod.Name, "PodNamespace": pod.Namespace, "PodUID": pod.UID, "Node": "galaxy-node"}, &res)
 	if res.Error != "" {
 		t.Fatalf("binding %s: %s", pod.Name, res.Error)
 	}
@@ -235,7 +235,7 @@ func testGalaxy(t *testing.T, w *world) {
 	var page map[string]any
 	eventually.That(t.Context(), t, "GET /v1/ip listing the deleted StatefulSet pods' IPs", func() (bool, string) {
 		page = nil
-		call(t, "GET", w.api+"/v1/ip?appName=sts&appType=statefulsets&namespace=default", nil, &page)
+		call(t, w.apiClient, "GET", w.api+"/v1/ip?appName=sts&appType=statefulsets&namespace=default", nil, &page)
 		content, _ := page["content"].([]any)
 		if len(content) != 2 {
 			return false, fmt.Sprint(page)
@@ -272,7 +272,7 @@ func testGalaxy(t *testing.T, w *world) {
 	}
 	// Release ip, the README's POST body.
 	var resp map[string]any
-	if code := call(t, "POST", w.api+"/v1/ip", map[string]any{"ips": release}, &resp); code != 200 || !maps.Equal(resp, map[string]any{"code": float64(200), "message": ""}) {
+	if code := call(t, w.apiClient, "POST", w.api+"/v1/ip", map[string]any{"ips": release}, &resp); code != 200 || !maps.Equal(resp, map[string]any{"code": float64(200), "message": ""}) {
 		t.Errorf("POST /v1/ip = %d %v, want 200 {\"code\": 200, \"message\": \"\"}", code, resp)
 	}
 	for _, r := range release {
@@ -309,7 +309,7 @@ func testGalaxy(t *testing.T, w *world) {
 		t.Errorf("pool pod's FloatIP: policy %q key %q, want Never in pool example-pool", f.Spec.ReleasePolicy, f.Spec.Key)
 	}
 	page = nil
-	call(t, "GET", w.api+"/v1/ip?poolName=example-pool", nil, &page)
+	call(t, w.apiClient, "GET", w.api+"/v1/ip?poolName=example-pool", nil, &page)
 	if content, _ := page["content"].([]any); len(content) != 1 || content[0].(map[string]any)["poolName"] != "example-pool" || content[0].(map[string]any)["policy"] != float64(2) {
 		t.Errorf("GET /v1/ip?poolName=example-pool = %v", page)
 	}

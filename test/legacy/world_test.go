@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testenv"
 )
@@ -46,8 +48,11 @@ type world struct {
 	t   *testing.T
 	ctx context.Context
 	emu *cloudsimtest.Emulator
-	// extender and api are the float-IP servers' base URLs.
-	extender, api string
+	// extender and api are the float-IP servers' base URLs, and
+	// extenderClient and apiClient call them as kube-scheduler (its client
+	// certificate) and an allowed galaxy API user (a bearer token) do.
+	extender, api             string
+	extenderClient, apiClient *http.Client
 }
 
 // Legacy inputs the manager must find when it starts, and the cloud's
@@ -103,12 +108,16 @@ func freeAddr(t *testing.T) string {
 func (w *world) startManager() {
 	t := w.t
 	extender, api := freeAddr(t), freeAddr(t)
-	w.extender, w.api = "http://"+extender, "http://"+api
+	w.extender, w.api = "https://"+extender, "https://"+api
+	certs := floatippooltest.Write(t, "")
+	w.extenderClient = certs.Client(t)
+	w.apiClient = certs.APIClient(t, floatippooltest.GalaxyCaller(t, w.ctx, env.Client, "default", "galaxy-script"))
 	all := manager.Controllers()
 	fs := pflag.NewFlagSet("controllers", pflag.ContinueOnError)
 	manager.BindControllerFlags(fs, all)
 	if err := fs.Parse([]string{
 		"--floatippool-extender-address=" + extender, "--floatippool-api-address=" + api,
+		"--floatippool-cert-dir=" + certs.ServerDir, "--floatippool-certs=provided",
 		"--anycastipbinding-provider-config=" + tencentConfig, "--anycastipbinding-orphan-mode=off",
 		"--podelasticip-legacy-cluster-name=" + pecClusterName, "--podelasticip-orphan-mode=off",
 		// The admin lets claims take the README's pool, as a migration does.
@@ -172,7 +181,9 @@ func (w *world) namespace(name string) {
 }
 
 // node creates a node with labels, an InternalIP and a providerID (each
-// optional).
+// optional), Ready: without the node.kubernetes.io/not-ready taint the API
+// server adds at creation and the node lifecycle controller (not running
+// here) removes once the kubelet reports Ready, so pods may be bound to it.
 func (w *world) node(name, internalIP string, labels map[string]string, providerID ...string) {
 	w.t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
@@ -180,6 +191,10 @@ func (w *world) node(name, internalIP string, labels map[string]string, provider
 		n.Spec.ProviderID = providerID[0]
 	}
 	w.create(n)
+	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
+	if err := env.Client.Update(w.ctx, n); err != nil {
+		w.t.Fatalf("making node %s ready: %v", name, err)
+	}
 	if internalIP != "" {
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: internalIP}}
 		if err := env.Client.Status().Update(w.ctx, n); err != nil {
@@ -263,7 +278,7 @@ func events(t *testing.T, ctx context.Context, namespace string, uid string, rea
 
 // call sends a JSON request to one of the manager's HTTP servers and
 // decodes the JSON reply into out (nil: ignore it).
-func call(t *testing.T, method, url string, body any, out any) int {
+func call(t *testing.T, c *http.Client, method, url string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
 	if body != nil {
@@ -278,7 +293,7 @@ func call(t *testing.T, method, url string, body any, out any) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

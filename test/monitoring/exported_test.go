@@ -32,6 +32,8 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding"
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
@@ -274,7 +276,9 @@ func startManager(t *testing.T, metricsAddr, webhookAddr, extenderAddr string) {
 		"--leader-elect=true", "--leader-election-namespace=default", "--leader-election-id=" + leaseID,
 		"--webhook-host=127.0.0.1", "--webhook-port=" + port, "--webhook-cert-dir=" + t.TempDir(),
 		"--webhook-service-namespace=default",
-		"--floatippool-extender-address=" + extenderAddr, "--floatippool-api-address=",
+		// The extender's certificates are self-managed, in namespace default
+		// like the webhook's: drive reads the scheduler's client Secret.
+		"--floatippool-extender-address=" + extenderAddr, "--floatippool-cert-dir=" + t.TempDir(),
 		"--anycastipbinding-provider-config=tencentcloud",
 		"--podelasticip-orphan-interval=2s", "--podelasticip-orphan-grace-period=1s", "--podelasticip-orphan-mode=delete",
 		"--anycastipbinding-orphan-interval=2s", "--anycastipbinding-orphan-grace-period=1s", "--anycastipbinding-orphan-mode=delete",
@@ -378,7 +382,9 @@ func drive(t *testing.T, ctx context.Context, webhookAddr, extenderAddr string) 
 		post(t, ctx, tlsClient, "https://"+webhookAddr+path, review)
 	}
 	names := []string{aiaNode}
-	post(t, ctx, http.DefaultClient, "http://"+extenderAddr+"/v1/filter", wire.ExtenderArgs{Pod: pod, NodeNames: &names})
+	scheduler := floatippooltest.SelfManagedClient(t, ctx, c, "default", floatippool.DefaultOptions().SchedulerClientSecretName,
+		floatippool.DefaultOptions().ServiceName+".default.svc")
+	post(t, ctx, scheduler, "https://"+extenderAddr+"/v1/filter", wire.ExtenderArgs{Pod: pod, NodeNames: &names})
 }
 
 // post sends body as JSON until the server answers (it may still be

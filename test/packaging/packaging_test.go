@@ -187,6 +187,13 @@ func TestHelmChart(t *testing.T) {
 			"anycastIP.nodeWebhook=false", "anycastIP.translateNodes=false", "podElasticIP.translateAnnotations=false",
 		},
 		"node taints by MutatingAdmissionPolicy": {"webhook.nodeTaints=policy"},
+		"the galaxy API on for one namespace's scripts, scheduler on the host network": {
+			"floatIP.api.enabled=true", "floatIP.api.port=9141",
+			"networkPolicy.apiFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=ops",
+			"networkPolicy.extenderFrom[0].ipBlock.cidr=10.0.0.0/24",
+			"floatIP.schedulerConfig.urlPrefix=https://10.96.0.40:9040/v1",
+		},
+		"cert-manager, galaxy API on, no NetworkPolicy": {"webhook.certMode=cert-manager", "floatIP.api.enabled=true", "networkPolicy.enabled=false"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "edgeplane", chart, "--namespace", "edgeplane-system", "--include-crds"}
@@ -201,6 +208,8 @@ func TestHelmChart(t *testing.T) {
 			checkManagerArgs(t, out)
 			checkCNIInstallArgs(t, out, slices.Contains(set, "floatIP.cni.enabled=true"))
 			checkNodeTaints(t, out, slices.Contains(set, "webhook.nodeTaints=policy"))
+			checkFloatIPServers(t, out)
+			checkNetworkPolicy(t, out, !slices.Contains(set, "networkPolicy.enabled=false"))
 		})
 	}
 }
@@ -355,6 +364,14 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"webhook.nodeTaints=sometimes",
 		"floatIP.extenderPort=0",
 		"floatIP.schedulerConfig.urlPrefix=edgeplane:9040",
+		// The extender serves TLS only.
+		"floatIP.schedulerConfig.urlPrefix=http://edgeplane-floatip.edgeplane-system.svc:9040/v1",
+		"floatIP.schedulerConfig.certDir=certs",
+		"floatIP.apiPort=9041",
+		"floatIP.api.enabled=yes",
+		"networkPolicy.enabled=maybe",
+		"networkPolicy.metricsFrom[0].namespace=monitoring",
+		"networkPolicy.apiFrom[0].ipBlock.except[0]=10.0.0.0/8",
 		"providerConfigs.aws.credentials.source=Password",
 		"notAValue=1",
 		"manager.extraArgs={rm -rf /}",

@@ -3,6 +3,7 @@ package rbac_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,4 +61,56 @@ func operationsSection(t *testing.T, heading string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestSecurityModelNamesEveryListener: the Security model's port table has
+// a row for every flag, in the code, that says where a binary listens
+// (found by parsing cmd/ and internal/, attributed to each binary built
+// from its package), a row saying "none" for a binary with no such flag,
+// and names every package whose code listens, so a new port cannot ship
+// without who may call it, how it is authenticated and authorised, and
+// what a caller can do written down.
+func TestSecurityModelNamesEveryListener(t *testing.T) {
+	ports := operationsSection(t, "### Ports")
+	var rows []string
+	for _, l := range strings.Split(ports, "\n") {
+		if strings.HasPrefix(l, "| ") {
+			rows = append(rows, l)
+		}
+	}
+	root := repoRoot(t)
+	flags, sites := scanListeners(t, root, "cmd", "internal")
+	if len(flags) == 0 || len(sites) == 0 {
+		t.Fatalf("found %d listener flags and %d listening packages in the code: the scan is broken", len(flags), len(sites))
+	}
+	row := func(words ...string) bool {
+		return slices.ContainsFunc(rows, func(r string) bool {
+			for _, w := range words {
+				if !strings.Contains(r, w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for bin, pkgs := range binaries(t, root) {
+		listens := false
+		for _, f := range flags {
+			if !pkgs[f.pkg] {
+				continue
+			}
+			listens = true
+			if !row("`"+bin+"`", "`--"+f.name+"`") {
+				t.Errorf("no row of the port table names `%s` and its listener flag `--%s` (registered in %s)", bin, f.name, f.pkg)
+			}
+		}
+		if !listens && !row("`"+bin+"`", "none") {
+			t.Errorf("no row of the port table says `%s` listens on none", bin)
+		}
+	}
+	for pkg := range sites {
+		if !strings.Contains(ports, "`"+filepath.ToSlash(pkg)+"`") {
+			t.Errorf("the port table does not name `%s`, whose code listens", filepath.ToSlash(pkg))
+		}
+	}
 }

@@ -3,8 +3,10 @@ package rbac_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,7 @@ import (
 	aiadecide "github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
@@ -101,6 +104,8 @@ type suite struct {
 	sim     *cloudsimtest.Emulator
 	log     *forbiddenLog
 	cluster string // the cluster identity the manager resolves (kube-system's UID)
+	// extender and api are the float-IP servers' loopback addresses.
+	extender, api string
 }
 
 // TestManagerUnderChartRBAC runs every controller of the manager, its
@@ -119,6 +124,7 @@ func TestManagerUnderChartRBAC(t *testing.T) {
 	t.Run("AnycastIPBinding", s.anycastIPBinding)
 	t.Run("NodeElasticIP", s.nodeElasticIP)
 	t.Run("FloatIPPool", s.floatIPPool)
+	t.Run("float-IP servers and their certificates", s.floatIPServers)
 	t.Run("BurstPolicy", s.burstPolicy)
 	if lines := s.log.forbidden(); len(lines) > 0 {
 		t.Errorf("the manager was refused %d requests under the chart's RBAC:\n%s", len(lines), strings.Join(lines, "\n"))
@@ -140,7 +146,8 @@ func newSuite(t *testing.T) *suite {
 	}
 	s.cluster = string(ks.UID)
 
-	objs := helmTemplate(t, release, managerNS, "credentialNamespaces={"+credsNS+"}")
+	// The galaxy API on, so its authorisation runs under the chart's RBAC too.
+	objs := helmTemplate(t, release, managerNS, "credentialNamespaces={"+credsNS+"}", "floatIP.api.enabled=true")
 	webhookAddr := testbin.FreeAddr(t)
 	for _, u := range objs {
 		switch u.GetKind() {
@@ -168,6 +175,7 @@ func newSuite(t *testing.T) *suite {
 		s.create(cpc)
 	}
 
+	s.extender, s.api = testbin.FreeAddr(t), testbin.FreeAddr(t)
 	s.startManager(managerArgs(t, objs), webhookAddr)
 	return s
 }
@@ -229,7 +237,8 @@ func (s *suite) startManager(chartArgs map[string]string, webhookAddr string) {
 	overrides := map[string]string{
 		"metrics-bind-address": "0", "health-probe-bind-address": "0",
 		"webhook-host": "127.0.0.1", "webhook-port": port, "webhook-cert-dir": t.TempDir(),
-		"floatippool-extender-address": "", "floatippool-api-address": "", "floatippool-sweep-interval": "2s", "floatippool-migrate-interval": "2s",
+		"floatippool-extender-address": s.extender, "floatippool-api-address": s.api, "floatippool-cert-dir": t.TempDir(),
+		"floatippool-sweep-interval": "2s", "floatippool-migrate-interval": "2s",
 		"anycastipbinding-provider-config": "tencentcloud",
 		"podelasticip-orphan-interval":     "2s", "podelasticip-orphan-grace-period": "1s",
 		"anycastipbinding-orphan-interval": "2s", "anycastipbinding-orphan-grace-period": "1s",
@@ -656,6 +665,49 @@ func (s *suite) floatIPPool(t *testing.T) {
 		return len(list.Items) >= 2, fmt.Sprintf("%d pools", len(list.Items))
 	})
 	s.delete(t, pool)
+}
+
+// floatIPServers: the manager keeps the float-IP servers' certificate and
+// kube-scheduler's client certificate in their Secrets, by the chart's
+// names; the extender serves that client certificate and refuses a caller
+// without it; the galaxy API asks the API server who its caller is and
+// whether it may read a pool.
+func (s *suite) floatIPServers(t *testing.T) {
+	s.eventually(t, "the float-IP server certificate Secret", func() (bool, string) {
+		err := s.c.Get(s.ctx, client.ObjectKey{Namespace: managerNS, Name: release + "-floatip-server-cert"}, &corev1.Secret{})
+		return err == nil, fmt.Sprint(err)
+	})
+	serverName := release + "-floatip." + managerNS + ".svc"
+	scheduler := floatippooltest.SelfManagedTLS(t, s.ctx, s.c, managerNS, release+"-floatip-scheduler-client", serverName)
+	get := func(cfg *tls.Config, url string, header ...string) (int, error) {
+		var rt http.RoundTripper = &http.Transport{TLSClientConfig: cfg}
+		if len(header) > 0 {
+			rt = floatippooltest.Bearer(header[0], rt)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: rt}).Get(url)
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	s.eventually(t, "the extender serving kube-scheduler", func() (bool, string) {
+		code, err := get(scheduler, "https://"+s.extender+"/healthz")
+		return code == http.StatusOK, fmt.Sprint(code, err)
+	})
+	noCert := scheduler.Clone()
+	noCert.Certificates = nil
+	if code, err := get(noCert, "https://"+s.extender+"/healthz"); err == nil {
+		t.Errorf("the extender answered %d to a caller without the client certificate", code)
+	}
+	token := floatippooltest.GalaxyCaller(t, s.ctx, s.c, appNS, "galaxy-script")
+	s.eventually(t, "the galaxy API serving an allowed caller", func() (bool, string) {
+		code, err := get(noCert, "https://"+s.api+"/v1/pool/no-such-pool", token)
+		return code == http.StatusNotFound, fmt.Sprint(code, err)
+	})
+	if code, err := get(noCert, "https://"+s.api+"/v1/pool/no-such-pool"); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("the galaxy API without a token: %d %v, want 401", code, err)
+	}
 }
 
 // burstPolicy: a policy reports status; the legacy eks-config ConfigMap in

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
 	"github.com/edgeplane/edgeplane/internal/manager"
 	"github.com/edgeplane/edgeplane/test/rbac"
 )
@@ -120,31 +121,37 @@ func namedGrants(t *testing.T, objs []*unstructured.Unstructured) map[string][]s
 // only useful if it names the object the manager touches. In the chart (a
 // release that is not named edgeplane, in its own namespace) and in
 // config/default, the names must be the webhook configurations installed
-// with it, the certificate Secret and health-check ClusterRole the
+// with it, the certificate Secrets and health-check ClusterRole the
 // manager's flags name.
 func TestNamedGrantsNameRealObjects(t *testing.T) {
 	chart := helmTemplate(t, "prod", "edge")
 	args := managerArgs(t, chart)
 	def := manager.DefaultOptions()
+	fip := floatippool.DefaultOptions()
 	for name, tc := range map[string]struct {
 		objs []*unstructured.Unstructured
 		want map[string]string // resource -> the object's name
+		// secrets are the Secrets the manager names: the webhook's and the
+		// float-IP servers' two.
+		secrets []string
 	}{
 		"chart": {objs: chart, want: map[string]string{
 			"mutatingwebhookconfigurations":   args["mutating-webhook-configuration"],
 			"validatingwebhookconfigurations": args["validating-webhook-configuration"],
-			"secrets":                         args["webhook-secret-name"],
 			"clusterroles":                    args["ingressdaemonset-healthcheck-cluster-role"],
-		}},
+		}, secrets: []string{args["webhook-secret-name"], args["floatippool-cert-secret-name"], args["floatippool-scheduler-client-secret-name"]}},
 		"config/default": {objs: kustomizeBuild(t, "config/default"), want: map[string]string{
 			"mutatingwebhookconfigurations":   def.MutatingWebhookConfig,
 			"validatingwebhookconfigurations": def.ValidatingWebhookConfig,
-			"secrets":                         def.WebhookSecretName,
 			"clusterroles":                    "edgeplane-ingressdaemonset-healthcheck",
-		}},
+		}, secrets: []string{def.WebhookSecretName, fip.CertSecretName, fip.SchedulerClientSecretName}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			grants := namedGrants(t, tc.objs)
+			slices.Sort(tc.secrets)
+			if got := slices.Sorted(slices.Values(grants["secrets"])); slices.Contains(tc.secrets, "") || !slices.Equal(got, tc.secrets) {
+				t.Errorf("secrets: named grants %q, want exactly %q", grants["secrets"], tc.secrets)
+			}
 			installed := map[string]bool{}
 			for _, o := range tc.objs {
 				installed[o.GetKind()+"/"+o.GetName()] = true

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
+	"github.com/edgeplane/edgeplane/internal/runtime/httpserve"
 	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 )
 
@@ -59,16 +60,26 @@ func (e *Extender) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // pods (docs/floatippool.md and docs/operations.md name it).
 const ExtenderName = "floatippool-extender"
 
-const (
-	maxBody     = 64 << 20
-	bindTimeout = 30 * time.Second
-)
+// bindTimeout bounds a bind, which finishes (or rolls back) even when the
+// scheduler stops waiting.
+const bindTimeout = 30 * time.Second
+
+// decodeFailed answers a body that could not be decoded: 413 past the
+// server's body cap (httpserve.Body), which the scheduler reports as an
+// extender error, else the decoding error in the verb's result.
+func decodeFailed(w http.ResponseWriter, err error, result any) {
+	if httpserve.IsTooLarge(err) {
+		httpserve.TooLarge(w, maxBody)
+		return
+	}
+	writeJSON(w, result)
+}
 
 func (e *Extender) filter(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	args, err := wire.DecodeFilterArgs(http.MaxBytesReader(w, r.Body, maxBody))
+	args, err := wire.DecodeFilterArgs(r.Body)
 	if err != nil {
-		writeJSON(w, wire.ExtenderFilterResult{Error: err.Error()})
+		decodeFailed(w, err, wire.ExtenderFilterResult{Error: err.Error()})
 		return
 	}
 	ctx := r.Context()
@@ -174,9 +185,9 @@ func (e *Extender) namedNodes(ctx context.Context, names []string) ([]*corev1.No
 
 func (e *Extender) bind(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	args, err := wire.DecodeBindingArgs(http.MaxBytesReader(w, r.Body, maxBody))
+	args, err := wire.DecodeBindingArgs(r.Body)
 	if err != nil {
-		writeJSON(w, wire.ExtenderBindingResult{Error: err.Error()})
+		decodeFailed(w, err, wire.ExtenderBindingResult{Error: err.Error()})
 		return
 	}
 	// A bind that the scheduler gives up on still finishes (or rolls back)
@@ -222,43 +233,4 @@ func transient(err error) bool {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// Server serves an http.Handler on an address as a manager.Runnable. It
-// runs on every replica (not only the leader): allocation is safe without a
-// leader because it is creating FloatIP objects.
-type Server struct {
-	Name    string
-	Addr    string
-	Handler http.Handler
-}
-
-// NeedLeaderElection is false: every replica serves.
-func (s *Server) NeedLeaderElection() bool { return false }
-
-// Start serves until ctx ends.
-func (s *Server) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.Addr)
-	if err != nil {
-		return fmt.Errorf("listening for the %s on %s: %w", s.Name, s.Addr, err)
-	}
-	srv := &http.Server{
-		Handler:           s.Handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.FromContext(ctx).Info("Serving", "server", s.Name, "address", ln.Addr().String())
-	select {
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutdownCtx) //nolint:contextcheck // the manager's context is already done
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("serving the %s: %w", s.Name, err)
-	}
 }

@@ -104,8 +104,7 @@ var nodesOnce sync.Once
 func ensureNodes(t *testing.T, ctx context.Context) []corev1.Node {
 	nodesOnce.Do(func() {
 		for name, ip := range map[string]string{"n1": "192.168.1.5", "n2": "192.168.2.5"} {
-			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-			must(t, env.Client.Create(ctx, n))
+			n := readyNode(t, ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
 			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
 			must(t, env.Client.Status().Update(ctx, n))
 		}
@@ -117,6 +116,18 @@ func ensureNodes(t *testing.T, ctx context.Context) []corev1.Node {
 		nodes = append(nodes, n)
 	}
 	return nodes
+}
+
+// readyNode creates n with the taints it asks for only: the API server
+// adds node.kubernetes.io/not-ready at creation, which the node lifecycle
+// controller (not running here) removes once the kubelet reports Ready.
+func readyNode(t *testing.T, ctx context.Context, n *corev1.Node) *corev1.Node {
+	t.Helper()
+	taints := n.Spec.Taints
+	must(t, env.Client.Create(ctx, n))
+	n.Spec.Taints = taints
+	must(t, env.Client.Update(ctx, n))
+	return n
 }
 
 func (f *fixture) pod(name string, owner *metav1.OwnerReference, annotations map[string]string) *corev1.Pod {

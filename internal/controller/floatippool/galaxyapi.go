@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,11 +22,18 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
+	"github.com/edgeplane/edgeplane/internal/metricsauth"
+	"github.com/edgeplane/edgeplane/internal/runtime/httpserve"
 )
 
 // GalaxyAPI serves galaxy-ipam's HTTP API (port 9041) as a thin translator
 // over FloatIPs and FloatIPPools, so existing scripts keep working:
 // GET/POST /v1/ip, GET/DELETE /v1/pool/{name}, POST /v1/pool.
+//
+// The manager writes with its own identity, so every request is asked
+// about as its caller (a bearer token, then a SubjectAccessReview per
+// object or namespace; docs/floatippool.md has the table): the API never
+// lets a caller do more than the caller could do to the objects directly.
 type GalaxyAPI struct {
 	Client client.Client
 	// Live reads FloatIPs right after pre-allocation (default Client).
@@ -32,6 +41,57 @@ type GalaxyAPI struct {
 	// Pools runs a pool reconcile after POST /v1/pool, so preAllocateIP
 	// happens before the reply, as in galaxy.
 	Pools *PoolReconciler
+	// Guard authenticates callers (Handler) and answers whether they may
+	// do each request.
+	Guard *metricsauth.Guard
+}
+
+// Handler serves the API to callers with a bearer token the API server
+// accepts (401 otherwise); each request then needs its own permission
+// (403 otherwise).
+func (g *GalaxyAPI) Handler(log logr.Logger) http.Handler {
+	return g.Guard.Authenticated(log, g)
+}
+
+// The objects the API reads and writes, for the SubjectAccessReviews.
+var (
+	floatIPsResource = authzv1.ResourceAttributes{Group: networkingv1alpha1.GroupVersion.Group, Version: networkingv1alpha1.GroupVersion.Version, Resource: "floatips"}
+	poolsResource    = authzv1.ResourceAttributes{Group: networkingv1alpha1.GroupVersion.Group, Version: networkingv1alpha1.GroupVersion.Version, Resource: "floatippools"}
+)
+
+// access is one permission a request needs.
+func access(res authzv1.ResourceAttributes, verb, namespace, name string) authzv1.ResourceAttributes {
+	res.Verb, res.Namespace, res.Name = verb, namespace, name
+	return res
+}
+
+// allowed reports whether the request's caller may do what attrs say;
+// when not, or when it cannot be told, it has answered (403 or 500).
+func (g *GalaxyAPI) allowed(w http.ResponseWriter, r *http.Request, attrs authzv1.ResourceAttributes) bool {
+	ok, err := g.may(r.Context(), attrs)
+	switch {
+	case err != nil:
+		internalError(w, err)
+	case !ok:
+		user, _ := metricsauth.UserFrom(r.Context())
+		where := "cluster-wide"
+		if attrs.Namespace != "" {
+			where = "in namespace " + attrs.Namespace
+		}
+		what := attrs.Resource
+		if attrs.Name != "" {
+			what += " " + attrs.Name
+		}
+		reply(w, http.StatusForbidden, galaxyResp{Code: http.StatusForbidden, Message: fmt.Sprintf("forbidden: %s may not %s %s.%s %s", user.Username, attrs.Verb, what, attrs.Group, where)})
+	}
+	return err == nil && ok
+}
+
+// may asks whether the request's caller (ServeHTTP made sure there is
+// one) may do what attrs say.
+func (g *GalaxyAPI) may(ctx context.Context, attrs authzv1.ResourceAttributes) (bool, error) {
+	user, _ := metricsauth.UserFrom(ctx)
+	return g.Guard.Allowed(ctx, user, attrs)
 }
 
 // galaxyResp is galaxy's httputil.Resp.
@@ -69,8 +129,13 @@ type galaxyPage struct {
 	Content          []galaxyIP `json:"content,omitempty"`
 }
 
-// ServeHTTP routes the API.
+// ServeHTTP routes the API. A request that did not come through Handler's
+// authentication is refused.
 func (g *GalaxyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := metricsauth.UserFrom(r.Context()); !ok || g.Guard == nil {
+		reply(w, http.StatusUnauthorized, galaxyResp{Code: http.StatusUnauthorized, Message: "unauthorized"})
+		return
+	}
 	switch {
 	case r.URL.Path == "/v1/ip" && r.Method == http.MethodGet:
 		g.listIPs(w, r)
@@ -102,6 +167,16 @@ func reply(w http.ResponseWriter, code int, v any) {
 
 func badRequest(w http.ResponseWriter, err error) {
 	reply(w, http.StatusBadRequest, galaxyResp{Code: http.StatusBadRequest, Message: fmt.Sprintf("bad request: %v", err)})
+}
+
+// bodyError answers a body that could not be decoded: 413 past the
+// server's cap (httpserve.Body), else 400.
+func bodyError(w http.ResponseWriter, err error) {
+	if httpserve.IsTooLarge(err) {
+		reply(w, http.StatusRequestEntityTooLarge, galaxyResp{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body larger than %d bytes", maxAPIBody)})
+		return
+	}
+	badRequest(w, err)
 }
 
 func internalError(w http.ResponseWriter, err error) {
@@ -159,19 +234,50 @@ func (g *GalaxyAPI) items(ctx context.Context, fips []networkingv1alpha1.FloatIP
 	return out, nil
 }
 
+// listIPs answers with the FloatIPs matching the query that the caller may
+// list: all of them with list on floatips cluster-wide, else those whose
+// key's namespace the caller may list floatips in (a query naming a
+// namespace the caller may not list there is refused).
 func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
 	q := wire.ParseListQuery(r.URL.Query())
 	key, fuzzy := q.Key, q.Fuzzy
+	all, err := g.may(r.Context(), access(floatIPsResource, "list", "", ""))
+	if err != nil {
+		internalError(w, err)
+		return
+	}
+	if !all && q.Namespace != "" && !g.allowed(w, r, access(floatIPsResource, "list", q.Namespace, "")) {
+		return
+	}
 	var list networkingv1alpha1.FloatIPList
 	if err := g.Client.List(r.Context(), &list); err != nil {
 		internalError(w, err)
 		return
 	}
+	// The caller's answer per key namespace, asked once each.
+	visible := map[string]bool{}
 	var matched []networkingv1alpha1.FloatIP
 	for _, f := range list.Items {
-		if (fuzzy && strings.Contains(f.Spec.Key, key)) || (!fuzzy && strings.HasPrefix(f.Spec.Key, key)) {
-			matched = append(matched, f)
+		if !((fuzzy && strings.Contains(f.Spec.Key, key)) || (!fuzzy && strings.HasPrefix(f.Spec.Key, key))) {
+			continue
 		}
+		if !all {
+			ns := keyNamespace(f.Spec.Key)
+			ok, seen := visible[ns]
+			if !seen {
+				if ns != "" {
+					if ok, err = g.may(r.Context(), access(floatIPsResource, "list", ns, "")); err != nil {
+						internalError(w, err)
+						return
+					}
+				}
+				visible[ns] = ok
+			}
+			if !ok {
+				continue
+			}
+		}
+		matched = append(matched, f)
 	}
 	items, err := g.items(r.Context(), matched)
 	if err != nil {
@@ -187,6 +293,17 @@ func (g *GalaxyAPI) listIPs(w http.ResponseWriter, r *http.Request) {
 		NumberOfElements: end - start, TotalPages: (len(items) + size - 1) / size, Number: start / size,
 		Content: items[start:end],
 	})
+}
+
+// keyNamespace is the namespace of a FloatIP's key, "" for a key of no
+// namespace (a pool's pre-allocated IPs) or one that does not parse: those
+// are listed only to callers who may list FloatIPs cluster-wide.
+func keyNamespace(key string) string {
+	k, err := ipam.ParseKey(key)
+	if err != nil {
+		return ""
+	}
+	return k.Namespace
 }
 
 // sortFunc is galaxy's sort parameter: ip, namespace, podname or policy,
@@ -223,12 +340,31 @@ type releaseResp struct {
 }
 
 func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
-	release, err := wire.DecodeReleaseRequest(http.MaxBytesReader(w, r.Body, 1<<20))
+	release, err := wire.DecodeReleaseRequest(r.Body)
 	if err != nil {
-		badRequest(w, err)
+		bodyError(w, err)
 		return
 	}
 	ctx := r.Context()
+	// Every IP's deletion is allowed before any is released: a request the
+	// caller may not make in full changes nothing. The key's namespace is
+	// where (a key of no namespace needs the permission cluster-wide): one
+	// question per namespace, and per FloatIP only where the caller may
+	// delete some FloatIPs there but not all (resourceNames).
+	anyName := map[string]bool{}
+	for _, it := range release {
+		ok, seen := anyName[it.Namespace]
+		if !seen {
+			if ok, err = g.may(ctx, access(floatIPsResource, "delete", it.Namespace, "")); err != nil {
+				internalError(w, err)
+				return
+			}
+			anyName[it.Namespace] = ok
+		}
+		if !ok && !g.allowed(w, r, access(floatIPsResource, "delete", it.Namespace, ipam.NameForIP(it.IP))) {
+			return
+		}
+	}
 	var resp releaseResp
 	for _, it := range release {
 		ip := it.IP
@@ -276,6 +412,9 @@ func (g *GalaxyAPI) releaseIPs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *GalaxyAPI) getPool(w http.ResponseWriter, r *http.Request, name string) {
+	if !g.allowed(w, r, access(poolsResource, "get", "", name)) {
+		return
+	}
 	var p networkingv1alpha1.FloatIPPool
 	if err := g.Client.Get(r.Context(), client.ObjectKey{Name: name}, &p); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -301,15 +440,22 @@ type updatePoolResp struct {
 }
 
 func (g *GalaxyAPI) updatePool(w http.ResponseWriter, r *http.Request) {
-	req, err := wire.DecodePoolRequest(http.MaxBytesReader(w, r.Body, 1<<20))
+	req, err := wire.DecodePoolRequest(r.Body)
 	if err != nil {
-		badRequest(w, err)
+		bodyError(w, err)
 		return
 	}
 	ctx := r.Context()
 	size := int32(req.Size) //nolint:gosec // wire.DecodePoolRequest bounds it by wire.MaxPoolSize
 	var p networkingv1alpha1.FloatIPPool
 	err = g.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &p)
+	verb := "update"
+	if apierrors.IsNotFound(err) {
+		verb = "create"
+	}
+	if (err == nil || apierrors.IsNotFound(err)) && !g.allowed(w, r, access(poolsResource, verb, "", req.Name)) {
+		return
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		p = networkingv1alpha1.FloatIPPool{
@@ -367,6 +513,9 @@ func (g *GalaxyAPI) updatePool(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *GalaxyAPI) deletePool(w http.ResponseWriter, r *http.Request, name string) {
+	if !g.allowed(w, r, access(poolsResource, "delete", "", name)) {
+		return
+	}
 	p := &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := g.Client.Delete(r.Context(), p); err != nil && !apierrors.IsNotFound(err) {
 		internalError(w, err)

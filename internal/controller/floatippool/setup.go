@@ -17,12 +17,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
+	"github.com/edgeplane/edgeplane/internal/metricsauth"
+	"github.com/edgeplane/edgeplane/internal/runtime/certdir"
+	"github.com/edgeplane/edgeplane/internal/runtime/httpserve"
 	"github.com/edgeplane/edgeplane/internal/runtime/informerstore"
 )
 
@@ -44,15 +48,36 @@ import (
 // A pod's workload (replicas, strategy) decides when its IP is released.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Self-managed certificates of the extender and the galaxy API: the CA and
+// serving certificate, and kube-scheduler's client certificate, each a
+// Secret of the manager's namespace it creates, reads, renews and watches
+// by name (create cannot be limited by name).
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",namespace=edgeplane-system,resources=secrets,verbs=get;update;watch,resourceNames=edgeplane-floatip-server-cert;edgeplane-floatip-scheduler-client
+// The galaxy API asks who its callers are and what they may do with the
+// metrics endpoint's grant (TokenReviews, SubjectAccessReviews:
+// config/rbac/metrics_auth_role.yaml).
 
 // Options are the float-IP flags.
 type Options struct {
-	// ExtenderAddress serves the scheduler extender (galaxy: :9040); empty
-	// disables it.
+	// ExtenderAddress serves the scheduler extender (galaxy: :9040) over
+	// TLS to callers with a client certificate of its CA; empty disables it.
 	ExtenderAddress string
-	// APIAddress serves galaxy-ipam's HTTP API (galaxy: :9041); empty
-	// disables it.
+	// APIAddress serves galaxy-ipam's HTTP API (galaxy: :9041) over TLS to
+	// callers with a bearer token allowed each request; empty (the
+	// default) disables it.
 	APIAddress string
+	// CertDir holds both servers' tls.crt and tls.key and the ca.crt that
+	// the extender's callers' client certificates must chain to.
+	CertDir string
+	// Certs says who writes CertDir: CertsSelfManaged or CertsProvided.
+	Certs string
+	// ServiceName is the Service in front of both servers, whose DNS names
+	// the self-managed serving certificate covers; CertSecretName and
+	// SchedulerClientSecretName are the self-managed Secrets (the CA and
+	// serving certificate; kube-scheduler's client certificate), in the
+	// manager's namespace.
+	ServiceName, CertSecretName, SchedulerClientSecretName string
 	// SweepInterval re-checks every held IP (galaxy's resyncInterval).
 	SweepInterval time.Duration
 	// MigrateGalaxy translates galaxy-ipam's ConfigMap, Pools and
@@ -63,8 +88,13 @@ type Options struct {
 
 // BindFlags registers the options' flags.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.ExtenderAddress, "floatippool-extender-address", o.ExtenderAddress, "Address of the float-IP kube-scheduler extender (galaxy-ipam's --port); empty disables it.")
-	fs.StringVar(&o.APIAddress, "floatippool-api-address", o.APIAddress, "Address of the galaxy-ipam compatible HTTP API; empty disables it.")
+	fs.StringVar(&o.ExtenderAddress, "floatippool-extender-address", o.ExtenderAddress, "Address of the float-IP kube-scheduler extender (galaxy-ipam's --port), served over TLS to callers with a client certificate of the CA in --floatippool-cert-dir; empty disables it.")
+	fs.StringVar(&o.APIAddress, "floatippool-api-address", o.APIAddress, "Address of the galaxy-ipam compatible HTTP API, served over TLS to callers with a bearer token allowed each request; empty (the default) disables it.")
+	fs.StringVar(&o.CertDir, "floatippool-cert-dir", o.CertDir, "Folder holding the extender's and the API's tls.crt and tls.key, and the ca.crt the extender's callers' client certificates must chain to.")
+	fs.StringVar(&o.Certs, "floatippool-certs", o.Certs, "Who writes --floatippool-cert-dir: 'self-managed' (the manager keeps a CA, the serving certificate and kube-scheduler's client certificate in Secrets of its namespace) or 'provided' (e.g. a cert-manager Certificate's Secret, mounted).")
+	fs.StringVar(&o.ServiceName, "floatippool-service-name", o.ServiceName, "Service in front of the extender and the API, whose DNS names the self-managed serving certificate covers.")
+	fs.StringVar(&o.CertSecretName, "floatippool-cert-secret-name", o.CertSecretName, "Secret holding the self-managed CA and serving certificate of the extender and the API.")
+	fs.StringVar(&o.SchedulerClientSecretName, "floatippool-scheduler-client-secret-name", o.SchedulerClientSecretName, "Secret where the manager keeps kube-scheduler's client certificate for the extender (tls.crt, tls.key, ca.crt; self-managed certificates).")
 	fs.DurationVar(&o.SweepInterval, "floatippool-sweep-interval", o.SweepInterval, "How often every held float IP is re-checked against its pod.")
 	fs.BoolVar(&o.MigrateGalaxy, "floatippool-migrate-galaxy", o.MigrateGalaxy, "Translate galaxy-ipam's kube-system/floatingip-config ConfigMap, Pools and FloatingIPs into FloatIPPools and FloatIPs.")
 	fs.DurationVar(&o.MigrateInterval, "floatippool-migrate-interval", o.MigrateInterval, "How often galaxy-ipam's objects are translated again.")
@@ -72,14 +102,19 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 
 // Setup returns the setup.Func that registers the float-IP controllers and servers.
 func (o Options) Setup() setup.Func {
-	return func(ctx context.Context, mgr ctrl.Manager, _ setup.Config) error {
-		return o.setup(ctx, mgr)
+	return func(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
+		return o.setup(ctx, mgr, cfg)
 	}
 }
 
-// DefaultOptions are galaxy-ipam's ports and a one-minute resync.
+// DefaultOptions are galaxy-ipam's extender port, the galaxy API off,
+// self-managed certificates and a one-minute resync.
 func DefaultOptions() Options {
-	return Options{ExtenderAddress: ":9040", APIAddress: ":9041", SweepInterval: time.Minute, MigrateGalaxy: true, MigrateInterval: time.Minute}
+	return Options{
+		ExtenderAddress: ":9040", CertDir: "/tmp/k8s-floatip-server/serving-certs", Certs: CertsSelfManaged,
+		ServiceName: "edgeplane-floatip", CertSecretName: "edgeplane-floatip-server-cert", SchedulerClientSecretName: "edgeplane-floatip-scheduler-client",
+		SweepInterval: time.Minute, MigrateGalaxy: true, MigrateInterval: time.Minute,
+	}
 }
 
 // Setup registers the float-IP controllers and servers with default options.
@@ -119,7 +154,7 @@ func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 	return nil
 }
 
-func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
+func (o Options) setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
 	if o.SweepInterval <= 0 || (o.MigrateGalaxy && o.MigrateInterval <= 0) {
 		return fmt.Errorf("--floatippool-sweep-interval (%s) and --floatippool-migrate-interval (%s) must be positive", o.SweepInterval, o.MigrateInterval)
 	}
@@ -187,6 +222,12 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	alloc := &Allocator{Reader: c, Live: mgr.GetAPIReader(), Client: c, Index: index, refusals: refusals}
+	var certs *serverCerts
+	if o.ExtenderAddress != "" || o.APIAddress != "" {
+		if certs, err = o.certs(mgr, cfg); err != nil {
+			return err
+		}
+	}
 	if o.ExtenderAddress != "" {
 		if err := mgr.Add(&refusalNudger{pods: refusals, client: c}); err != nil {
 			return fmt.Errorf("adding the float-IP refusal nudger: %w", err)
@@ -195,7 +236,9 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 		if ext.NodeStore, err = informerstore.For(ctx, mgr.GetCache(), &corev1.Node{}); err != nil {
 			return fmt.Errorf("the float-IP extender's node store: %w", err)
 		}
-		if err := mgr.Add(&Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext}); err != nil {
+		srv := &tlsServer{certs: certs, auth: certdir.RequireClientCert,
+			server: httpserve.Server{Name: "float-IP scheduler extender", Addr: o.ExtenderAddress, Handler: ext, Limits: extenderLimits}}
+		if err := mgr.Add(srv); err != nil {
 			return fmt.Errorf("adding the float-IP extender: %w", err)
 		}
 	}
@@ -206,8 +249,14 @@ func (o Options) setup(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	if o.APIAddress != "" {
-		api := &GalaxyAPI{Client: c, Live: mgr.GetAPIReader(), Pools: pools}
-		if err := mgr.Add(&Server{Name: "galaxy-ipam compatible API", Addr: o.APIAddress, Handler: api}); err != nil {
+		guard, err := metricsauth.NewGuardFor(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return fmt.Errorf("the galaxy-ipam API's authorisation: %w", err)
+		}
+		api := &GalaxyAPI{Client: c, Live: mgr.GetAPIReader(), Pools: pools, Guard: guard}
+		srv := &tlsServer{certs: certs, auth: certdir.NoClientCert,
+			server: httpserve.Server{Name: "galaxy-ipam compatible API", Addr: o.APIAddress, Handler: api.Handler(log.FromContext(ctx)), Limits: apiLimits}}
+		if err := mgr.Add(srv); err != nil {
 			return fmt.Errorf("adding the galaxy-ipam API: %w", err)
 		}
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	// rules (the endpoint allow-list, --tenant-endpoints); the zero value
 	// allows no endpoint override.
 	Tenancy tenancy.Policy
+	// Namespace is the manager's own: where its Services and the Secrets of
+	// its self-managed certificates are (--webhook-service-namespace).
+	Namespace string
 	// Sweeps are the turns the process's periodic orphan sweeps take, one
 	// at a time; nil: each sweeps on its own tick.
 	Sweeps *orphan.Turns

@@ -38,6 +38,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/plugin"
 	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
@@ -102,7 +103,7 @@ func TestWhyGolden(t *testing.T) {
 		managertest.EmulatorConfig("tencentcloud", cloudv1alpha1.ProviderTencentCloud, "ap-hongkong", tencent.URL()),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 	)
-	extender := startManager(t, ctx)
+	extender, scheduler := startManager(t, ctx)
 
 	// Elastic IPs: the first pod takes the account's only address, the
 	// second meets the quota, the third asks for a type that does not exist.
@@ -120,11 +121,22 @@ func TestWhyGolden(t *testing.T) {
 	// Float IPs: a pool of one IP, taken by the first pod the extender
 	// places; the second pod finds none.
 	node(t, ctx, galaxyNode, "192.168.30.10", nil)
+	// Ready, as the node lifecycle controller (not running here) would make
+	// it: the extender binds no pod to a node whose taint it does not
+	// tolerate.
+	var gn corev1.Node
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: galaxyNode}, &gn); err != nil {
+		t.Fatal(err)
+	}
+	gn.Spec.Taints = nil
+	if err := env.Client.Update(ctx, &gn); err != nil {
+		t.Fatal(err)
+	}
 	create(t, ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-one"},
 		Spec: networkingv1alpha1.FloatIPPoolSpec{Ranges: []string{"10.3.0.10"}, Subnet: "10.3.0.0/24", Gateway: "10.3.0.1",
 			NodeSubnets: []string{"192.168.30.0/24"}}})
 	holder := floatIPPod(t, ctx, "fip-0")
-	schedule(t, ctx, extender, holder)
+	schedule(t, ctx, scheduler, extender, holder)
 	floatIPPod(t, ctx, "fip-1")
 	waitFor(t, ctx, &networkingv1alpha1.FloatIPPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-one"}}, "no free IP", func(o client.Object) bool {
 		p := o.(*networkingv1alpha1.FloatIPPool)
@@ -368,20 +380,23 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func startManager(t *testing.T, ctx context.Context) (extender string) {
+// startManager runs the manager and returns its extender's URL and a
+// client that calls it as kube-scheduler does (its client certificate).
+func startManager(t *testing.T, ctx context.Context) (extender string, scheduler *http.Client) {
 	t.Helper()
 	extender = testbin.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(testbin.FreeAddr(t))
-	managertest.Start(t, ctx, env.Config, []string{
+	certs := floatippooltest.Write(t, "")
+	managertest.Start(t, ctx, env.Config, append([]string{
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--webhook-service-namespace=default", "--webhook-host=127.0.0.1", "--webhook-port=" + port,
 		"--webhook-cert-dir=" + t.TempDir(),
-		"--floatippool-extender-address=" + extender, "--floatippool-api-address=",
+		"--floatippool-extender-address=" + extender,
 		"--anycastipbinding-provider-config=tencentcloud", "--anycastipbinding-orphan-mode=off", "--podelasticip-orphan-mode=off",
 		"--podelasticip-poll-interval=1s", "--podelasticip-max-backoff=2s",
 		"--nodeelasticip-pool-filter=Name=tag:pool,Values=edge", "--nodeelasticip-orphan-mode=off",
-	}, nil)
-	return "http://" + extender
+	}, certs.ManagerFlags()...), nil)
+	return "https://" + extender, certs.Client(t)
 }
 
 func create(t *testing.T, ctx context.Context, objs ...client.Object) {
@@ -486,7 +501,7 @@ func floatIPPod(t *testing.T, ctx context.Context, name string) *corev1.Pod {
 
 // schedule filters (until the manager's cache shows the pool) and binds
 // pod to the galaxy node through the extender, as kube-scheduler does.
-func schedule(t *testing.T, ctx context.Context, extender string, pod *corev1.Pod) {
+func schedule(t *testing.T, ctx context.Context, scheduler *http.Client, extender string, pod *corev1.Pod) {
 	t.Helper()
 	n := &corev1.Node{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: galaxyNode}, n); err != nil {
@@ -494,17 +509,17 @@ func schedule(t *testing.T, ctx context.Context, extender string, pod *corev1.Po
 	}
 	eventually.That(ctx, t, galaxyNode+" passing the filter for "+pod.Name, func() (bool, string) {
 		var res struct{ Nodes *corev1.NodeList }
-		body := post(t, ctx, extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*n}}}, &res)
+		body := post(t, ctx, scheduler, extender+"/v1/filter", map[string]any{"Pod": pod, "Nodes": &corev1.NodeList{Items: []corev1.Node{*n}}}, &res)
 		return res.Nodes != nil && len(res.Nodes.Items) == 1, body
 	})
 	var res struct{ Error string }
-	post(t, ctx, extender+"/v1/bind", map[string]any{"PodName": pod.Name, "PodNamespace": pod.Namespace, "PodUID": pod.UID, "Node": galaxyNode}, &res)
+	post(t, ctx, scheduler, extender+"/v1/bind", map[string]any{"PodName": pod.Name, "PodNamespace": pod.Namespace, "PodUID": pod.UID, "Node": galaxyNode}, &res)
 	if res.Error != "" {
 		t.Fatalf("binding %s: %s", pod.Name, res.Error)
 	}
 }
 
-func post(t *testing.T, ctx context.Context, url string, body, out any) string {
+func post(t *testing.T, ctx context.Context, c *http.Client, url string, body, out any) string {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -515,7 +530,7 @@ func post(t *testing.T, ctx context.Context, url string, body, out any) string {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return err.Error()
 	}

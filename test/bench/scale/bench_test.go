@@ -75,6 +75,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/cloudsimtest"
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/translate"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
@@ -217,11 +218,13 @@ func benchmarkScale(b *testing.B, s size) {
 		Settings: core.Settings{EC2AddressQuota: 2 * (s.peipPods + s.neipNodes), TencentAddressQuota: 2 * s.aiaNodes, RateLimitsDisabled: true},
 		Fixtures: s.fixtures()})
 
-	// The scheduler sends float-IP pods to the manager's extender.
+	// The scheduler sends float-IP pods to the manager's extender, over TLS
+	// with its client certificate.
 	extender := testbin.FreeAddr(b)
+	extenderCerts = floatippooltest.Write(b, filepath.Join(work, "floatip-certs"))
 	clusterDir := filepath.Join(work, "cluster")
 	schedCfg := filepath.Join(work, "scheduler.yaml")
-	if err := os.WriteFile(schedCfg, []byte(schedulerConfig(clusterDir, "http://"+extender)), 0o600); err != nil {
+	if err := os.WriteFile(schedCfg, []byte(schedulerConfig(clusterDir, "https://"+extender)), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	scheme, err := edgescheme.New()
@@ -418,10 +421,14 @@ func instanceID(i int) string { return fmt.Sprintf("ins-sc%06d", i) }
 // ec2InstanceID is the EC2 instance of NodeElasticIP node i.
 func ec2InstanceID(i int) string { return fmt.Sprintf("i-5ca1e1%010d", i) }
 
+// extenderCerts are the manager's extender certificates and the
+// scheduler's client certificate, made once per benchmark run.
+var extenderCerts floatippooltest.Certs
+
 func schedulerConfig(clusterDir, extenderURL string) string {
 	return wire.SchedulerConfig{
 		Kubeconfig: localcluster.ComponentKubeconfig(clusterDir, localcluster.Scheduler), URLPrefix: extenderURL,
-		Resource: networkingv1alpha1.ResourceENIIP, NodeCacheCapable: true, QPS: 200,
+		Resource: networkingv1alpha1.ResourceENIIP, NodeCacheCapable: true, QPS: 200, CertDir: extenderCerts.ClientDir,
 	}.YAML()
 }
 
@@ -887,12 +894,12 @@ func startManager(b *testing.B, bin, kubeconfig, extender, name string) *manager
 	probe, webhook, metrics, pprof := testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b), testbin.FreeAddr(b)
 	_, webhookPort, _ := net.SplitHostPort(webhook)
 	dir := b.TempDir()
-	p, err := localcluster.StartProcess(name, bin, []string{"--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
+	p, err := localcluster.StartProcess(name, bin, append([]string{"--kubeconfig", kubeconfig, "--cluster-name", "scale", "--leader-elect=false",
 		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", probe, "--pprof-bind-address", pprof,
 		"--webhook-host", "127.0.0.1", "--webhook-port", webhookPort, "--webhook-cert-dir", filepath.Join(dir, "certs"),
 		"--webhook-service-namespace", "default",
-		"--floatippool-extender-address", extender, "--floatippool-api-address=",
-		"--anycastipbinding-provider-config", "tencentcloud"}, managerEnv(), dir)
+		"--floatippool-extender-address", extender,
+		"--anycastipbinding-provider-config", "tencentcloud"}, extenderCerts.ManagerFlags()...), managerEnv(), dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -78,6 +78,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/cpuuse"
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
@@ -131,7 +132,10 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfgPath := writeSchedulerConfig(b, dir, "http://"+extAddr, true, 500)
+	// kube-scheduler calls the extender over TLS with its client
+	// certificate, keeping its connections alive, as in a cluster.
+	certs := floatippooltest.Write(b, "")
+	cfgPath := writeSchedulerConfig(b, dir, certs, "https://"+extAddr, true, 500)
 	var specs []localcluster.NodeSpec
 	for i := range nodes {
 		specs = append(specs, localcluster.NodeSpec{Name: fmt.Sprintf("n%02d", i), Pods: 200})
@@ -178,12 +182,12 @@ func startFIPBench(b *testing.B, nodes, subnets, maxPods int) *fipBench {
 		b.Fatalf("installing the webhook configurations: %v", err)
 	}
 	b.Cleanup(func() { _ = webhooks.Cleanup() })
-	mgr := startBenchManager(b, ctx, cluster.KubeconfigPath(), []string{
+	mgr := startBenchManager(b, ctx, cluster.KubeconfigPath(), append([]string{
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--cluster-name=bench",
 		"--webhook-host=" + webhooks.LocalServingHost, "--webhook-port=" + strconv.Itoa(webhooks.LocalServingPort),
 		"--webhook-cert-dir=" + webhooks.LocalServingCertDir, "--webhook-cert-mode=cert-manager",
-		"--floatippool-extender-address=" + extAddr, "--floatippool-api-address=",
-	}, cluster.LogDir())
+		"--floatippool-extender-address=" + extAddr,
+	}, certs.ManagerFlags()...), cluster.LogDir())
 
 	perPool := maxPods/subnets + maxPods/10 + 1
 	for s := range subnets {

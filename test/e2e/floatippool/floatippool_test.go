@@ -5,7 +5,7 @@ package floatippool_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +21,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
 	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
@@ -40,10 +41,15 @@ func TestRealSchedulerUsesExtender(t *testing.T) {
 
 	// The extender is served before the cluster starts, so the scheduler
 	// config can name its address; its client is set once the cluster is up.
+	// The scheduler calls it with its client certificate, as in a cluster.
 	ext := &floatippool.Extender{}
-	srv := httptest.NewServer(ext)
-	defer srv.Close()
-	cfgPath := writeSchedulerConfig(t, dir, srv.URL, false, 0)
+	certs := floatippooltest.Write(t, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = floatippool.ExtenderServer(ln, certs.ServerDir, ext).Start(ctx) }()
+	cfgPath := writeSchedulerConfig(t, dir, certs, "https://"+ln.Addr().String(), false, 0)
 
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir:            dir,

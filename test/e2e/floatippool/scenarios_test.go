@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -34,6 +34,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/manager"
@@ -72,11 +73,12 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 	for range replicas {
 		extAddrs = append(extAddrs, testbin.FreeAddr(t))
 	}
+	certs := floatippooltest.Write(t, "")
 	extAddr := extAddrs[0]
 	if replicas > 1 {
-		extAddr = roundRobin(t, extAddrs)
+		extAddr = roundRobin(t, certs, extAddrs)
 	}
-	cfgPath := writeSchedulerConfig(t, dir, "http://"+extAddr, true, 0)
+	cfgPath := writeSchedulerConfig(t, dir, certs, "https://"+extAddr, true, 0)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: dir, Scheme: scheme,
 		SchedulerFlags: []string{"--config=" + cfgPath},
@@ -100,7 +102,8 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := floatippool.Options{ExtenderAddress: addr, SweepInterval: 5 * time.Second, MigrateGalaxy: i == 0, MigrateInterval: 2 * time.Second}
+		opts := floatippool.Options{ExtenderAddress: addr, CertDir: certs.ServerDir, Certs: floatippool.CertsProvided,
+			SweepInterval: 5 * time.Second, MigrateGalaxy: i == 0, MigrateInterval: 2 * time.Second}
 		if err := opts.Setup()(ctx, mgr, setup.Config{}); err != nil {
 			t.Fatal(err)
 		}
@@ -117,19 +120,29 @@ func startEnvWith(t *testing.T, nodes []localcluster.NodeSpec, replicas int) *en
 	return &env{t: t, ctx: ctx, c: cluster.Client(), cluster: cluster}
 }
 
-// roundRobin serves a proxy that sends each request to the next address.
-func roundRobin(t *testing.T, addrs []string) string {
+// roundRobin serves a proxy that sends each request to the next address:
+// it takes the scheduler's TLS as an extender would (the scheduler's client
+// certificate required) and calls the extenders with that certificate.
+func roundRobin(t *testing.T, certs floatippooltest.Certs, addrs []string) string {
 	var n atomic.Uint64
 	proxies := make([]*httputil.ReverseProxy, len(addrs))
 	for i, a := range addrs {
-		proxies[i] = httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: a})
+		proxies[i] = httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "https", Host: a})
+		proxies[i].Transport = certs.Client(t).Transport
 		proxies[i].ErrorLog = log.New(io.Discard, "", 0) // the scheduler cancels requests at shutdown
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxies[n.Add(1)%uint64(len(proxies))].ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		_ = floatippool.ExtenderServer(ln, certs.ServerDir, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			proxies[n.Add(1)%uint64(len(proxies))].ServeHTTP(w, r)
+		})).Start(ctx)
+	}()
+	return ln.Addr().String()
 }
 
 func (e *env) must(err error) {

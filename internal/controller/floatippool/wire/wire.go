@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -115,6 +116,8 @@ type ListQuery struct {
 	// podName and poolName.
 	Key   string
 	Fuzzy bool
+	// Namespace is the namespace the query names ("" with a keyword).
+	Namespace string
 	// Sort is galaxy's sort parameter, as sent.
 	Sort string
 	// Page is 0-based and at most MaxPage; Size is 1..MaxSize.
@@ -129,7 +132,8 @@ func ParseListQuery(q url.Values) ListQuery {
 		out.Key, out.Fuzzy = kw, true
 		return out
 	}
-	out.Key = ipam.QueryKey(typePrefix(q.Get("appType")), q.Get("namespace"), q.Get("appName"), q.Get("podName"), q.Get("poolName"))
+	out.Namespace = q.Get("namespace")
+	out.Key = ipam.QueryKey(typePrefix(q.Get("appType")), out.Namespace, q.Get("appName"), q.Get("podName"), q.Get("poolName"))
 	return out
 }
 
@@ -158,10 +162,12 @@ func parseSize(s string) int {
 }
 
 // ReleaseItem is one IP of POST /v1/ip, with the key it must be
-// allocated to for the release to go ahead.
+// allocated to for the release to go ahead and that key's namespace (where
+// the caller must be allowed to delete it).
 type ReleaseItem struct {
-	IP  netip.Addr
-	Key string
+	IP        netip.Addr
+	Key       string
+	Namespace string
 }
 
 // releaseIP is galaxy's request item (only the fields a release reads).
@@ -196,8 +202,9 @@ func DecodeReleaseRequest(r io.Reader) ([]ReleaseItem, error) {
 			return nil, fmt.Errorf("%q is not a valid ip", it.IP)
 		}
 		out = append(out, ReleaseItem{
-			IP:  ip.Unmap(),
-			Key: ipam.QueryKey(typePrefix(it.AppType), it.Namespace, it.AppName, it.PodName, it.PoolName),
+			IP:        ip.Unmap(),
+			Key:       ipam.QueryKey(typePrefix(it.AppType), it.Namespace, it.AppName, it.PodName, it.PoolName),
+			Namespace: it.Namespace,
 		})
 	}
 	return out, nil
@@ -210,8 +217,11 @@ type Pool struct {
 	PreAllocateIP bool   `json:"preAllocateIP"`
 }
 
-// MaxPoolSize bounds a pool's size (it becomes an int32 in the CR).
-const MaxPoolSize = 1 << 30
+// MaxPoolSize bounds the size a POST /v1/pool sets: with preAllocateIP the
+// pool reserves that many IPs at once, one FloatIP object each, so a size
+// of 2^30 would take every free IP of every pool it draws from and fill
+// etcd. A larger pool is written as a FloatIPPool object.
+const MaxPoolSize = 4096
 
 // DecodePoolRequest decodes POST /v1/pool. The name must be a valid
 // object name without "_" (the key separator); the size must be 0..MaxPoolSize.
@@ -259,8 +269,15 @@ func PoolNameFromPath(path string) (string, error) {
 type SchedulerConfig struct {
 	// Kubeconfig is kube-scheduler's own kubeconfig.
 	Kubeconfig string
-	// URLPrefix is where the extender serves, without /v1.
+	// URLPrefix is where the extender serves (https://), without /v1.
 	URLPrefix string
+	// CertDir holds the scheduler's client certificate for the extender
+	// and the CA that verifies the extender: tls.crt, tls.key and ca.crt,
+	// the keys of the Secret the manager (or cert-manager) keeps them in.
+	CertDir string
+	// ServerName, if set, is the name the extender's certificate must
+	// carry, when URLPrefix reaches it by another (an IP address).
+	ServerName string
 	// Resource is the extended resource float-IP pods request.
 	Resource string
 	// NodeCacheCapable makes the scheduler send node names, not nodes.
@@ -288,8 +305,15 @@ extenders:
   weight: 1
   httpTimeout: 30s
   nodeCacheCapable: %t
+  enableHTTPS: true
+  tlsConfig:
+    certFile: %q
+    keyFile: %q
+    caFile: %q
+    serverName: %q
   managedResources:
   - name: %q
     ignoredByScheduler: true
-`, c.Kubeconfig, limits, strings.TrimSuffix(c.URLPrefix, "/")+"/v1", c.NodeCacheCapable, c.Resource)
+`, c.Kubeconfig, limits, strings.TrimSuffix(c.URLPrefix, "/")+"/v1", c.NodeCacheCapable,
+		path.Join(c.CertDir, "tls.crt"), path.Join(c.CertDir, "tls.key"), path.Join(c.CertDir, "ca.crt"), c.ServerName, c.Resource)
 }

@@ -60,7 +60,7 @@ func TestParseListQuery(t *testing.T) {
 	}{
 		{"", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
 		{"keyword=web&page=2&size=5&sort=ip+desc", ListQuery{Key: "web", Fuzzy: true, Page: 2, Size: 5, Sort: "ip desc"}},
-		{"appType=deployment&namespace=ns&appName=web", ListQuery{Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "web", "", ""), Size: DefaultSize}},
+		{"appType=deployment&namespace=ns&appName=web", ListQuery{Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "web", "", ""), Namespace: "ns", Size: DefaultSize}},
 		{"page=-1&size=0", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
 		{"page=1000000&size=1000000", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Page: MaxPage, Size: MaxSize}},
 		{"page=x&size=y", ListQuery{Key: ipam.QueryKey(ipam.PrefixStatefulSet, "", "", "", ""), Size: DefaultSize}},
@@ -83,8 +83,8 @@ func TestDecodeReleaseRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ReleaseItem{
-		{IP: netip.MustParseAddr("10.0.0.1"), Key: ipam.QueryKey(ipam.PrefixStatefulSet, "ns", "web", "web-0", "")},
-		{IP: netip.MustParseAddr("10.0.0.2"), Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "api", "", "")},
+		{IP: netip.MustParseAddr("10.0.0.1"), Key: ipam.QueryKey(ipam.PrefixStatefulSet, "ns", "web", "web-0", ""), Namespace: "ns"},
+		{IP: netip.MustParseAddr("10.0.0.2"), Key: ipam.QueryKey(ipam.PrefixDeployment, "ns", "api", "", ""), Namespace: "ns"},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -121,7 +121,10 @@ func TestDecodePoolRequest(t *testing.T) {
 		{`{"size":3}`, "empty", Pool{}},
 		{`{"name":"Pool","size":3}`, "RFC 1123", Pool{}},
 		{`{"name":"a","size":-1}`, "not within", Pool{}},
-		{`{"name":"a","size":1073741825}`, "not within", Pool{}},
+		{`{"name":"a","size":4096}`, "", Pool{Name: "a", Size: 4096}},
+		{`{"name":"a","size":4097}`, "not within", Pool{}},
+		// Every free IP of every pool, reserved by one request.
+		{`{"name":"a","size":1073741824,"preAllocateIP":true}`, "not within", Pool{}},
 		{`{"name":"a","size":1.5}`, "cannot unmarshal", Pool{}},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
@@ -164,8 +167,8 @@ func checkDecoded[T any](t *testing.T, got T, err error, want T, wantErr string)
 
 func TestSchedulerConfigYAML(t *testing.T) {
 	for _, c := range []SchedulerConfig{
-		{Kubeconfig: "/k/scheduler.kubeconfig", URLPrefix: "http://127.0.0.1:9040/", Resource: "tke.cloud.tencent.com/eni-ip"},
-		{Kubeconfig: "/k", URLPrefix: "https://e:1", Resource: "r", NodeCacheCapable: true, QPS: 200},
+		{Kubeconfig: "/k/scheduler.kubeconfig", URLPrefix: "https://127.0.0.1:9040/", Resource: "tke.cloud.tencent.com/eni-ip", CertDir: "/certs", ServerName: "localhost"},
+		{Kubeconfig: "/k", URLPrefix: "https://e:1", Resource: "r", NodeCacheCapable: true, QPS: 200, CertDir: "/etc/kubernetes/edgeplane-floatip"},
 	} {
 		var got struct {
 			Kind             string `json:"kind"`
@@ -179,6 +182,10 @@ func TestSchedulerConfigYAML(t *testing.T) {
 				FilterVerb       string `json:"filterVerb"`
 				BindVerb         string `json:"bindVerb"`
 				NodeCacheCapable bool   `json:"nodeCacheCapable"`
+				EnableHTTPS      bool   `json:"enableHTTPS"`
+				TLSConfig        struct {
+					CertFile, KeyFile, CAFile, ServerName string
+				} `json:"tlsConfig"`
 				ManagedResources []struct {
 					Name               string `json:"name"`
 					IgnoredByScheduler bool   `json:"ignoredByScheduler"`
@@ -193,6 +200,10 @@ func TestSchedulerConfigYAML(t *testing.T) {
 			t.Fatalf("%+v rendered %+v", c, got)
 		}
 		e := got.Extenders[0]
+		if !e.EnableHTTPS || e.TLSConfig.CertFile != c.CertDir+"/tls.crt" || e.TLSConfig.KeyFile != c.CertDir+"/tls.key" ||
+			e.TLSConfig.CAFile != c.CertDir+"/ca.crt" || e.TLSConfig.ServerName != c.ServerName {
+			t.Errorf("%+v: TLS %v %+v", c, e.EnableHTTPS, e.TLSConfig)
+		}
 		if e.URLPrefix != strings.TrimSuffix(c.URLPrefix, "/")+"/v1" || e.FilterVerb != "filter" || e.BindVerb != "bind" ||
 			e.NodeCacheCapable != c.NodeCacheCapable || len(e.ManagedResources) != 1 || e.ManagedResources[0].Name != c.Resource || !e.ManagedResources[0].IgnoredByScheduler {
 			t.Fatalf("%+v rendered extender %+v", c, e)
