@@ -28,7 +28,7 @@ func TestViolations(t *testing.T) {
 	}{
 		"plain read":             {rule: rule(core, []string{"pods"}, []string{"get", "list", "watch"})},
 		"named webhook patch":    {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"mutatingwebhookconfigurations"}, []string{"get", "patch"}, "edgeplane-mutating")},
-		"named bind":             {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"bind"}, "edgeplane-healthcheck")},
+		"named bind":             {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"bind"}, "x")},
 		"wildcard verb":          {rule: rule(core, []string{"pods"}, []string{"*"}), want: "wildcard in verbs"},
 		"wildcard resource":      {rule: rule(core, []string{"*"}, get), want: "wildcard in resources"},
 		"wildcard group":         {rule: rule([]string{"*"}, []string{"pods"}, get), want: "wildcard in apiGroups"},
@@ -120,8 +120,7 @@ func namedGrants(t *testing.T, objs []*unstructured.Unstructured) map[string][]s
 // only useful if it names the object the manager touches. In the chart (a
 // release that is not named edgeplane, in its own namespace) and in
 // config/default, the names must be the webhook configurations installed
-// with it, the certificate Secret and health-check ClusterRole the
-// manager's flags name.
+// with it and the certificate Secret the manager's flags name.
 func TestNamedGrantsNameRealObjects(t *testing.T) {
 	chart := helmTemplate(t, "prod", "edge")
 	args := managerArgs(t, chart)
@@ -134,13 +133,11 @@ func TestNamedGrantsNameRealObjects(t *testing.T) {
 			"mutatingwebhookconfigurations":   args["mutating-webhook-configuration"],
 			"validatingwebhookconfigurations": args["validating-webhook-configuration"],
 			"secrets":                         args["webhook-secret-name"],
-			"clusterroles":                    args["ingressdaemonset-healthcheck-cluster-role"],
 		}},
 		"config/default": {objs: kustomizeBuild(t, "config/default"), want: map[string]string{
 			"mutatingwebhookconfigurations":   def.MutatingWebhookConfig,
 			"validatingwebhookconfigurations": def.ValidatingWebhookConfig,
 			"secrets":                         def.WebhookSecretName,
-			"clusterroles":                    "edgeplane-ingressdaemonset-healthcheck",
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -161,7 +158,6 @@ func TestNamedGrantsNameRealObjects(t *testing.T) {
 			for kind, res := range map[string]string{
 				"MutatingWebhookConfiguration":   "mutatingwebhookconfigurations",
 				"ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
-				"ClusterRole":                    "clusterroles",
 			} {
 				if !installed[kind+"/"+tc.want[res]] {
 					t.Errorf("the grant on %s names %s, which is not installed", res, tc.want[res])
