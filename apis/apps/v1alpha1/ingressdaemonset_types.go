@@ -101,21 +101,21 @@ type PodTemplateMetadata struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccountName)",fieldPath=".serviceAccountName",reason=FieldValueForbidden,message="deprecated: the health checker runs as the platform's ServiceAccount (manager flag --ingressdaemonset-healthcheck-service-account)"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources)",fieldPath=".resources",reason=FieldValueForbidden,message="deprecated: the health checker's resources are the platform's (manager flag --ingressdaemonset-healthcheck-resources)"
 type HealthChecker struct {
-	// Deprecated: refused at admission and ignored; the image is the
+	// Refused at admission and ignored (deprecated): the image is the
 	// manager's --ingressdaemonset-healthcheck-image.
 	// +optional
 	Image string `json:"image,omitempty"`
-	// Deprecated: refused at admission and ignored; the pull policy is the
+	// Refused at admission and ignored (deprecated): the pull policy is the
 	// manager's --ingressdaemonset-healthcheck-image-pull-policy.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
-	// Deprecated: refused at admission and ignored; the health checker runs
+	// Refused at admission and ignored (deprecated): the health checker runs
 	// as the manager's --ingressdaemonset-healthcheck-service-account, in
 	// the platform's namespace.
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
-	// Deprecated: refused at admission and ignored; the resources are the
+	// Refused at admission and ignored (deprecated): the resources are the
 	// manager's --ingressdaemonset-healthcheck-resources.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`

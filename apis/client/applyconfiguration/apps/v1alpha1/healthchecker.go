@@ -23,17 +23,17 @@ import (
 // before that rule keeps its fields; the manager ignores them and says so
 // (Degraded, reason HealthCheckerFieldsIgnored, and a Warning Event).
 type HealthCheckerApplyConfiguration struct {
-	// Deprecated: refused at admission and ignored; the image is the
+	// Refused at admission and ignored (deprecated): the image is the
 	// manager's --ingressdaemonset-healthcheck-image.
 	Image *string `json:"image,omitempty"`
-	// Deprecated: refused at admission and ignored; the pull policy is the
+	// Refused at admission and ignored (deprecated): the pull policy is the
 	// manager's --ingressdaemonset-healthcheck-image-pull-policy.
 	ImagePullPolicy *v1.PullPolicy `json:"imagePullPolicy,omitempty"`
-	// Deprecated: refused at admission and ignored; the health checker runs
+	// Refused at admission and ignored (deprecated): the health checker runs
 	// as the manager's --ingressdaemonset-healthcheck-service-account, in
 	// the platform's namespace.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
-	// Deprecated: refused at admission and ignored; the resources are the
+	// Refused at admission and ignored (deprecated): the resources are the
 	// manager's --ingressdaemonset-healthcheck-resources.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
 }
