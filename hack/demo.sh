@@ -100,10 +100,6 @@ up() {
 	kubectl apply --server-side --force-conflicts -f config/crd/bases > /dev/null
 	kubectl wait --for=condition=Established --timeout=60s -f config/crd/bases > /dev/null
 
-	# The manager (run here as the cluster admin) binds IngressDaemonSet health
-	# checkers to this ClusterRole, named as config/default names it.
-	sed 's/^  name: ingressdaemonset-healthcheck$/  name: edgeplane-ingressdaemonset-healthcheck/' config/rbac/ingressdaemonset_healthcheck_role.yaml | kubectl apply -f - > /dev/null
-
 	# As config/default installs them: the webhooks (served by the manager on
 	# $webhook_addr) and the node-taint MutatingAdmissionPolicies.
 	say "Installing the admission webhooks (served by the manager on $webhook_addr) and policies"
@@ -137,6 +133,10 @@ up() {
 
 	say "Starting the manager (leader election on)"
 	kubectl create namespace edgeplane-system --dry-run=client -o yaml | kubectl apply -f - > /dev/null
+	# The IngressDaemonSet health checkers run in edgeplane-system as this
+	# ServiceAccount (the manager's defaults), bound to read Deployments, named
+	# as config/default names them.
+	sed 's/^  name: ingressdaemonset-healthcheck$/  name: edgeplane-ingressdaemonset-healthcheck/' config/rbac/ingressdaemonset_healthcheck_role.yaml | kubectl apply -f - > /dev/null
 	# --tenant-endpoints: team-a's ProviderConfig (examples/providerconfig) talks to the
 	# emulator too; without the allow-list it would be Ready=False, NotAllowedForTenant.
 	start manager bin/edgeplane-manager --kubeconfig "$dir/kubeconfig" --cluster-name demo \

@@ -1,15 +1,17 @@
 // Command edgeplane-healthcheck is the per-node health endpoint of an
 // IngressDaemonSet. The controller runs it in a hostNetwork DaemonSet per
-// health-check port:
+// health-check port, in the platform's namespace under the platform's
+// ServiceAccount:
 //
-//	edgeplane-healthcheck --addr=:10080 --namespace=NS --ingress-daemonset=NAME --node=$(NODE_NAME)
+//	edgeplane-healthcheck --bind-address=$(HOST_IP) --port=10080 --namespace=NS --ingress-daemonset=NAME --node=$(NODE_NAME)
 //
 // GET /ok and /healthz answer 200 only if no update or detachment is
 // pending for the node and it has at least its minimum of ready replicas
 // (replicasPerNode − maxUnavailablePodsPerNode, at least 1), else 503 with a
 // one-line reason. /livez and
-// /metrics are served on the same port. It watches only this node's
-// Deployment.
+// /metrics are served on the same port, on the bind address only (the
+// node's address the load balancer checks), with the timeouts and caps of
+// healthcheck.DefaultLimits. It watches only this node's Deployment.
 package main
 
 import (
@@ -17,9 +19,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,14 +47,26 @@ func main() {
 }
 
 func run() error {
-	var addr, namespace, ids, node string
-	flag.StringVar(&addr, "addr", ":10080", "Address for /ok, /healthz, /livez and /metrics.")
+	var bindAddress, addr, namespace, ids, node string
+	var port int
+	flag.StringVar(&bindAddress, "bind-address", "", "IP address to listen on: the node's address the load balancer checks (empty: every address of the node).")
+	flag.IntVar(&port, "port", 10080, "Port of /ok, /healthz, /livez and /metrics.")
+	flag.StringVar(&addr, "addr", "", "Deprecated: use --bind-address and --port. host:port to listen on; wins over them when set.")
 	flag.StringVar(&namespace, "namespace", "", "Namespace of the IngressDaemonSet.")
 	flag.StringVar(&ids, "ingress-daemonset", "", "Name of the IngressDaemonSet.")
 	flag.StringVar(&node, "node", os.Getenv("NODE_NAME"), "Name of this node (default $NODE_NAME).")
 	flag.Parse()
 	if namespace == "" || ids == "" || node == "" {
 		return errors.New("--namespace, --ingress-daemonset and --node are required")
+	}
+	if addr == "" {
+		if bindAddress != "" && net.ParseIP(bindAddress) == nil {
+			return fmt.Errorf("--bind-address %q is not an IP address", bindAddress)
+		}
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("--port %d is not between 1 and 65535", port)
+		}
+		addr = net.JoinHostPort(bindAddress, strconv.Itoa(port))
 	}
 	name := naming.DeploymentName(ids, node)
 
@@ -91,11 +107,8 @@ func run() error {
 		}
 		return nil
 	}
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           healthcheck.Handler(&healthcheck.Checker{Reader: c, Namespace: namespace, Deployment: name}, live, nil),
-		ReadHeaderTimeout: 5 * time.Second,
-	}
+	srv := healthcheck.NewServer(addr, healthcheck.Handler(&healthcheck.Checker{Reader: c, Namespace: namespace, Deployment: name}, live, nil),
+		healthcheck.DefaultLimits())
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -7,10 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,10 +52,9 @@ import (
 //     control. (Other kinds with a scale subresource are read by the
 //     BurstPolicy translator through a cache of its own, which keeps only
 //     their metadata and pod-template metadata.)
-//   - DaemonSets, ServiceAccounts, RoleBindings: only the IngressDaemonSet
-//     reads them, and only its own, which carry its label: those informers
-//     are label-selected. (It creates no Roles; see docs/operations.md,
-//     "What the manager may do".)
+//   - DaemonSets: only the IngressDaemonSet controller reads them, its
+//     health checkers in the platform's namespace, through a cache of its
+//     own (label-selected, that namespace only); none here.
 //   - Namespaces (FloatIPPool: labels) are few and small, kept as they are.
 //
 // ConfigMaps are read through a single-object cache (BurstPolicy's
@@ -70,35 +66,23 @@ import (
 func CacheOptions(watchNamespace string) cache.Options {
 	strip := cache.TransformStripManagedFields()
 	share := newMetaSharer()
-	ours := labels.NewSelector().Add(mustRequirement(appsv1alpha1.LabelIngressDaemonSet, selection.Exists))
 	opts := cache.Options{
 		// No controller reads managedFields; dropping them before they reach
 		// the cache cuts its memory by about a third for pods and nodes.
 		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:            {Transform: chain(strip, stripPod, share.transform)},
-			&corev1.Node{}:           {Transform: chain(strip, stripNode, share.transformNode)},
-			&appsv1.Deployment{}:     {Transform: chain(strip, stripWorkload)},
-			&appsv1.StatefulSet{}:    {Transform: chain(strip, stripWorkload)},
-			&appsv1.ReplicaSet{}:     {Transform: chain(strip, stripWorkload)},
-			&batchv1.Job{}:           {Transform: chain(strip, stripWorkload)},
-			&appsv1.DaemonSet{}:      {Label: ours},
-			&corev1.ServiceAccount{}: {Label: ours},
-			&rbacv1.RoleBinding{}:    {Label: ours},
+			&corev1.Pod{}:         {Transform: chain(strip, stripPod, share.transform)},
+			&corev1.Node{}:        {Transform: chain(strip, stripNode, share.transformNode)},
+			&appsv1.Deployment{}:  {Transform: chain(strip, stripWorkload)},
+			&appsv1.StatefulSet{}: {Transform: chain(strip, stripWorkload)},
+			&appsv1.ReplicaSet{}:  {Transform: chain(strip, stripWorkload)},
+			&batchv1.Job{}:        {Transform: chain(strip, stripWorkload)},
 		},
 	}
 	if watchNamespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
 	return opts
-}
-
-func mustRequirement(key string, op selection.Operator, vals ...string) labels.Requirement {
-	r, err := labels.NewRequirement(key, op, vals)
-	if err != nil {
-		panic(err)
-	}
-	return *r
 }
 
 // chain applies the transforms in order.

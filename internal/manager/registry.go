@@ -20,7 +20,7 @@ import (
 // are pointers, so that flags parsed after this call reach Setup.
 func Controllers() []Controller {
 	burst := burstpolicy.DefaultOptions()
-	ids := ingressdaemonset.Options{HealthCheckImage: ingressdaemonset.DefaultHealthCheckImage, HealthCheckClusterRole: ingressdaemonset.DefaultHealthCheckClusterRole}
+	ids := ingressdaemonset.DefaultOptions()
 	floatIP := floatippool.DefaultOptions()
 	aia := anycastipbinding.DefaultOptions()
 	peip := podelasticip.DefaultOptions()

@@ -24,8 +24,9 @@ import (
 // annotateNodeToDetach (key node-detacher.variant.run/detached, value
 // "true") and waitForDetachmentByAnnotatedTimestamp (key
 // node-detacher.variant.run/detachment-timestamp, format RFC3339); the
-// per-node Deployment <INGRESS_DS_NAME>-<NODE_NAME> and the health
-// DaemonSet <INGRESS_DS_NAME>-<PORT NUMBER>.
+// per-node Deployment <INGRESS_DS_NAME>-<NODE_NAME> and a health DaemonSet
+// per port. (That DaemonSet is now the platform's, in its namespace:
+// <NAMESPACE>.<INGRESS_DS_NAME>-<PORT NUMBER>, docs/ingressdaemonset.md.)
 //
 // legacyIngressDaemonSet is the README's example with its keys verbatim
 // (comments, most of the pod template and maxDegradedNodes, which detach
@@ -75,6 +76,7 @@ func ingressDaemonSetController() project {
 		name: "ingress-daemonset-controller",
 		setup: func(w *world) {
 			w.namespace("ingress-nginx")
+			w.namespace(ingressdaemonset.DefaultHealthCheckNamespace)
 			w.node("ids-node-1", "", map[string]string{"ingress-controller-node": "true"})
 		},
 		test: testIngressDaemonSet,
@@ -94,7 +96,7 @@ func testIngressDaemonSet(t *testing.T, w *world) {
 	w.create(ids)
 
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	r := &ingressdaemonset.Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
+	r := &ingressdaemonset.Reconciler{Client: env.Client, HealthChecker: ingressdaemonset.HealthChecker{Image: "example.com/edgeplane:test"}, Clock: clk}
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
@@ -137,8 +139,8 @@ func testIngressDaemonSet(t *testing.T, w *world) {
 		t.Errorf("podsPerNode 2 gave %d replicas", *d.Spec.Replicas)
 	}
 	ds := &appsv1.DaemonSet{}
-	if err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: "ingress-nginx", Name: "nginx-ingress-10080"}, ds); err != nil {
-		t.Fatalf("the health DaemonSet <INGRESS_DS_NAME>-<PORT NUMBER>: %v", err)
+	if err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: ingressdaemonset.DefaultHealthCheckNamespace, Name: "ingress-nginx.nginx-ingress-10080"}, ds); err != nil {
+		t.Fatalf("the health DaemonSet of port 10080: %v", err)
 	}
 	if p := ds.Spec.Template.Spec.Containers[0].Ports; len(p) != 1 || p[0].HostPort != 10080 {
 		t.Errorf("health DaemonSet ports %v, want host port 10080", p)

@@ -175,6 +175,9 @@ func TestHelmChart(t *testing.T) {
 			"podElasticIP.orphan.mode=off",
 			"burstPolicy.legacySwitchTable=LocalOverride", "burstPolicy.rewriteTKEScheduler=false",
 			"burstPolicy.scaleWorkloads[0].apiGroup=apps.kruise.io", "burstPolicy.scaleWorkloads[0].resource=clonesets",
+			"ingressDaemonSet.healthCheck.bindAddress=0.0.0.0", "ingressDaemonSet.healthCheck.resources.limits.memory=128Mi",
+			"ingressDaemonSet.healthCheck.allowedTolerations[0].key=dedicated", "ingressDaemonSet.healthCheck.allowedTolerations[0].operator=Equal",
+			"ingressDaemonSet.healthCheck.allowedTolerations[0].value=ingress", "ingressDaemonSet.healthCheck.allowedTolerations[0].effect=NoSchedule",
 		},
 		"the CNI IPAM plugin on every node": {
 			"floatIP.cni.enabled=true", "floatIP.cni.apiServer=https://10.96.0.1:443",
@@ -394,6 +397,10 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"floatIP.cni.apiServer=http://10.96.0.1",
 		"floatIP.cni.tokenRefreshInterval=soon",
 		"burstPolicy.legacySwitchTable=ChartV1",
+		"ingressDaemonSet.healthCheck.bindAddress=anywhere",
+		"ingressDaemonSet.healthCheck.allowedTolerations[0].operator=Gt",
+		"ingressDaemonSet.healthCheck.allowedTolerations[0].effect=Never",
+		"ingressDaemonSet.healthCheck.image=attacker/shell:1",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

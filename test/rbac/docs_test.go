@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edgeplane/edgeplane/test/rbac"
 )
 
 // TestSecurityModelNamesEveryWebhook: docs/operations.md's Security model
@@ -111,6 +113,32 @@ func TestSecurityModelNamesEveryListener(t *testing.T) {
 	for pkg := range sites {
 		if !strings.Contains(ports, "`"+filepath.ToSlash(pkg)+"`") {
 			t.Errorf("the port table does not name `%s`, whose code listens", filepath.ToSlash(pkg))
+		}
+	}
+}
+
+// TestSecurityModelExplainsEveryExemption: each escalation path the review
+// lets the manager hold (rbac.ManagerExemptions) has its row in the
+// Security model's grant table, naming the resource and every exempted
+// verb, and saying it is a flagged path, so the exemption cannot grow
+// without the table saying why.
+func TestSecurityModelExplainsEveryExemption(t *testing.T) {
+	section := operationsSection(t, "## Security model")
+	for _, e := range rbac.ManagerExemptions {
+		found := false
+		for _, l := range strings.Split(section, "\n") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(l, "| "), " | ")
+			if !strings.HasPrefix(l, "| ") || !strings.HasPrefix(first, e.Resource+" ") || !strings.Contains(l, "escalation path") {
+				continue
+			}
+			missing := false
+			for _, v := range e.Verbs {
+				missing = missing || !strings.Contains(first, v)
+			}
+			found = found || !missing
+		}
+		if !found {
+			t.Errorf("the Security model's grant table has no row for %s %v that names it an escalation path", e.Resource, e.Verbs)
 		}
 	}
 }

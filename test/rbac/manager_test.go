@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -38,6 +39,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/burstpolicy"
 	bptranslate "github.com/edgeplane/edgeplane/internal/controller/burstpolicy/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
+	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
@@ -423,17 +425,21 @@ func (s *suite) node(name string, labels map[string]string, providerID ...string
 	return n
 }
 
-// ingressDaemonSet: a Deployment per node, the health checker's DaemonSet,
-// ServiceAccount and RoleBinding to the chart's ClusterRole; deletion
-// releases the finalizer.
+// ingressDaemonSet: a Deployment per node in the IngressDaemonSet's
+// namespace; the health checker's DaemonSet in the manager's namespace, as
+// the chart's health-check ServiceAccount, and nothing else written in the
+// tenant's namespace; an earlier version's health checker there removed;
+// deletion removes the health checker and releases the finalizer.
 func (s *suite) ingressDaemonSet(t *testing.T) {
 	s.node("ids-node", map[string]string{"role": "ingress"})
 	ids := &appsv1alpha1.IngressDaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: appNS},
 		Spec: appsv1alpha1.IngressDaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
+			// Not yet matching the selector: nothing is made until the
+			// earlier version's health checker below exists.
 			Template: appsv1alpha1.PodTemplate{
-				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
+				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "not-yet"}},
 				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
 			},
 			NodeSelector:         map[string]string{"role": "ingress"},
@@ -441,27 +447,42 @@ func (s *suite) ingressDaemonSet(t *testing.T) {
 		},
 	}
 	s.create(ids)
+	labels := map[string]string{appsv1alpha1.LabelIngressDaemonSet: "ing", appsv1alpha1.LabelHealthCheckPort: "10080"}
+	legacy := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ing-10080", Namespace: appNS, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ids, appsv1alpha1.GroupVersion.WithKind("IngressDaemonSet"))}},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "healthcheck", Image: "old"}}}}},
+	}
+	s.create(legacy)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := s.c.Get(s.ctx, client.ObjectKeyFromObject(ids), ids); err != nil {
+			return err
+		}
+		ids.Spec.Template.Metadata.Labels["app"] = "ing"
+		return s.c.Update(s.ctx, ids)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	s.eventually(t, "the node's Deployment", func() (bool, string) {
 		err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: "ing-ids-node"}, &appsv1.Deployment{})
 		return err == nil, fmt.Sprint(err)
 	})
+	checker := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: managerNS, Name: naming.HealthCheckerName(appNS, "ing", 10080)}}
 	s.eventually(t, "the health checker", func() (bool, string) {
-		rb := &rbacv1.RoleBinding{}
-		for _, o := range []client.Object{&appsv1.DaemonSet{}, &corev1.ServiceAccount{}} {
-			name := "ing-healthcheck"
-			if _, ok := o.(*appsv1.DaemonSet); ok {
-				name = "ing-10080"
-			}
-			if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: name}, o); err != nil {
-				return false, fmt.Sprintf("%T: %v", o, err)
-			}
-		}
-		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: appNS, Name: "ing-healthcheck"}, rb); err != nil {
+		if err := s.c.Get(s.ctx, client.ObjectKeyFromObject(checker), checker); err != nil {
 			return false, err.Error()
 		}
-		return rb.RoleRef.Kind == "ClusterRole" && rb.RoleRef.Name == release+"-ingressdaemonset-healthcheck", fmt.Sprintf("roleRef %+v", rb.RoleRef)
+		sa := checker.Spec.Template.Spec.ServiceAccountName
+		return sa == release+"-ingressdaemonset-healthcheck", "ServiceAccount " + sa
 	})
+	s.gone(t, legacy)
+	var rbs rbacv1.RoleBindingList
+	if err := s.c.List(s.ctx, &rbs, client.InNamespace(appNS)); err != nil || len(rbs.Items) != 0 {
+		t.Errorf("RoleBindings in the tenant's namespace: %d (%v), want none", len(rbs.Items), err)
+	}
 	s.delete(t, ids)
+	s.gone(t, checker)
 }
 
 // podElasticIP: an address allocated and associated, the pod's readiness

@@ -17,33 +17,89 @@ import (
 )
 
 // TestViolations proves each rule of the review catches what it names, so
-// the checks on the real RBAC below can fail.
+// the checks on the real RBAC below can fail: every escalation path of
+// Kubernetes' RBAC good practices, and the exemptions only as narrow as
+// they are written.
 func TestViolations(t *testing.T) {
 	rule := func(groups, resources, verbs []string, names ...string) rbacv1.PolicyRule {
 		return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs, ResourceNames: names}
 	}
-	core, get := []string{""}, []string{"get"}
+	core, apps, batch, rbacGroup := []string{""}, []string{"apps"}, []string{"batch"}, []string{"rbac.authorization.k8s.io"}
+	admission, certs := []string{"admissionregistration.k8s.io"}, []string{"certificates.k8s.io"}
+	get := []string{"get"}
+	wide := func(r rbacv1.PolicyRule) rbac.Role {
+		return rbac.Role{Name: "r", ClusterWide: true, Rules: []rbacv1.PolicyRule{r}}
+	}
+	inNamespace := func(r rbacv1.PolicyRule) rbac.Role { return rbac.Role{Name: "r", Rules: []rbacv1.PolicyRule{r}} }
+	manager := func(r rbacv1.PolicyRule) rbac.Role {
+		return rbac.Role{Name: "r", ClusterWide: true, Rules: []rbacv1.PolicyRule{r}, Exempt: rbac.ManagerExemptions}
+	}
 	cases := map[string]struct {
-		rule rbacv1.PolicyRule
+		role rbac.Role
 		want string // "" : no violation
 	}{
-		"plain read":             {rule: rule(core, []string{"pods"}, []string{"get", "list", "watch"})},
-		"named webhook patch":    {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"mutatingwebhookconfigurations"}, []string{"get", "patch"}, "edgeplane-mutating")},
-		"named bind":             {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"bind"}, "edgeplane-healthcheck")},
-		"wildcard verb":          {rule: rule(core, []string{"pods"}, []string{"*"}), want: "wildcard in verbs"},
-		"wildcard resource":      {rule: rule(core, []string{"*"}, get), want: "wildcard in resources"},
-		"wildcard group":         {rule: rule([]string{"*"}, []string{"pods"}, get), want: "wildcard in apiGroups"},
-		"escalate":               {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"escalate"}, "x"), want: "verb escalate"},
-		"impersonate":            {rule: rule(core, []string{"serviceaccounts"}, []string{"impersonate"}), want: "verb impersonate"},
-		"unnamed mutating patch": {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"mutatingwebhookconfigurations"}, []string{"patch"}), want: "on mutatingwebhookconfigurations without resourceNames"},
-		"unnamed validating get": {rule: rule([]string{"admissionregistration.k8s.io"}, []string{"validatingwebhookconfigurations"}, get), want: "on validatingwebhookconfigurations without resourceNames"},
-		"role create":            {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"roles", "rolebindings"}, []string{"create"}), want: "create on roles"},
-		"cluster role update":    {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"update"}, "x"), want: "update on clusterroles"},
-		"unnamed bind":           {rule: rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"bind"}), want: "bind on [clusterroles] without resourceNames"},
+		"plain read":                  {role: wide(rule(core, []string{"pods"}, []string{"get", "list", "watch"}))},
+		"named webhook patch":         {role: wide(rule(admission, []string{"mutatingwebhookconfigurations"}, []string{"get", "patch"}, "edgeplane-mutating"))},
+		"secrets read in a namespace": {role: inNamespace(rule(core, []string{"secrets"}, []string{"get"}))},
+		"workloads in a namespace":    {role: inNamespace(rule(apps, []string{"daemonsets"}, []string{"create", "patch", "delete"}))},
+		"workload reads":              {role: wide(rule(apps, []string{"deployments", "daemonsets", "statefulsets"}, []string{"get", "list", "watch", "delete"}))},
+		"the manager's Deployments":   {role: manager(rule(apps, []string{"deployments"}, []string{"create", "patch", "delete", "get"}))},
+		"the manager's pod patches":   {role: manager(rule(core, []string{"pods"}, []string{"patch"}))},
+
+		"wildcard verb":          {role: wide(rule(core, []string{"pods"}, []string{"*"})), want: "wildcard in verbs"},
+		"wildcard resource":      {role: wide(rule(core, []string{"*"}, get)), want: "wildcard in resources"},
+		"wildcard group":         {role: wide(rule([]string{"*"}, []string{"pods"}, get)), want: "wildcard in apiGroups"},
+		"wildcard URL":           {role: wide(rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics*"}, Verbs: get}), want: "wildcard in nonResourceURLs"},
+		"escalate":               {role: wide(rule(rbacGroup, []string{"clusterroles"}, []string{"escalate"}, "x")), want: "verb escalate"},
+		"named bind":             {role: wide(rule(rbacGroup, []string{"clusterroles"}, []string{"bind"}, "edgeplane-healthcheck")), want: "verb bind"},
+		"unnamed bind":           {role: wide(rule(rbacGroup, []string{"clusterroles"}, []string{"bind"})), want: "verb bind"},
+		"impersonate":            {role: wide(rule(core, []string{"serviceaccounts"}, []string{"impersonate"})), want: "verb impersonate"},
+		"unnamed mutating patch": {role: wide(rule(admission, []string{"mutatingwebhookconfigurations"}, []string{"patch"})), want: "patch on mutatingwebhookconfigurations without resourceNames"},
+		"unnamed validating get": {role: wide(rule(admission, []string{"validatingwebhookconfigurations"}, get)), want: "get on validatingwebhookconfigurations without resourceNames"},
+		"webhook create":         {role: wide(rule(admission, []string{"validatingwebhookconfigurations"}, []string{"create"}, "x")), want: "control of admission: create on validatingwebhookconfigurations"},
+		"admission policy write": {role: wide(rule(admission, []string{"validatingadmissionpolicybindings"}, []string{"update"})), want: "update on validatingadmissionpolicybindings without resourceNames"},
+		"role create":            {role: wide(rule(rbacGroup, []string{"roles"}, []string{"create"})), want: "role writes: create on roles"},
+		"cluster role update":    {role: wide(rule(rbacGroup, []string{"clusterroles"}, []string{"update"}, "x")), want: "update on clusterroles"},
+		"role binding create":    {role: inNamespace(rule(rbacGroup, []string{"rolebindings"}, []string{"create"})), want: "role binding writes: create on rolebindings"},
+		"role binding delete":    {role: wide(rule(rbacGroup, []string{"rolebindings"}, []string{"delete"})), want: "role binding writes: delete on rolebindings"},
+		"cluster role binding":   {role: wide(rule(rbacGroup, []string{"clusterrolebindings"}, []string{"create"})), want: "role binding writes: create on clusterrolebindings"},
+		"named binding patch":    {role: wide(rule(rbacGroup, []string{"rolebindings"}, []string{"patch"}, "x")), want: "role binding writes: patch on rolebindings"},
+		"secrets list":           {role: wide(rule(core, []string{"secrets"}, []string{"list"})), want: "listing secrets: list on secrets cluster-wide"},
+		"secrets watch":          {role: wide(rule(core, []string{"secrets"}, []string{"watch"})), want: "listing secrets: watch on secrets cluster-wide"},
+		"secrets get":            {role: wide(rule(core, []string{"secrets"}, get)), want: "listing secrets: get on secrets cluster-wide"},
+		"pods create":            {role: wide(rule(core, []string{"pods"}, []string{"create"})), want: "workload creation: create on pods cluster-wide"},
+		"pods update":            {role: wide(rule(core, []string{"pods"}, []string{"update"})), want: "workload creation: update on pods cluster-wide"},
+		"deployments create":     {role: wide(rule(apps, []string{"deployments"}, []string{"create"})), want: "workload creation: create on deployments cluster-wide"},
+		"daemonsets patch":       {role: wide(rule(apps, []string{"daemonsets"}, []string{"patch"})), want: "workload creation: patch on daemonsets cluster-wide"},
+		"statefulsets create":    {role: wide(rule(apps, []string{"statefulsets"}, []string{"create"})), want: "workload creation: create on statefulsets cluster-wide"},
+		"replicasets create":     {role: wide(rule(apps, []string{"replicasets"}, []string{"create"})), want: "workload creation: create on replicasets cluster-wide"},
+		"replication controllers": {role: wide(rule(core, []string{"replicationcontrollers"}, []string{"create"})),
+			want: "workload creation: create on replicationcontrollers cluster-wide"},
+		"jobs create":          {role: wide(rule(batch, []string{"jobs"}, []string{"create"})), want: "workload creation: create on jobs cluster-wide"},
+		"cronjobs create":      {role: wide(rule(batch, []string{"cronjobs"}, []string{"create"})), want: "workload creation: create on cronjobs cluster-wide"},
+		"pods exec":            {role: inNamespace(rule(core, []string{"pods/exec"}, []string{"create"})), want: "access to running pods: create on pods/exec"},
+		"ephemeral containers": {role: inNamespace(rule(core, []string{"pods/ephemeralcontainers"}, []string{"patch"})), want: "access to running pods: patch on pods/ephemeralcontainers"},
+		"persistent volumes":   {role: wide(rule(core, []string{"persistentvolumes"}, []string{"create"})), want: "persistent volume creation: create on persistentvolumes"},
+		"nodes/proxy get":      {role: wide(rule(core, []string{"nodes/proxy"}, get)), want: "access to the nodes/proxy subresource: get on nodes/proxy"},
+		"token request":        {role: inNamespace(rule(core, []string{"serviceaccounts/token"}, []string{"create"})), want: "token request: create on serviceaccounts/token"},
+		"CSR approval":         {role: wide(rule(certs, []string{"certificatesigningrequests/approval"}, []string{"update"})), want: "certificate signing request approval: update on certificatesigningrequests/approval"},
+		"signer approve":       {role: wide(rule(certs, []string{"signers"}, []string{"approve"}, "kubernetes.io/kube-apiserver-client")), want: "certificate issuing: approve on signers"},
+		"namespace patch":      {role: wide(rule(core, []string{"namespaces"}, []string{"patch"})), want: "namespace modification: patch on namespaces"},
+		"namespace update":     {role: wide(rule(core, []string{"namespaces"}, []string{"update"})), want: "namespace modification: update on namespaces"},
+
+		// Exemptions hold for the manager's roles, as written, and no further.
+		"Deployments, not the manager's": {role: wide(rule(apps, []string{"deployments"}, []string{"create"})), want: "create on deployments cluster-wide"},
+		"the manager's Deployment update": {role: manager(rule(apps, []string{"deployments"}, []string{"update"})),
+			want: "workload creation: update on deployments cluster-wide"},
+		"the manager's DaemonSets cluster-wide": {role: manager(rule(apps, []string{"daemonsets"}, []string{"create"})),
+			want: "workload creation: create on daemonsets cluster-wide"},
+		"the manager's pod creation": {role: manager(rule(core, []string{"pods"}, []string{"create"})), want: "workload creation: create on pods cluster-wide"},
+		"the manager's Deployments by wildcard": {role: manager(rule(apps, []string{"*"}, []string{"create"})),
+			want: "workload creation: create on * cluster-wide"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := rbac.Violations("r", []rbacv1.PolicyRule{tc.rule})
+			got := rbac.Violations(tc.role)
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("violations %q, want none", got)
@@ -54,42 +110,111 @@ func TestViolations(t *testing.T) {
 	}
 }
 
-// checkRoles runs the review over every Role and ClusterRole in objs and
-// returns how many it checked.
-func checkRoles(t *testing.T, source string, objs []*unstructured.Unstructured) int {
+// TestReviewScopesAndBindings: a role's scope is its bindings', the
+// manager's exemptions reach only roles bound to the manager alone, and a
+// binding to a role outside the review (cluster-admin) is refused.
+func TestReviewScopesAndBindings(t *testing.T) {
+	mgr := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "mgr", Namespace: "sys"}
+	other := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: "sys"}
+	secrets := rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "secrets"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}}
+	deploy := rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "deploy"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create"}}}}
+	rb := func(ns, role string, s ...rbacv1.Subject) rbacv1.RoleBinding {
+		return rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: role}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: role}, Subjects: s}
+	}
+	crb := func(role string, s ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
+		return rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: role}, Subjects: s}
+	}
+	for name, tc := range map[string]struct {
+		objs rbac.RBAC
+		want string
+	}{
+		"secrets read bound per namespace": {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{secrets}, RoleBindings: []rbacv1.RoleBinding{rb("a", "secrets", mgr)}}},
+		"secrets read bound cluster-wide": {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{secrets},
+			RoleBindings: []rbacv1.RoleBinding{rb("a", "secrets", mgr)}, ClusterRoleBindings: []rbacv1.ClusterRoleBinding{crb("secrets", mgr)}},
+			want: "listing secrets: get on secrets cluster-wide"},
+		"secrets read bound nowhere": {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{secrets}}, want: "listing secrets: get on secrets cluster-wide"},
+		"the manager's Deployments":  {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{deploy}, ClusterRoleBindings: []rbacv1.ClusterRoleBinding{crb("deploy", mgr)}}},
+		"the manager's, shared":      {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{deploy}, ClusterRoleBindings: []rbacv1.ClusterRoleBinding{crb("deploy", mgr, other)}}, want: "create on deployments cluster-wide"},
+		"another account's":          {objs: rbac.RBAC{ClusterRoles: []rbacv1.ClusterRole{deploy}, ClusterRoleBindings: []rbacv1.ClusterRoleBinding{crb("deploy", other)}}, want: "create on deployments cluster-wide"},
+		"a binding to cluster-admin": {objs: rbac.RBAC{ClusterRoleBindings: []rbacv1.ClusterRoleBinding{crb("cluster-admin", mgr)}}, want: "binds ClusterRole cluster-admin, which is not reviewed"},
+		"a role binding to edit":     {objs: rbac.RBAC{RoleBindings: []rbacv1.RoleBinding{rb("a", "edit", mgr)}}, want: "binds ClusterRole edit, which is not reviewed"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, _ := rbac.Review("src", tc.objs, mgr)
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("violations %q, want none", got)
+			case tc.want != "" && !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tc.want) }):
+				t.Errorf("violations %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// review runs rbac.Review over the RBAC objects of objs, for the manager's
+// ServiceAccount manager, and returns how many roles it checked.
+func review(t *testing.T, source string, objs []*unstructured.Unstructured, manager rbacv1.Subject) int {
 	t.Helper()
-	roles := ofKind(objs, "Role", "ClusterRole")
-	for _, u := range roles {
-		var rules []rbacv1.PolicyRule
-		if u.GetKind() == "Role" {
-			rules = convert[rbacv1.Role](t, u).Rules
-		} else {
-			rules = convert[rbacv1.ClusterRole](t, u).Rules
-		}
-		for _, v := range rbac.Violations(source+": "+u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName(), rules) {
-			t.Error(v)
+	var set rbac.RBAC
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Role":
+			set.Roles = append(set.Roles, *convert[rbacv1.Role](t, u))
+		case "ClusterRole":
+			set.ClusterRoles = append(set.ClusterRoles, *convert[rbacv1.ClusterRole](t, u))
+		case "RoleBinding":
+			set.RoleBindings = append(set.RoleBindings, *convert[rbacv1.RoleBinding](t, u))
+		case "ClusterRoleBinding":
+			set.ClusterRoleBindings = append(set.ClusterRoleBindings, *convert[rbacv1.ClusterRoleBinding](t, u))
 		}
 	}
-	return len(roles)
+	violations, n := rbac.Review(source, set, manager)
+	for _, v := range violations {
+		t.Error(v)
+	}
+	return n
+}
+
+// managerAccount is the ServiceAccount the manager Deployment in objs runs as.
+func managerAccount(t *testing.T, objs []*unstructured.Unstructured) rbacv1.Subject {
+	t.Helper()
+	for _, u := range ofKind(objs, "Deployment") {
+		d := convert[appsv1.Deployment](t, u)
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name == "manager" {
+				return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: d.Namespace}
+			}
+		}
+	}
+	t.Fatal("no manager Deployment")
+	return rbacv1.Subject{}
 }
 
 // TestGeneratedRBACIsLeastPrivilege reviews every Role and ClusterRole the
-// repository ships: config/rbac file by file, the kustomize install, and the
-// chart rendered with several value sets.
+// repository ships, at the scope its bindings give it: config/rbac (its
+// files together), the kustomize install, and the chart rendered with
+// several value sets.
 func TestGeneratedRBACIsLeastPrivilege(t *testing.T) {
-	if n := checkRoles(t, "config/rbac", readFiles(t, "config/rbac/*.yaml")); n < 6 {
+	configManager := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "controller-manager", Namespace: "edgeplane-system"}
+	if n := review(t, "config/rbac", readFiles(t, "config/rbac/*.yaml"), configManager); n < 6 {
 		t.Errorf("config/rbac: reviewed %d roles, want the manager's, credentials, health-check, leader-election and metrics roles", n)
 	}
-	if n := checkRoles(t, "config/default", kustomizeBuild(t, "config/default")); n < 6 {
+	def := kustomizeBuild(t, "config/default")
+	if n := review(t, "config/default", def, managerAccount(t, def)); n < 6 {
 		t.Errorf("config/default: reviewed %d roles", n)
 	}
 	for name, set := range map[string][]string{
 		"defaults":                {},
 		"credential namespaces":   {"credentialNamespaces={team-a,team-b}", "webhook.certMode=cert-manager"},
 		"no leader election, few": {"manager.leaderElection.enabled=false", "manager.controllers={*,-burstpolicy}"},
+		"the CNI plugin, scale workloads": {"floatIP.cni.enabled=true", "floatIP.cni.apiServer=https://10.96.0.1:443",
+			"burstPolicy.scaleWorkloads[0].apiGroup=apps.kruise.io", "burstPolicy.scaleWorkloads[0].resource=clonesets"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if n := checkRoles(t, "chart "+name, helmTemplate(t, "prod", "edge", set...)); n < 6 {
+			objs := helmTemplate(t, "prod", "edge", set...)
+			if n := review(t, "chart "+name, objs, managerAccount(t, objs)); n < 6 {
 				t.Errorf("reviewed %d roles", n)
 			}
 		})
@@ -121,8 +246,7 @@ func namedGrants(t *testing.T, objs []*unstructured.Unstructured) map[string][]s
 // only useful if it names the object the manager touches. In the chart (a
 // release that is not named edgeplane, in its own namespace) and in
 // config/default, the names must be the webhook configurations installed
-// with it, the certificate Secrets and health-check ClusterRole the
-// manager's flags name.
+// with it and the certificate Secrets the manager's flags name.
 func TestNamedGrantsNameRealObjects(t *testing.T) {
 	chart := helmTemplate(t, "prod", "edge")
 	args := managerArgs(t, chart)
@@ -138,12 +262,10 @@ func TestNamedGrantsNameRealObjects(t *testing.T) {
 		"chart": {objs: chart, want: map[string]string{
 			"mutatingwebhookconfigurations":   args["mutating-webhook-configuration"],
 			"validatingwebhookconfigurations": args["validating-webhook-configuration"],
-			"clusterroles":                    args["ingressdaemonset-healthcheck-cluster-role"],
 		}, secrets: []string{args["webhook-secret-name"], args["floatippool-cert-secret-name"], args["floatippool-scheduler-client-secret-name"]}},
 		"config/default": {objs: kustomizeBuild(t, "config/default"), want: map[string]string{
 			"mutatingwebhookconfigurations":   def.MutatingWebhookConfig,
 			"validatingwebhookconfigurations": def.ValidatingWebhookConfig,
-			"clusterroles":                    "edgeplane-ingressdaemonset-healthcheck",
 		}, secrets: []string{def.WebhookSecretName, fip.CertSecretName, fip.SchedulerClientSecretName}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -168,7 +290,6 @@ func TestNamedGrantsNameRealObjects(t *testing.T) {
 			for kind, res := range map[string]string{
 				"MutatingWebhookConfiguration":   "mutatingwebhookconfigurations",
 				"ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
-				"ClusterRole":                    "clusterroles",
 			} {
 				if !installed[kind+"/"+tc.want[res]] {
 					t.Errorf("the grant on %s names %s, which is not installed", res, tc.want[res])

@@ -53,6 +53,14 @@ const (
 	ReasonDeploymentConflict = "DeploymentConflict"
 	// ReasonApplyFailed: creating or updating a generated object failed.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonHealthCheckerFieldsIgnored: spec.healthChecker sets fields (stored
+	// before admission refused them); the platform's health checker runs
+	// without them.
+	ReasonHealthCheckerFieldsIgnored = "HealthCheckerFieldsIgnored"
+	// ReasonHealthCheckerTolerationsNotAllowed: the template tolerates taints
+	// the platform does not let the health checker tolerate; it runs without
+	// those tolerations, so not on nodes tainted so.
+	ReasonHealthCheckerTolerationsNotAllowed = "HealthCheckerTolerationsNotAllowed"
 )
 
 // Reasons used before anything is known.
@@ -72,6 +80,14 @@ const (
 	EventRolloutComplete     = "RolloutComplete"
 	EventDeploymentConflict  = "DeploymentConflict"
 	EventInvalidDetachmentTS = "InvalidDetachmentTimestamp"
+	// EventHealthCheckerFieldsIgnored and
+	// EventHealthCheckerTolerationsNotAllowed (Warning) say what of the spec
+	// the platform's health checker does not take, when that changes.
+	EventHealthCheckerFieldsIgnored         = ReasonHealthCheckerFieldsIgnored
+	EventHealthCheckerTolerationsNotAllowed = ReasonHealthCheckerTolerationsNotAllowed
+	// EventLegacyHealthCheckerRemoved: a health-checker DaemonSet an earlier
+	// version created in the IngressDaemonSet's namespace was deleted.
+	EventLegacyHealthCheckerRemoved = "LegacyHealthCheckerRemoved"
 )
 
 // Labels and annotations edgeplane puts on the objects it generates.
@@ -84,6 +100,18 @@ const (
 	LabelNode = "apps.edgeplane.io/node"
 	// LabelHealthCheckPort is the port of a health-checker DaemonSet.
 	LabelHealthCheckPort = "apps.edgeplane.io/health-check-port"
+	// LabelIngressDaemonSetNamespace, on a health-checker DaemonSet (which
+	// lives in the platform's namespace), is its IngressDaemonSet's namespace.
+	LabelIngressDaemonSetNamespace = "apps.edgeplane.io/ingressdaemonset-namespace"
+	// LabelIngressDaemonSetUID, on a health-checker DaemonSet, is its
+	// IngressDaemonSet's UID: a DaemonSet of an earlier object of the same
+	// name is not its.
+	LabelIngressDaemonSetUID = "apps.edgeplane.io/ingressdaemonset-uid"
+	// AnnotationIngressDaemonSet, on a health-checker DaemonSet, is its
+	// IngressDaemonSet as namespace/name, in full (the label may be
+	// shortened). An owner reference cannot cross namespaces, so this and
+	// the IngressDaemonSet's finalizer stand in for garbage collection.
+	AnnotationIngressDaemonSet = "apps.edgeplane.io/ingressdaemonset"
 
 	// AnnotationNode is the full node name of a per-node Deployment.
 	AnnotationNode = "apps.edgeplane.io/node"
@@ -106,5 +134,7 @@ const (
 	AnnotationDeploymentDetachKey = "apps.edgeplane.io/deployment-detach-key"
 )
 
-// Finalizer holds an IngressDaemonSet until the node annotations it set are removed.
+// Finalizer holds an IngressDaemonSet until the node annotations it set are
+// removed and its health-checker DaemonSets (in the platform's namespace,
+// beyond garbage collection's reach) are deleted.
 const Finalizer = "apps.edgeplane.io/finalizer"

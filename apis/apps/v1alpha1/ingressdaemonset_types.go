@@ -41,8 +41,14 @@ type IngressDaemonSetSpec struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// HealthCheckNodePorts are the host ports of the per-node health endpoint:
-	// one health-checker DaemonSet per port, so an external load balancer can
-	// move from one port to another without a gap.
+	// one health-checker DaemonSet per port (in the platform's namespace), so
+	// an external load balancer can move from one port to another without a
+	// gap. The health checker runs on the nodes nodeSelector and the
+	// template's nodeSelector select, with those of the template's
+	// tolerations the platform allows (the manager's
+	// --ingressdaemonset-healthcheck-allowed-tolerations); a toleration it
+	// does not allow is left out and reported (Degraded, reason
+	// HealthCheckerTolerationsNotAllowed).
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:Minimum=1
@@ -50,7 +56,8 @@ type IngressDaemonSetSpec struct {
 	// +optional
 	HealthCheckNodePorts []int32 `json:"healthCheckNodePorts,omitempty"`
 
-	// HealthChecker configures the health-checker DaemonSet's pods.
+	// HealthChecker is deprecated: the health checker is the platform's, and
+	// none of its fields may be set (see HealthChecker).
 	// +optional
 	HealthChecker HealthChecker `json:"healthChecker,omitempty"`
 
@@ -79,24 +86,37 @@ type PodTemplateMetadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// HealthChecker configures the pods that serve the per-node health endpoint.
+// HealthChecker is deprecated: the health checker is the platform's. Its
+// image, pull policy, identity, resources and bind address are the manager's
+// (flags --ingressdaemonset-healthcheck-*, the chart's
+// ingressDaemonSet.healthCheck values), and it runs in the platform's
+// namespace under the platform's ServiceAccount, not in this namespace: an
+// IngressDaemonSet's author must not choose what runs on the host network of
+// every node. Setting any field is refused at admission. An object stored
+// before that rule keeps its fields; the manager ignores them and says so
+// (Degraded, reason HealthCheckerFieldsIgnored, and a Warning Event).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.image)",fieldPath=".image",reason=FieldValueForbidden,message="deprecated: the health checker's image is the platform's (manager flag --ingressdaemonset-healthcheck-image)"
+// +kubebuilder:validation:XValidation:rule="!has(self.imagePullPolicy)",fieldPath=".imagePullPolicy",reason=FieldValueForbidden,message="deprecated: the health checker's pull policy is the platform's (manager flag --ingressdaemonset-healthcheck-image-pull-policy)"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccountName)",fieldPath=".serviceAccountName",reason=FieldValueForbidden,message="deprecated: the health checker runs as the platform's ServiceAccount (manager flag --ingressdaemonset-healthcheck-service-account)"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources)",fieldPath=".resources",reason=FieldValueForbidden,message="deprecated: the health checker's resources are the platform's (manager flag --ingressdaemonset-healthcheck-resources)"
 type HealthChecker struct {
-	// Image holds the edgeplane-healthcheck binary. Empty means the image the
-	// manager was told to use (normally edgeplane's own image).
+	// Refused at admission and ignored (deprecated): the image is the
+	// manager's --ingressdaemonset-healthcheck-image.
 	// +optional
 	Image string `json:"image,omitempty"`
-	// ImagePullPolicy of the health checker container.
+	// Refused at admission and ignored (deprecated): the pull policy is the
+	// manager's --ingressdaemonset-healthcheck-image-pull-policy.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
-	// ServiceAccountName the health checker runs as. Empty means a
-	// ServiceAccount edgeplane creates, `<name>-healthcheck`. Either way
-	// edgeplane binds it to a Role that may only read Deployments in this
-	// namespace.
+	// Refused at admission and ignored (deprecated): the health checker runs
+	// as the manager's --ingressdaemonset-healthcheck-service-account, in
+	// the platform's namespace.
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
-	// Resources of the health checker container. Empty means requests of
-	// 10m CPU and 32Mi memory and a 64Mi memory limit.
+	// Refused at admission and ignored (deprecated): the resources are the
+	// manager's --ingressdaemonset-healthcheck-resources.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }

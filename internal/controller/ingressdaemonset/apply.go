@@ -8,15 +8,11 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -95,10 +91,6 @@ func applyConfiguration(obj client.Object, scheme *runtime.Scheme) (appliable, e
 		ac = &appsv1ac.DeploymentApplyConfiguration{}
 	case *appsv1.DaemonSet:
 		ac = &appsv1ac.DaemonSetApplyConfiguration{}
-	case *corev1.ServiceAccount:
-		ac = &corev1ac.ServiceAccountApplyConfiguration{}
-	case *rbacv1.RoleBinding:
-		ac = &rbacv1ac.RoleBindingApplyConfiguration{}
 	default:
 		return nil, fmt.Errorf("no apply configuration for %T", obj)
 	}

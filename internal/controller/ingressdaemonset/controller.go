@@ -1,8 +1,8 @@
 // Package ingressdaemonset reconciles IngressDaemonSets: one Deployment per
 // matching node with replicasPerNode replicas, a health-checker DaemonSet per
-// health-check port whose ServiceAccount is bound to a shipped read-only
-// ClusterRole in the namespace, and node-by-node
-// rolling updates that detach each node before its pods are replaced.
+// health-check port (the platform's: in its namespace, with its image and
+// ServiceAccount, see HealthChecker), and node-by-node rolling updates that
+// detach each node before its pods are replaced.
 //
 // The decisions are pure and live elsewhere: decide.Compute says what each
 // node does next, computeStatus what the status says, and the builders in
@@ -21,7 +21,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,12 +28,14 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
@@ -53,51 +54,51 @@ const Name = "ingressdaemonset"
 
 // Options are the controller's flags.
 type Options struct {
-	// HealthCheckImage is the image of the health-checker DaemonSets when an
-	// IngressDaemonSet names none (normally edgeplane's own image).
-	HealthCheckImage string
-	// HealthCheckClusterRole is the ClusterRole health checkers are bound
-	// to; the manager's RBAC lets it bind only this one.
-	HealthCheckClusterRole string
+	// HealthChecker is the platform's health checker.
+	HealthChecker HealthChecker
 }
 
+// DefaultOptions are the options without flags: config/'s install.
+func DefaultOptions() Options { return Options{HealthChecker: DefaultHealthChecker()} }
+
 // BindFlags registers the options' flags.
-func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.HealthCheckImage, "ingressdaemonset-healthcheck-image", DefaultHealthCheckImage,
-		"Image holding "+HealthCheckBinary+" for IngressDaemonSet health-checker DaemonSets that name no image.")
-	fs.StringVar(&o.HealthCheckClusterRole, "ingressdaemonset-healthcheck-cluster-role", DefaultHealthCheckClusterRole,
-		"ClusterRole (installed with edgeplane) that each health checker's ServiceAccount is bound to in its IngressDaemonSet's namespace.")
-}
+func (o *Options) BindFlags(fs *flag.FlagSet) { o.HealthChecker.BindFlags(fs) }
 
 // Setup returns the setup.Func that registers the reconciler with o.
 func (o Options) Setup() setup.Func {
 	return func(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
-		r := &Reconciler{
-			Client:                 mgr.GetClient(),
-			APIReader:              mgr.GetAPIReader(),
-			Recorder:               mgr.GetEventRecorder(Name),
-			HealthCheckImage:       o.HealthCheckImage,
-			HealthCheckClusterRole: o.HealthCheckClusterRole,
-			Namespace:              cfg.WatchNamespace,
+		hc := o.HealthChecker.withDefaults()
+		checkers, err := newCheckerCache(mgr, hc.Namespace)
+		if err != nil {
+			return err
 		}
-		return r.SetupWithManager(mgr)
+		r := &Reconciler{
+			Client:        mgr.GetClient(),
+			APIReader:     mgr.GetAPIReader(),
+			Recorder:      mgr.GetEventRecorder(Name),
+			HealthChecker: hc,
+			DaemonSets:    checkers,
+			Namespace:     cfg.WatchNamespace,
+		}
+		return r.SetupWithManager(mgr, checkers)
 	}
 }
 
-// Setup registers the reconciler with default Options.
+// Setup registers the reconciler with DefaultOptions.
 func Setup(ctx context.Context, mgr ctrl.Manager, cfg setup.Config) error {
-	return Options{HealthCheckImage: DefaultHealthCheckImage, HealthCheckClusterRole: DefaultHealthCheckClusterRole}.Setup()(ctx, mgr, cfg)
+	return DefaultOptions().Setup()(ctx, mgr, cfg)
 }
 
 // Reconciler reconciles IngressDaemonSets.
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
-	// HealthCheckImage is the default health checker image.
-	HealthCheckImage string
-	// HealthCheckClusterRole is what health checkers are bound to; empty
-	// means DefaultHealthCheckClusterRole.
-	HealthCheckClusterRole string
+	// HealthChecker is the platform's health checker (empty fields take
+	// DefaultHealthChecker's).
+	HealthChecker HealthChecker
+	// DaemonSets reads the health-checker DaemonSets in the platform's
+	// namespace (a cache of those alone); nil means Client.
+	DaemonSets client.Reader
 	// Namespace restricts the IngressDaemonSets reconciled; empty means all.
 	Namespace string
 	// Clock is the time of rollout decisions and expectations (tests set
@@ -122,39 +123,40 @@ type Reconciler struct {
 	adopted sync.Map
 	// synced holds the Deployments found in sync (see inSync).
 	synced inSync
+	// legacyChecked holds the UIDs of the IngressDaemonSets whose earlier
+	// version's health checkers are known gone (see removeLegacyCheckers).
+	legacyChecked sync.Map
 }
 
 // Why each grant (cluster-wide, because IngressDaemonSets live in any namespace):
 // IngressDaemonSets: read and watch, finalizer patches, status writes.
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/status,verbs=get;update;patch
-// Owner references with blockOwnerDeletion on the objects it creates.
+// Owner references with blockOwnerDeletion on the Deployments it creates.
 // +kubebuilder:rbac:groups=apps.edgeplane.io,resources=ingressdaemonsets/finalizers,verbs=update
-// One Deployment per node and one health-checker DaemonSet per port: created
-// and rolled by server-side apply (patch; patch also hands the fields an
-// earlier version wrote by update to the apply field manager), removed
-// (delete) by the controller.
-// +kubebuilder:rbac:groups=apps,resources=deployments;daemonsets,verbs=get;list;watch;create;patch;delete
+// One Deployment per node, in the IngressDaemonSet's namespace, of the
+// template its author wrote: created and rolled by server-side apply
+// (patch; patch also hands the fields an earlier version wrote by update to
+// the apply field manager), removed (delete) by the controller.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// The health-checker DaemonSets, in the platform's namespace only (the
+// chart renames this namespace to the release's): server-side applied,
+// deleted when their port or IngressDaemonSet goes.
+// +kubebuilder:rbac:groups=apps,namespace=edgeplane-system,resources=daemonsets,verbs=get;list;watch;create;patch;delete
+// Health-checker DaemonSets earlier versions created in the
+// IngressDaemonSet's namespace: listed (uncached, once per IngressDaemonSet
+// and process) and deleted. Never created or changed there.
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=list;delete
 // Nodes: read for the node set; detach annotations are patched on and off.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
-// The health checker's ServiceAccount: created, and its labels and owner
-// reference kept, by server-side apply (patch); garbage-collected with its
-// IngressDaemonSet.
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
-// The health checker's RoleBinding to the shipped ClusterRole: created, and
-// its subjects kept (spec.healthChecker.serviceAccountName), by server-side
-// apply (patch); a binding whose (immutable) roleRef is stale, as an earlier
-// version's per-IngressDaemonSet Role, is deleted and created anew. No Role
-// is ever created.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;patch;delete
-// Binding a role needs bind on it: only the shipped health-check ClusterRole.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edgeplane-ingressdaemonset-healthcheck
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// SetupWithManager registers the reconciler: IngressDaemonSets, the objects
-// they own, and nodes (a node that joins, leaves, or changes labels or
-// annotations brings a pass for every IngressDaemonSet at once).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// SetupWithManager registers the reconciler: IngressDaemonSets, the
+// Deployments they own, the health-checker DaemonSets in checkers (the
+// platform namespace's cache), and nodes (a node that joins, leaves, or
+// changes labels or annotations brings a pass for every IngressDaemonSet at
+// once).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, checkers cache.Cache) error {
 	nodeChanged := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld, e.ObjectNew
@@ -177,7 +179,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Owned Deployments, at once or within statusOnlyDelay (see
 		// classifyDeploymentUpdate).
 		Watches(&appsv1.Deployment{}, deploymentEvents{}).
-		Owns(&appsv1.DaemonSet{}).
+		// A health checker names its IngressDaemonSet by annotation: an owner
+		// reference cannot cross namespaces.
+		WatchesRawSource(source.Kind(checkers, &appsv1.DaemonSet{}, handler.TypedEnqueueRequestsFromMapFunc(checkerRequests))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allIngressDaemonSets), builder.WithPredicates(nodeChanged)).
 		Complete(r)
 }
@@ -213,7 +217,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ids := &appsv1alpha1.IngressDaemonSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ids); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// Gone without its finalizer having run (removed by hand):
+			// its health checkers are left to delete.
+			return ctrl.Result{}, r.deleteCheckers(ctx, req.Namespace, req.Name, nil)
+		}
+		return ctrl.Result{}, err
 	}
 	ids = r.freshest(ids)
 	if !ids.DeletionTimestamp.IsZero() {
@@ -250,7 +259,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: staleCacheRequeue}, nil
 	}
 	result, runErr := r.reconcileNodes(ctx, s)
-	hcErr := r.reconcileHealthCheck(ctx, ids)
+	hcErr := r.reconcileHealthCheck(ctx, s, before)
 	if hcErr != nil {
 		s.problem(appsv1alpha1.ReasonApplyFailed, "health checker: "+hcErr.Error())
 	}
@@ -296,11 +305,16 @@ func (r *Reconciler) freshest(cached *appsv1alpha1.IngressDaemonSet) *appsv1alph
 	return cached
 }
 
-// reconcileDelete removes the node annotations a rollout left on nodes, then
-// the finalizer; garbage collection deletes the owned objects.
+// reconcileDelete removes the node annotations a rollout left on nodes and
+// the health-checker DaemonSets (in the platform's namespace, which garbage
+// collection does not reach from here), then the finalizer; garbage
+// collection deletes the Deployments.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) error {
 	if !controllerutil.ContainsFinalizer(ids, appsv1alpha1.Finalizer) {
 		return nil
+	}
+	if err := r.deleteCheckers(ctx, ids.Namespace, ids.Name, nil); err != nil {
+		return err
 	}
 	deps, err := r.ownedDeployments(ctx, ids)
 	if err != nil {
@@ -337,81 +351,4 @@ func (r *Reconciler) ownedDeployments(ctx context.Context, ids *appsv1alpha1.Ing
 func isControlledBy(obj client.Object, ids *appsv1alpha1.IngressDaemonSet) bool {
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && ref.UID == ids.UID
-}
-
-// apply server-side applies obj, the desired state of a generated object,
-// unless the cluster's object (read into existing) already has every field
-// of it. It refuses to touch an object ids does not control.
-func (r *Reconciler) apply(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, obj client.Object, existing client.Object) error {
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
-	switch {
-	case apierrors.IsNotFound(err):
-		return r.applyObject(ctx, ids, obj, nil)
-	case err != nil:
-		return fmt.Errorf("getting %T %s: %w", obj, obj.GetName(), err)
-	}
-	if !isControlledBy(existing, ids) {
-		return fmt.Errorf("%T %s exists and is not controlled by this IngressDaemonSet", obj, obj.GetName())
-	}
-	if covers(existing, obj) {
-		return nil
-	}
-	return r.applyObject(ctx, ids, obj, existing)
-}
-
-// reconcileHealthCheck ensures the health checker's RBAC and one DaemonSet per port, and deletes DaemonSets of removed ports.
-func (r *Reconciler) reconcileHealthCheck(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet) error {
-	var errs []error
-	if len(ids.Spec.HealthCheckNodePorts) > 0 {
-		sa, rb := healthCheckRBAC(ids, r.healthCheckClusterRole())
-		if sa != nil {
-			errs = append(errs, r.apply(ctx, ids, sa, &corev1.ServiceAccount{}))
-		}
-		errs = append(errs, r.applyRoleBinding(ctx, ids, rb))
-	}
-	want := map[string]bool{}
-	for _, port := range ids.Spec.HealthCheckNodePorts {
-		ds := healthDaemonSet(ids, port, r.HealthCheckImage)
-		want[ds.Name] = true
-		errs = append(errs, r.apply(ctx, ids, ds, &appsv1.DaemonSet{}))
-	}
-	var list appsv1.DaemonSetList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ids.Namespace), client.MatchingLabels(ownerLabels(ids))); err != nil {
-		return errors.Join(append(errs, fmt.Errorf("listing DaemonSets: %w", err))...)
-	}
-	for i := range list.Items {
-		ds := &list.Items[i]
-		if want[ds.Name] || !isControlledBy(ds, ids) {
-			continue
-		}
-		if err := r.Client.Delete(ctx, ds); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting DaemonSet %s of a removed port: %w", ds.Name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (r *Reconciler) healthCheckClusterRole() string {
-	if r.HealthCheckClusterRole != "" {
-		return r.HealthCheckClusterRole
-	}
-	return DefaultHealthCheckClusterRole
-}
-
-// applyRoleBinding applies the health checker's RoleBinding. Its roleRef
-// cannot be updated: a binding ids controls that points at another role
-// (the per-IngressDaemonSet Role of earlier versions, or a renamed
-// ClusterRole) is deleted and created anew.
-func (r *Reconciler) applyRoleBinding(ctx context.Context, ids *appsv1alpha1.IngressDaemonSet, rb *rbacv1.RoleBinding) error {
-	existing := &rbacv1.RoleBinding{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(rb), existing)
-	if err == nil && isControlledBy(existing, ids) && existing.RoleRef != rb.RoleRef {
-		if err := r.Client.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("replacing RoleBinding %s bound to %s %s: %w", existing.Name, existing.RoleRef.Kind, existing.RoleRef.Name, err)
-		}
-		// A stale cache may show the old binding again after an earlier pass
-		// replaced it: applying the new one is the same write again.
-		return r.applyObject(ctx, ids, rb, nil)
-	}
-	return r.apply(ctx, ids, rb, existing)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -29,6 +28,9 @@ var env *testenv.Env
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
 const (
+	// platformNS is where the health checkers run when a test names no
+	// namespace: DefaultHealthChecker's.
+	platformNS   = DefaultHealthCheckNamespace
 	detachKey    = "node-detacher.variant.run/detached"
 	depDetachKey = "ingressdaemonsets.mumoshu.github.com/to-be-updated"
 )
@@ -135,7 +137,8 @@ func TestRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC))
-	r := &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
+	createNamespace(t, ctx, platformNS)
+	r := &Reconciler{Client: env.Client, HealthChecker: HealthChecker{Image: "example.com/edgeplane:test"}, Clock: clk}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}
 	reconcile := func() ctrl.Result {
 		t.Helper()
@@ -174,41 +177,21 @@ func TestRollout(t *testing.T) {
 		t.Errorf("unlabelled node n4 got a Deployment (err %v)", err)
 	}
 	ds := &appsv1.DaemonSet{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10080"}, ds); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: naming.HealthCheckerName(ns, "ing", 10080)}, ds); err != nil {
 		t.Fatalf("health DaemonSet: %v", err)
 	}
 	pod := ds.Spec.Template.Spec
 	c := pod.Containers[0]
-	if !pod.HostNetwork || pod.ServiceAccountName != "ing-healthcheck" || c.Image != "example.com/edgeplane:test" ||
+	if !pod.HostNetwork || pod.ServiceAccountName != DefaultHealthCheckServiceAccount || c.Image != "example.com/edgeplane:test" ||
 		c.Ports[0].HostPort != 10080 || !cmp.Equal(pod.NodeSelector, edge) {
 		t.Errorf("health DaemonSet pod spec unexpected: %+v", pod)
 	}
-	wantArgs := []string{"--addr=:10080", "--namespace=" + ns, "--ingress-daemonset=ing", "--node=$(NODE_NAME)"}
+	wantArgs := []string{"--bind-address=$(HOST_IP)", "--port=10080", "--namespace=" + ns, "--ingress-daemonset=ing", "--node=$(NODE_NAME)"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("health checker args (-want +got):\n%s", diff)
 	}
 	if mem := c.Resources.Requests[corev1.ResourceMemory]; mem.Cmp(resource.MustParse("32Mi")) != 0 {
 		t.Errorf("health checker memory request = %s, want 32Mi", mem.String())
-	}
-	// The health checker is bound to the shipped ClusterRole; the manager
-	// writes no Role.
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, &rbacv1.Role{}); !apierrors.IsNotFound(err) {
-		t.Errorf("health checker Role: got %v, want NotFound", err)
-	}
-	rb := &rbacv1.RoleBinding{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, rb); err != nil {
-		t.Fatalf("health checker RoleBinding: %v", err)
-	}
-	wantRef := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: DefaultHealthCheckClusterRole}
-	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "ing-healthcheck", Namespace: ns}}
-	if diff := cmp.Diff(wantRef, rb.RoleRef); diff != "" {
-		t.Errorf("health checker roleRef (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantSubjects, rb.Subjects); diff != "" {
-		t.Errorf("health checker subjects (-want +got):\n%s", diff)
-	}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-healthcheck"}, &corev1.ServiceAccount{}); err != nil {
-		t.Errorf("health checker ServiceAccount: %v", err)
 	}
 
 	// All ready: Ready True.
@@ -258,7 +241,7 @@ func TestRollout(t *testing.T) {
 	}
 
 	// A manager restart is a new Reconciler: the phase lives on the Deployment.
-	r = &Reconciler{Client: env.Client, HealthCheckImage: "example.com/edgeplane:test", Clock: clk}
+	r = &Reconciler{Client: env.Client, HealthChecker: HealthChecker{Image: "example.com/edgeplane:test"}, Clock: clk}
 	clk.Step(6 * time.Second)
 	reconcile()
 	d1 = getDeployment(t, ctx, ns, "ing-n1")
@@ -341,10 +324,10 @@ func TestRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	reconcile()
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10080"}, &appsv1.DaemonSet{}); !apierrors.IsNotFound(err) {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: naming.HealthCheckerName(ns, "ing", 10080)}, &appsv1.DaemonSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("DaemonSet of the removed port still there: %v", err)
 	}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ing-10081"}, &appsv1.DaemonSet{}); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: naming.HealthCheckerName(ns, "ing", 10081)}, &appsv1.DaemonSet{}); err != nil {
 		t.Errorf("DaemonSet of the new port: %v", err)
 	}
 
@@ -775,67 +758,19 @@ func TestSelectorMismatch(t *testing.T) {
 	}
 }
 
-// TestHealthCheckBindingReplacesLegacyRoleBinding: earlier versions bound the
-// health checker to a Role of their own. roleRef is immutable, so that
-// binding is deleted and created anew, bound to the shipped ClusterRole.
-func TestHealthCheckBindingReplacesLegacyRoleBinding(t *testing.T) {
-	ctx := testenv.Context(t)
-	ns := "legacy-binding"
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	ids := &appsv1alpha1.IngressDaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "ing", Namespace: ns},
-		Spec: appsv1alpha1.IngressDaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ing"}},
-			Template: appsv1alpha1.PodTemplate{
-				Metadata: appsv1alpha1.PodTemplateMetadata{Labels: map[string]string{"app": "ing"}},
-				Spec:     corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1"}}},
-			},
-			HealthCheckNodePorts: []int32{10081},
-		},
-	}
-	if err := env.Client.Create(ctx, ids); err != nil {
-		t.Fatal(err)
-	}
-	legacy := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "ing-healthcheck", Namespace: ns,
-			Labels:          map[string]string{appsv1alpha1.LabelIngressDaemonSet: "ing"},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ids, appsv1alpha1.GroupVersion.WithKind("IngressDaemonSet"))}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "ing-healthcheck"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "ing-healthcheck", Namespace: ns}},
-	}
-	if err := env.Client.Create(ctx, legacy); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{Client: env.Client, HealthCheckClusterRole: "custom-healthcheck"}
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
-		t.Fatalf("reconcile: %v", err)
-	}
-	rb := &rbacv1.RoleBinding{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), rb); err != nil {
-		t.Fatal(err)
-	}
-	want := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "custom-healthcheck"}
-	if rb.RoleRef != want || rb.UID == legacy.UID {
-		t.Fatalf("RoleBinding roleRef %+v (uid changed: %v), want a new binding to %+v", rb.RoleRef, rb.UID != legacy.UID, want)
-	}
-	// A second pass leaves the new binding alone.
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
-		t.Fatalf("second reconcile: %v", err)
-	}
-	again := &rbacv1.RoleBinding{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), again); err != nil {
-		t.Fatal(err)
-	}
-	if again.UID != rb.UID {
-		t.Error("the second pass replaced the binding again")
-	}
-}
-
 // oneNodeIDS creates the namespace ns, a node selected by ns=yes and an
 // IngressDaemonSet "ing" of one nginx:1 container on it, as mutate changes it.
 func oneNodeIDS(t *testing.T, ctx context.Context, ns, node string, mutate func(*appsv1alpha1.IngressDaemonSet)) *appsv1alpha1.IngressDaemonSet {
+	t.Helper()
+	ids := newOneNodeIDS(t, ctx, ns, node, mutate)
+	if err := env.Client.Create(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// newOneNodeIDS is oneNodeIDS without creating the IngressDaemonSet.
+func newOneNodeIDS(t *testing.T, ctx context.Context, ns, node string, mutate func(*appsv1alpha1.IngressDaemonSet)) *appsv1alpha1.IngressDaemonSet {
 	t.Helper()
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -853,9 +788,6 @@ func oneNodeIDS(t *testing.T, ctx context.Context, ns, node string, mutate func(
 		},
 	}
 	mutate(ids)
-	if err := env.Client.Create(ctx, ids); err != nil {
-		t.Fatal(err)
-	}
 	return ids
 }
 
@@ -871,7 +803,8 @@ func TestHandEditsAreReverted(t *testing.T) {
 		ids.Spec.ReplicasPerNode = 2
 		ids.Spec.HealthCheckNodePorts = []int32{10082}
 	})
-	r := &Reconciler{Client: env.Client, HealthCheckImage: "hc:1"}
+	createNamespace(t, ctx, platformNS)
+	r := &Reconciler{Client: env.Client, HealthChecker: HealthChecker{Image: "hc:1"}}
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ids)}); err != nil {
@@ -879,7 +812,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 		}
 	}
 	reconcile()
-	depName, dsName := naming.DeploymentName("ing", "he-1"), naming.DaemonSetName("ing", 10082)
+	depName, dsName := naming.DeploymentName("ing", "he-1"), naming.HealthCheckerName(ns, "ing", 10082)
 
 	d := getDeployment(t, ctx, ns, depName)
 	d.Spec.Template.Spec.Containers[0].Image = "hand:1"
@@ -889,7 +822,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := &appsv1.DaemonSet{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, ds); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: dsName}, ds); err != nil {
 		t.Fatal(err)
 	}
 	ds.Spec.Template.Spec.Containers[0].Image = "hand-hc:1"
@@ -906,7 +839,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 	if d.Labels["team"] != "edge" {
 		t.Errorf("Deployment label team = %q, want the other manager's edge kept", d.Labels["team"])
 	}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, ds); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: dsName}, ds); err != nil {
 		t.Fatal(err)
 	}
 	if img := ds.Spec.Template.Spec.Containers[0].Image; img != "hc:1" {
@@ -919,7 +852,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 	reconcile()
 	again := getDeployment(t, ctx, ns, depName)
 	againDS := &appsv1.DaemonSet{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: dsName}, againDS); err != nil {
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: dsName}, againDS); err != nil {
 		t.Fatal(err)
 	}
 	if again.ResourceVersion != d.ResourceVersion || againDS.ResourceVersion != ds.ResourceVersion {

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -20,18 +17,6 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
 )
-
-// DefaultHealthCheckImage is used when neither the spec nor the manager names one.
-const DefaultHealthCheckImage = "ghcr.io/edgeplane/edgeplane:latest"
-
-// HealthCheckBinary is the health checker's path in the edgeplane image.
-const HealthCheckBinary = "/edgeplane-healthcheck"
-
-// DefaultHealthCheckClusterRole is the ClusterRole (shipped by config/rbac;
-// the chart names its own) that health checkers are bound to in their
-// IngressDaemonSet's namespace. The manager may bind only that role, and
-// creates no Roles of its own: a Role it wrote could hold anything.
-const DefaultHealthCheckClusterRole = "edgeplane-ingressdaemonset-healthcheck"
 
 // objectsVersion is part of every revision: bump it when the way templates
 // are turned into Deployments changes, so nodes are rolled to the new shape.
@@ -214,133 +199,6 @@ func syncDeployment(ids *appsv1alpha1.IngressDaemonSet, d *appsv1.Deployment, no
 		d.Spec.Template = podTemplate(ids, node)
 	}
 	return !covers(before, ownedDeployment(ids, d))
-}
-
-// HealthCheckLabels are the labels of the health-checker DaemonSet for port.
-func healthCheckLabels(ids *appsv1alpha1.IngressDaemonSet, port int32) map[string]string {
-	l := ownerLabels(ids)
-	l[appsv1alpha1.LabelHealthCheckPort] = strconv.Itoa(int(port))
-	return l
-}
-
-// DefaultHealthCheckResources are the health checker's resources when the
-// spec sets none (the legacy controller wrote memory as "100m", 0.1 bytes).
-func DefaultHealthCheckResources() corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-	}
-}
-
-func healthCheckServiceAccount(ids *appsv1alpha1.IngressDaemonSet) string {
-	if ids.Spec.HealthChecker.ServiceAccountName != "" {
-		return ids.Spec.HealthChecker.ServiceAccountName
-	}
-	return naming.HealthCheckName(ids.Name)
-}
-
-// healthDaemonSet builds the health-checker DaemonSet for port. The health
-// checker serves /ok, /healthz, /livez and /metrics on that one port, so two
-// health DaemonSets on a node never collide.
-func healthDaemonSet(ids *appsv1alpha1.IngressDaemonSet, port int32, defaultImage string) *appsv1.DaemonSet {
-	hc := ids.Spec.HealthChecker
-	image := hc.Image
-	if image == "" {
-		image = defaultImage
-	}
-	if image == "" {
-		image = DefaultHealthCheckImage
-	}
-	pull := hc.ImagePullPolicy
-	if pull == "" {
-		pull = corev1.PullIfNotPresent
-	}
-	res := DefaultHealthCheckResources()
-	if hc.Resources != nil {
-		res = *hc.Resources.DeepCopy()
-	}
-	nodeSelector := maps.Clone(ids.Spec.NodeSelector)
-	if len(ids.Spec.Template.Spec.NodeSelector) > 0 {
-		if nodeSelector == nil {
-			nodeSelector = map[string]string{}
-		}
-		maps.Copy(nodeSelector, ids.Spec.Template.Spec.NodeSelector)
-	}
-	l := healthCheckLabels(ids, port)
-	probe := &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/livez", Port: intstr.FromInt32(port)}},
-		PeriodSeconds: 10,
-	}
-	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            naming.DaemonSetName(ids.Name, port),
-			Namespace:       ids.Namespace,
-			Labels:          l,
-			OwnerReferences: []metav1.OwnerReference{ownerRef(ids)},
-		},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: l},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
-				Type:          appsv1.RollingUpdateDaemonSetStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
-			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec: corev1.PodSpec{
-					HostNetwork:        true,
-					DNSPolicy:          corev1.DNSClusterFirstWithHostNet,
-					ServiceAccountName: healthCheckServiceAccount(ids),
-					NodeSelector:       nodeSelector,
-					Tolerations:        ids.Spec.Template.Spec.Tolerations,
-					Containers: []corev1.Container{{
-						Name:            "healthcheck",
-						Image:           image,
-						ImagePullPolicy: pull,
-						Command:         []string{HealthCheckBinary},
-						Args: []string{
-							"--addr=:" + strconv.Itoa(int(port)),
-							"--namespace=" + ids.Namespace,
-							"--ingress-daemonset=" + ids.Name,
-							"--node=$(NODE_NAME)",
-						},
-						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"},
-						}}},
-						Ports:          []corev1.ContainerPort{{Name: "health", ContainerPort: port, HostPort: port, Protocol: corev1.ProtocolTCP}},
-						Resources:      res,
-						LivenessProbe:  probe,
-						ReadinessProbe: probe,
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-					}},
-				},
-			},
-		},
-	}
-	return ds
-}
-
-// healthCheckRBAC builds the ServiceAccount (unless the spec names one) and
-// the RoleBinding that lets the health checker read Deployments in the
-// namespace through clusterRole.
-func healthCheckRBAC(ids *appsv1alpha1.IngressDaemonSet, clusterRole string) (*corev1.ServiceAccount, *rbacv1.RoleBinding) {
-	meta := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: naming.HealthCheckName(ids.Name), Namespace: ids.Namespace, Labels: ownerLabels(ids),
-			OwnerReferences: []metav1.OwnerReference{ownerRef(ids)}}
-	}
-	var sa *corev1.ServiceAccount
-	if ids.Spec.HealthChecker.ServiceAccountName == "" {
-		sa = &corev1.ServiceAccount{ObjectMeta: meta()}
-	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: meta(),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: healthCheckServiceAccount(ids), Namespace: ids.Namespace}},
-	}
-	return sa, rb
 }
 
 // DeploymentStatusCurrent reports whether the Deployment controller has

@@ -52,12 +52,15 @@ import (
 const waitTimeout = 4 * time.Minute
 
 const (
-	ns        = "edge"
-	name      = "ingress"
-	perNode   = 2
-	detachKey = "node-detacher.variant.run/detached"
-	depKey    = "apps.edgeplane.io/to-be-updated"
-	grace     = 3 // seconds
+	ns   = "edge"
+	name = "ingress"
+	// platformNS and checkerSA are where and as whom the health checkers run.
+	platformNS = "edgeplane-system"
+	checkerSA  = "edgeplane-ingressdaemonset-healthcheck"
+	perNode    = 2
+	detachKey  = "node-detacher.variant.run/detached"
+	depKey     = "apps.edgeplane.io/to-be-updated"
+	grace      = 3 // seconds
 )
 
 var edgeLabels = map[string]string{"role": "edge"}
@@ -137,7 +140,13 @@ func startE2E(t *testing.T, specs []localcluster.NodeSpec) *e2e {
 	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
 	}
-	if err := cluster.CreateNamespace(ctx, ns); err != nil {
+	for _, n := range []string{ns, platformNS} {
+		if err := cluster.CreateNamespace(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The platform's health checker identity, as the chart makes it.
+	if err := cluster.Client().Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: checkerSA}}); err != nil {
 		t.Fatal(err)
 	}
 	ctrl.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
@@ -169,7 +178,8 @@ func startManager(t *testing.T, e *e2e) *runningManager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (ingressdaemonset.Options{HealthCheckImage: "edgeplane:e2e"}).Setup()(e.ctx, mgr, setup.Config{}); err != nil {
+	hc := ingressdaemonset.HealthChecker{Image: "edgeplane:e2e", Namespace: platformNS, ServiceAccount: checkerSA}
+	if err := (ingressdaemonset.Options{HealthChecker: hc}).Setup()(e.ctx, mgr, setup.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -307,16 +317,18 @@ func testCreate(t *testing.T, e *e2e) {
 			t.Errorf("pod %s on %s has labels %v", p.Name, p.Spec.NodeName, p.Labels)
 		}
 	}
-	// One health DaemonSet per port, each scheduled on the 5 nodes.
+	// One health DaemonSet per port, the platform's (in its namespace, as
+	// its ServiceAccount), each scheduled on the 5 nodes.
 	for _, port := range []int32{10080, 10081} {
 		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
 			ds := &appsv1.DaemonSet{}
-			if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.DaemonSetName(name, port)}, ds); err != nil {
+			if err := e.c.Get(ctx, client.ObjectKey{Namespace: platformNS, Name: naming.HealthCheckerName(ns, name, port)}, ds); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}
 			spec := ds.Spec.Template.Spec
 			c := spec.Containers[0]
-			if !spec.HostNetwork || c.Ports[0].HostPort != port || c.Args[0] != "--addr=:"+strconv.Itoa(int(port)) || c.Image != "edgeplane:e2e" {
+			if !spec.HostNetwork || c.Ports[0].HostPort != port || c.Args[1] != "--port="+strconv.Itoa(int(port)) || c.Image != "edgeplane:e2e" ||
+				spec.ServiceAccountName != checkerSA {
 				return false, fmt.Errorf("health DaemonSet %s is wrong: %+v", ds.Name, spec)
 			}
 			return ds.Status.DesiredNumberScheduled == int32(len(e.nodes)) && ds.Status.NumberReady == int32(len(e.nodes)), nil

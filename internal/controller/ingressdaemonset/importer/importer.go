@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -33,9 +32,6 @@ import (
 
 // LegacyGroup is the legacy API group.
 const LegacyGroup = "ingressdaemonsets.mumoshu.github.io"
-
-// legacyDefaultHealthCheckImage is the legacy default, a different program.
-const legacyDefaultHealthCheckImageRepo = "mumoshu/"
 
 // LegacyDeploymentDetachKey is the legacy controller's default key for
 // annotateDeploymentToDetach (its README's example; note the .com), used when
@@ -186,22 +182,12 @@ func Convert(legacy map[string]any) (*appsv1alpha1.IngressDaemonSet, []string, e
 
 	seen["healthChecker"] = true
 	if hc, ok := spec["healthChecker"].(map[string]any); ok {
-		if img, _ := hc["image"].(string); img != "" {
-			if strings.HasPrefix(img, legacyDefaultHealthCheckImageRepo) {
-				warnf("spec.healthChecker.image %q dropped: the legacy health server is a different program; edgeplane's own image is used", img)
-			} else {
-				out.Spec.HealthChecker.Image = img
-				warnf("spec.healthChecker.image %q kept: it must contain %s", img, "/edgeplane-healthcheck")
-			}
-		}
-		if p, _ := hc["imagePullPolicy"].(string); p != "" {
-			out.Spec.HealthChecker.ImagePullPolicy = corev1.PullPolicy(p)
-		}
-		if sa, _ := hc["serviceAccountName"].(string); sa != "" {
-			if sa == "default" {
-				warnf("spec.healthChecker.serviceAccountName \"default\" dropped: edgeplane creates a least-privilege ServiceAccount for the health checker")
-			} else {
-				out.Spec.HealthChecker.ServiceAccountName = sa
+		// The health checker is the platform's: its image, pull policy,
+		// ServiceAccount and resources are the manager's flags, and
+		// admission refuses them in the spec.
+		for _, k := range []string{"image", "imagePullPolicy", "serviceAccountName", "resources"} {
+			if v, ok := hc[k]; ok && v != nil && v != "" {
+				warnf("spec.healthChecker.%s %v dropped: the health checker's image, pull policy, ServiceAccount and resources are the platform's (the manager's --ingressdaemonset-healthcheck-* flags)", k, v)
 			}
 		}
 	}

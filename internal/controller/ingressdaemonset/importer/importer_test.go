@@ -53,6 +53,9 @@ func TestConvertREADMEExample(t *testing.T) {
 		"maxDegradedNodes 3 dropped",
 		"spec.selector derived from spec.template.metadata.labels",
 		"is a host port",
+		"spec.healthChecker.image mumoshu/ingress-daemonset-controller:latest dropped: the health checker's image, pull policy, ServiceAccount and resources are the platform's",
+		"spec.healthChecker.imagePullPolicy Always dropped",
+		"spec.healthChecker.serviceAccountName default dropped",
 	} {
 		if !strings.Contains(strings.Join(warnings, "\n"), w) {
 			t.Errorf("no warning containing %q in %q", w, warnings)

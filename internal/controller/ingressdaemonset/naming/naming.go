@@ -33,14 +33,13 @@ func DeploymentName(ids, node string) string {
 	return Shorten(ids+"-"+node, MaxNameLength)
 }
 
-// DaemonSetName is the name of the health-checker DaemonSet of ids for port.
-func DaemonSetName(ids string, port int32) string {
-	return Shorten(ids+"-"+strconv.Itoa(int(port)), MaxNameLength)
-}
-
-// HealthCheckName names the ServiceAccount and RoleBinding of ids's health checker.
-func HealthCheckName(ids string) string {
-	return Shorten(ids+"-healthcheck", MaxNameLength)
+// HealthCheckerName is the name of the health-checker DaemonSet of the
+// IngressDaemonSet ids in namespace for port. It lives in the platform's
+// namespace with every other IngressDaemonSet's, so the name carries the
+// namespace: a namespace has no dots, so "<namespace>.<ids>-<port>" is
+// unique (up to hash collisions once shortened).
+func HealthCheckerName(namespace, ids string, port int32) string {
+	return Shorten(namespace+"."+ids+"-"+strconv.Itoa(int(port)), MaxNameLength)
 }
 
 // LabelValue turns a name into a valid label value (shortened with a hash

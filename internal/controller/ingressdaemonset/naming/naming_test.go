@@ -51,3 +51,20 @@ func FuzzShorten(f *testing.F) {
 		}
 	})
 }
+
+func TestHealthCheckerName(t *testing.T) {
+	if got := HealthCheckerName("ingress-nginx", "nginx", 10080); got != "ingress-nginx.nginx-10080" {
+		t.Errorf("HealthCheckerName = %q", got)
+	}
+	// Without the namespace's separator these two would share a name.
+	if HealthCheckerName("a-b", "c", 1) == HealthCheckerName("a", "b-c", 1) {
+		t.Error("namespace a-b/c and a/b-c share a health checker name")
+	}
+	long := HealthCheckerName(strings.Repeat("n", 63), strings.Repeat("i.", 100)+"x", 65535)
+	if len(long) > MaxNameLength || len(validation.IsDNS1123Subdomain(long)) > 0 {
+		t.Errorf("%q is no valid name of at most %d characters", long, MaxNameLength)
+	}
+	if HealthCheckerName("ns", strings.Repeat("i", 80)+"1", 1) == HealthCheckerName("ns", strings.Repeat("i", 80)+"2", 1) {
+		t.Error("distinct long names collide")
+	}
+}

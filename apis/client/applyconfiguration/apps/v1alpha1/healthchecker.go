@@ -13,20 +13,28 @@ import (
 // HealthCheckerApplyConfiguration represents a declarative configuration of the HealthChecker type for use
 // with apply.
 //
-// HealthChecker configures the pods that serve the per-node health endpoint.
+// HealthChecker is deprecated: the health checker is the platform's. Its
+// image, pull policy, identity, resources and bind address are the manager's
+// (flags --ingressdaemonset-healthcheck-*, the chart's
+// ingressDaemonSet.healthCheck values), and it runs in the platform's
+// namespace under the platform's ServiceAccount, not in this namespace: an
+// IngressDaemonSet's author must not choose what runs on the host network of
+// every node. Setting any field is refused at admission. An object stored
+// before that rule keeps its fields; the manager ignores them and says so
+// (Degraded, reason HealthCheckerFieldsIgnored, and a Warning Event).
 type HealthCheckerApplyConfiguration struct {
-	// Image holds the edgeplane-healthcheck binary. Empty means the image the
-	// manager was told to use (normally edgeplane's own image).
+	// Refused at admission and ignored (deprecated): the image is the
+	// manager's --ingressdaemonset-healthcheck-image.
 	Image *string `json:"image,omitempty"`
-	// ImagePullPolicy of the health checker container.
+	// Refused at admission and ignored (deprecated): the pull policy is the
+	// manager's --ingressdaemonset-healthcheck-image-pull-policy.
 	ImagePullPolicy *v1.PullPolicy `json:"imagePullPolicy,omitempty"`
-	// ServiceAccountName the health checker runs as. Empty means a
-	// ServiceAccount edgeplane creates, `<name>-healthcheck`. Either way
-	// edgeplane binds it to a Role that may only read Deployments in this
-	// namespace.
+	// Refused at admission and ignored (deprecated): the health checker runs
+	// as the manager's --ingressdaemonset-healthcheck-service-account, in
+	// the platform's namespace.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
-	// Resources of the health checker container. Empty means requests of
-	// 10m CPU and 32Mi memory and a 64Mi memory limit.
+	// Refused at admission and ignored (deprecated): the resources are the
+	// manager's --ingressdaemonset-healthcheck-resources.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
 }
 

@@ -34,10 +34,17 @@ type IngressDaemonSetSpecApplyConfiguration struct {
 	// node. The template's own nodeSelector must match too.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// HealthCheckNodePorts are the host ports of the per-node health endpoint:
-	// one health-checker DaemonSet per port, so an external load balancer can
-	// move from one port to another without a gap.
+	// one health-checker DaemonSet per port (in the platform's namespace), so
+	// an external load balancer can move from one port to another without a
+	// gap. The health checker runs on the nodes nodeSelector and the
+	// template's nodeSelector select, with those of the template's
+	// tolerations the platform allows (the manager's
+	// --ingressdaemonset-healthcheck-allowed-tolerations); a toleration it
+	// does not allow is left out and reported (Degraded, reason
+	// HealthCheckerTolerationsNotAllowed).
 	HealthCheckNodePorts []int32 `json:"healthCheckNodePorts,omitempty"`
-	// HealthChecker configures the health-checker DaemonSet's pods.
+	// HealthChecker is deprecated: the health checker is the platform's, and
+	// none of its fields may be set (see HealthChecker).
 	HealthChecker *HealthCheckerApplyConfiguration `json:"healthChecker,omitempty"`
 	// UpdateStrategy says how a template change is rolled out over the nodes.
 	UpdateStrategy *UpdateStrategyApplyConfiguration `json:"updateStrategy,omitempty"`
