@@ -25,8 +25,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -105,29 +107,13 @@ func TestTenantNamespaceDeletionReleasesAddresses(t *testing.T) {
 	}
 
 	ctrl.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
-	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Cache: manager.CacheOptions("")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The tenant's ProviderConfig talks to the emulator, which the admin
 	// allows (--tenant-endpoints).
 	policy, err := tenancy.NewPolicy([]string{sim.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := setup.Config{ClusterName: "e2e", Tenancy: policy}
-	if err := providerconfig.Setup(ctx, mgr, cfg); err != nil {
-		t.Fatal(err)
-	}
-	o := podelasticip.DefaultOptions()
-	// The sweep is off: every address must be released by its
-	// PodElasticIP's own deletion, not found later as an orphan.
-	o.PollInterval, o.MaxBackoff, o.OrphanMode = 5*time.Second, 3*time.Second, orphan.ModeOff
-	if err := o.Setup()(ctx, mgr, cfg); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	stopManager := startManager(ctx, t, cluster, setup.Config{ClusterName: "e2e", Tenancy: policy})
 
 	// The tenant: its namespace, its credentials Secret (the emulator's
 	// well-known keys, so the addresses land in the account holding the
@@ -191,11 +177,38 @@ func TestTenantNamespaceDeletionReleasesAddresses(t *testing.T) {
 		t.Fatalf("%d addresses tagged for namespace %s, want %d", n, tenant, onConfig+translated)
 	}
 
-	// Delete the namespace: the namespace controller deletes everything in
-	// it, in its own order, the Secret and the usages included.
+	// Delete the namespace while the manager is down: the namespace
+	// controller deletes everything in it at once, the Secret and the
+	// usages included, and the manager that comes back has none of the
+	// account's clients cached (as after a restart, or once its cache
+	// expired during a long deletion): every deletion must read the config
+	// and its Secret again.
+	stopManager()
 	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil {
 		t.Fatal(err)
 	}
+	eventually.That(ctx, t, "the namespace controller's pass over the tenant namespace", func() (bool, string) {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(tenant)); err != nil || len(pods.Items) > 0 {
+			return false, fmt.Sprintf("%d pods left, %v", len(pods.Items), err)
+		}
+		sec := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(secret), sec); err == nil && sec.DeletionTimestamp == nil {
+			return false, "the Secret is not deleted yet"
+		}
+		var usages cloudv1alpha1.ProviderConfigUsageList
+		if err := c.List(ctx, &usages, client.InNamespace(tenant)); err != nil {
+			return false, err.Error()
+		}
+		for _, u := range usages.Items {
+			if u.DeletionTimestamp == nil {
+				return false, "usage " + u.Name + " is not deleted yet"
+			}
+		}
+		return true, ""
+	})
+	stopManager = startManager(ctx, t, cluster, setup.Config{ClusterName: "e2e", Tenancy: policy})
+	defer stopManager()
 	eventually.That(ctx, t, "the tenant namespace gone", func() (bool, string) {
 		ns := &corev1.Namespace{}
 		err := c.Get(ctx, client.ObjectKey{Name: tenant}, ns)
@@ -211,6 +224,40 @@ func TestTenantNamespaceDeletionReleasesAddresses(t *testing.T) {
 		t.Errorf("addresses of the deleted namespace still allocated: %v", left)
 	}
 	t.Logf("namespace %s with %d PodElasticIPs (%d on its own ProviderConfig) deleted; every address released", tenant, onConfig+translated, onConfig)
+}
+
+// startManager runs the provider config and PodElasticIP controllers as
+// the manager does; the returned function stops them and waits until they
+// have.
+func startManager(ctx context.Context, t *testing.T, cluster *localcluster.Cluster, cfg setup.Config) func() {
+	t.Helper()
+	scheme := cluster.Client().Scheme()
+	mgr, err := ctrl.NewManager(cluster.RESTConfig(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: manager.CacheOptions(""), // the manager's own cache, transforms included
+		// The same controllers again, in this process, after a stop.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := providerconfig.Setup(ctx, mgr, cfg); err != nil {
+		t.Fatal(err)
+	}
+	o := podelasticip.DefaultOptions()
+	// The sweep is off: every address must be released by its
+	// PodElasticIP's own deletion, not found later as an orphan.
+	o.PollInterval, o.MaxBackoff, o.OrphanMode = 5*time.Second, 3*time.Second, orphan.ModeOff
+	if err := o.Setup()(ctx, mgr, cfg); err != nil {
+		t.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(mctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // tenantAddresses are the emulator's addresses tagged for the tenant's
