@@ -107,7 +107,8 @@ func (r *Reconciler) ownerLetGo(ctx context.Context, usage client.Object) (bool,
 	ref := metav1.GetControllerOf(usage)
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return true, nil //nolint:nilerr // an owner reference no API serves names nothing that can need the usage
+		// An owner reference no API can serve names nothing that needs the usage.
+		return true, nil
 	}
 	owner := &metav1.PartialObjectMetadata{}
 	owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
