@@ -63,7 +63,7 @@ fi
 			-e 's/^\(  name\|  policyName\): edgeplane-/\1: /'
 } > config/components/node-taint-policies/policies.yaml
 
-# config/rbac/credentials_policy.yaml holds the chart's ValidatingAdmissionPolicy
+# config/components/credentials-policy/policy.yaml holds the chart's ValidatingAdmissionPolicy
 # that lets the manager change nothing but its provider configs' finalizers on
 # Secrets, with config/'s names: its ServiceAccount and webhook certificate
 # Secret (written out: the expressions are strings kustomize does not rename),
@@ -78,4 +78,4 @@ fi
 			-e 's/system:serviceaccount:edgeplane-system:edgeplane\\"/system:serviceaccount:edgeplane-system:edgeplane-controller-manager\\"/' \
 			-e 's/\\"edgeplane-webhook-cert\\"/\\"edgeplane-webhook-server-cert\\"/' \
 			-e 's/^\(  name\|  policyName\): edgeplane-/\1: /'
-} > config/rbac/credentials_policy.yaml
+} > config/components/credentials-policy/policy.yaml

@@ -10,9 +10,7 @@ package tenantnamespace_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,7 +27,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
@@ -69,34 +66,15 @@ func TestTenantNamespaceDeletionReleasesAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: t.TempDir(), Scheme: scheme, Log: testr.New(t),
-		Nodes: []localcluster.NodeSpec{{Name: "w1", CPU: resource.MustParse("8"), Memory: resource.MustParse("16Gi")}},
+	cluster := localcluster.StartForTest(ctx, t, localcluster.Options{
+		Scheme: scheme, Nodes: []localcluster.NodeSpec{{Name: "w1", CPU: resource.MustParse("8"), Memory: resource.MustParse("16Gi")}},
 	})
-	if err != nil {
-		t.Fatalf("starting the local cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
-	if _, err := envtest.InstallCRDs(cluster.RESTConfig(), envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true,
-	}); err != nil {
-		t.Fatalf("installing CRDs: %v", err)
-	}
-
 	// The demo's fixtures: one ENI holding the kwok pod IPs.
-	raw, err := os.ReadFile(filepath.Join(root, "examples", "podelasticip", "cloudsim-fixtures.json"))
+	fx, err := cloudsim.LoadConfig(filepath.Join(root, "examples", "podelasticip", "cloudsim-fixtures.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fx core.Fixtures
-	if err := json.Unmarshal(raw, &fx); err != nil {
-		t.Fatal(err)
-	}
-	sim := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2AddressQuota: 100}, Fixtures: &fx})
+	sim := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, Settings: core.Settings{EC2AddressQuota: 100}, Fixtures: &fx.Fixtures})
 
 	c := cluster.Client()
 	cpc := &cloudv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: cloudv1alpha1.DefaultProviderConfigName}}
