@@ -46,6 +46,13 @@ start() {
 	echo $! > "$dir/$name.pid"
 }
 
+# cloudsim_admin METHOD PATH CONTENT-TYPE CURL-ARGS...: a call of the emulator's
+# admin API, with the demo's token (from its header file) and the body's type.
+cloudsim_admin() {
+	local method=$1 path=$2 type=$3; shift 3
+	curl -fsS -X "$method" -H @"$dir/cloudsim-admin.header" -H "Content-Type: $type" "$@" "http://$cloudsim_addr$path" > /dev/null
+}
+
 # stop NAME: SIGTERM, then SIGKILL after 30 s.
 stop() {
 	local pidfile=$dir/$1.pid
@@ -108,26 +115,29 @@ up() {
 
 	if [[ -x bin/edgeplane-cloudsim ]]; then
 		say "Starting the cloud emulator on $cloudsim_addr"
-		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr"
+		# The emulator's admin API takes a bearer token: one per demo
+		# directory, in files only this user reads (the token file for the
+		# emulator, a header file for curl), so it is on no command line.
+		if [[ ! -s "$dir/cloudsim.token" ]]; then
+			(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/cloudsim.token"
+				printf 'Authorization: Bearer %s\n' "$(cat "$dir/cloudsim.token")" > "$dir/cloudsim-admin.header")
+		fi
+		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr" --admin-token-file "$dir/cloudsim.token"
 		# --- AnycastIPBinding: seed the example nodes' CVM instances ---
 		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
-		curl -fsS -X POST --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml \
-			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml
 		# --- end AnycastIPBinding ---
 		# --- PodElasticIP (issues 4, 22): the ENIs holding the kwok pod IPs, on EC2 and on
 		# Tencent Cloud (examples/podelasticip/tencent.yaml), and room for addresses.
-		curl -fsS -X POST -H 'Content-Type: application/json' --data @examples/podelasticip/cloudsim-fixtures.json \
-			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		cloudsim_admin POST /admin/fixtures application/json --data @examples/podelasticip/cloudsim-fixtures.json
 		# The emulator checks SigV4 signatures: besides its well-known key pair
 		# (credentials source None) it accepts the tenant example's key
 		# (examples/providerconfig/providerconfig-tenant.yaml), for another account.
-		curl -fsS -X PATCH -H 'Content-Type: application/json' \
-			--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}' \
-			"http://$cloudsim_addr/admin/settings" > /dev/null
+		cloudsim_admin PATCH /admin/settings application/json \
+			--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}'
 		# --- end PodElasticIP
 		# --- NodeElasticIP (issue 22): the example nodes' EC2 instances and a reserved pool.
-		curl -fsS -X POST --data-binary @examples/nodeelasticip/cloudsim-fixtures.yaml \
-			"http://$cloudsim_addr/admin/fixtures" > /dev/null
+		cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/nodeelasticip/cloudsim-fixtures.yaml
 		# --- end NodeElasticIP
 	fi
 

@@ -2,7 +2,10 @@
 // Query API and Tencent Cloud API 3.0 subsets edgeplane uses, on the real
 // wire protocols, plus an admin API under /admin/ (see
 // internal/cloudsim/admin.go). It serves on loopback only unless told
-// otherwise: its admin API is not authenticated and its keys are public.
+// otherwise: its keys are public. The admin API takes a bearer token (from
+// EDGEPLANE_CLOUDSIM_ADMIN_TOKEN or --admin-token-file; without one it is
+// off, but for GET /admin/healthz), answers only requests whose Host is a
+// loopback name or an --admin-host, and takes JSON or YAML bodies only.
 //
 // Usage:
 //
@@ -21,6 +24,11 @@
 //	--ec2-address-quota N      EC2 Elastic IP quota (default 5)
 //	--tencent-address-quota N  Tencent EIP quota (default 20)
 //	--allow-remote             allow a non-loopback --addr
+//	--admin-token-file PATH    read the admin API's token from this file
+//	                           (else EDGEPLANE_CLOUDSIM_ADMIN_TOKEN; neither:
+//	                           the admin API is off)
+//	--admin-host HOST[,HOST]   Host header values the admin API answers
+//	                           besides loopback names (with --allow-remote)
 //	--log-format text|json     log format (default text)
 //	--log-level LEVEL          debug, info, warn or error (default info)
 //
@@ -57,6 +65,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,6 +85,8 @@ type flags struct {
 	ec2Quota       int
 	tencentQuota   int
 	allowRemote    bool
+	adminTokenFile string
+	adminHosts     string
 	logFormat      string
 	logLevel       string
 	set            map[string]bool
@@ -95,6 +106,8 @@ func parseFlags(args []string) (*flags, error) {
 	fs.IntVar(&f.ec2Quota, "ec2-address-quota", 5, "EC2 Elastic IP quota")
 	fs.IntVar(&f.tencentQuota, "tencent-address-quota", 20, "Tencent EIP quota")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow listening on a non-loopback address")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin API's bearer token (else "+cloudsim.AdminTokenEnv+"; neither: the admin API is off)")
+	fs.StringVar(&f.adminHosts, "admin-host", "", "comma-separated Host header values the admin API answers besides loopback names")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -109,9 +122,20 @@ func parseFlags(args []string) (*flags, error) {
 }
 
 // options turns flags and the config file into emulator options; flags
-// that were set explicitly win over the file.
-func (f *flags) options(log *slog.Logger) (cloudsim.Options, error) {
+// that were set explicitly win over the file. getenv reads the
+// environment (the admin token).
+func (f *flags) options(log *slog.Logger, getenv func(string) string) (cloudsim.Options, error) {
 	opts := cloudsim.Options{Seed: f.seed, Logger: log}
+	token, err := f.adminToken(getenv)
+	if err != nil {
+		return opts, err
+	}
+	opts.AdminToken = token
+	for _, h := range strings.Split(f.adminHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			opts.AdminHosts = append(opts.AdminHosts, h)
+		}
+	}
 	if f.config != "" {
 		c, err := cloudsim.LoadConfig(f.config)
 		if err != nil {
@@ -140,6 +164,43 @@ func (f *flags) options(log *slog.Logger) (cloudsim.Options, error) {
 		opts.Clock = core.NewManualClock(time.Now().UTC().Truncate(time.Second))
 	}
 	return opts, nil
+}
+
+// minAdminToken is the shortest admin token accepted: a token is all that
+// stands between a local process and the emulated account's state.
+const minAdminToken = 16
+
+// adminToken reads the admin token from --admin-token-file, else the
+// environment; none is no token (the admin API is off).
+func (f *flags) adminToken(getenv func(string) string) (string, error) {
+	token := getenv(cloudsim.AdminTokenEnv)
+	if f.adminTokenFile != "" {
+		b, err := os.ReadFile(f.adminTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--admin-token-file: %w", err)
+		}
+		token = string(b)
+	}
+	token = strings.TrimSpace(token)
+	if token != "" && len(token) < minAdminToken {
+		return "", fmt.Errorf("the admin token is %d characters long; use at least %d", len(token), minAdminToken)
+	}
+	return token, nil
+}
+
+// newHTTPServer serves h with every timeout set: a client that sends or
+// reads slowly, or leaves a connection idle, cannot hold it for ever. The
+// cloud fronts and the admin API cap request bodies themselves.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Answers are small; a Tencent task is polled, never waited on.
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+	}
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {
@@ -190,9 +251,12 @@ func run(ctx context.Context, args []string) error {
 	if err := checkLoopback(f.addr, f.allowRemote); err != nil {
 		return err
 	}
-	opts, err := f.options(log)
+	opts, err := f.options(log, os.Getenv)
 	if err != nil {
 		return err
+	}
+	if opts.AdminToken == "" {
+		log.Warn("The admin API is off: no admin token (" + cloudsim.AdminTokenEnv + " or --admin-token-file)")
 	}
 	sim, err := cloudsim.New(opts)
 	if err != nil {
@@ -209,7 +273,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("writing --addr-file: %w", err)
 		}
 	}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(sim)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s := sim.World().Settings()

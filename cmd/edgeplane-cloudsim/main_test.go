@@ -45,7 +45,7 @@ func TestFlagsOverrideTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := f.options(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	opts, err := f.options(slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,5 +102,62 @@ func TestRunRefusesBadInput(t *testing.T) {
 		if err := run(context.Background(), args); err == nil {
 			t.Errorf("run(%v) succeeded", args)
 		}
+	}
+}
+
+// TestAdminToken: the admin token comes from --admin-token-file, else the
+// environment; a short one is refused; none leaves the admin API off.
+func TestAdminToken(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("from-the-file-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "EDGEPLANE_CLOUDSIM_ADMIN_TOKEN" {
+				return v
+			}
+			return ""
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		want      string
+		wantErr   bool
+	}{
+		{name: "none"},
+		{name: "environment", env: "from-the-environment-0123", want: "from-the-environment-0123"},
+		{name: "file wins", env: "from-the-environment-0123", args: []string{"--admin-token-file", file}, want: "from-the-file-0123456789"},
+		{name: "too short", env: "short", wantErr: true},
+		{name: "missing file", args: []string{"--admin-token-file", file + ".missing"}, wantErr: true},
+	} {
+		f, err := parseFlags(append(tc.args, "--admin-host", "emulator.internal:9600, other"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, err := f.options(log, env(tc.env))
+		if (err != nil) != tc.wantErr || opts.AdminToken != tc.want {
+			t.Errorf("%s: token %q, err %v; want %q, error %v", tc.name, opts.AdminToken, err, tc.want, tc.wantErr)
+		}
+		if err == nil && strings.Join(opts.AdminHosts, "|") != "emulator.internal:9600|other" {
+			t.Errorf("%s: admin hosts %q", tc.name, opts.AdminHosts)
+		}
+	}
+}
+
+// TestServerTimeouts: the emulator's server sets every timeout, so a slow
+// or idle client cannot hold a connection for ever.
+func TestServerTimeouts(t *testing.T) {
+	srv := newHTTPServer(http.NotFoundHandler())
+	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
+		if d <= 0 {
+			t.Errorf("%s is not set", name)
+		}
+	}
+	if srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes > 1<<20 {
+		t.Errorf("MaxHeaderBytes %d", srv.MaxHeaderBytes)
 	}
 }

@@ -2,11 +2,17 @@ package cloudsim
 
 import (
 	"bytes"
+	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -34,15 +40,54 @@ import (
 //	POST   /admin/clock/advance      {"by":"30s"}: only with a manual clock
 //
 // Errors are {"error": "..."} with a 4xx/5xx status.
+//
+// The admin API changes what the emulated cloud does, so it is a door of its
+// own: every request must name a loopback host (or one of Options.AdminHosts)
+// in its Host header, so a web page cannot reach it through a DNS name of its
+// own (DNS rebinding); every request but GET /admin/healthz must carry
+// "Authorization: Bearer <Options.AdminToken>" (no token configured: the
+// admin API is off); a request with a body must say it is JSON or YAML
+// (Content-Type application/json or application/yaml), which a browser
+// cannot send across sites without a preflight the emulator never answers;
+// bodies are capped at maxAdminBody.
 type adminHandler struct {
-	s   *Server
-	mux *http.ServeMux
+	s     *Server
+	mux   *http.ServeMux
+	token string
+	hosts map[string]bool
 }
 
-const maxAdminBody = 8 << 20
+// maxAdminBody caps an admin request's body: the largest fixtures the
+// chaos harness and the demo post are a few hundred KiB.
+const maxAdminBody = 4 << 20
 
-func newAdminHandler(s *Server) *adminHandler {
-	h := &adminHandler{s: s, mux: http.NewServeMux()}
+// AdminTokenEnv is the environment variable edgeplane-cloudsim reads its
+// admin token from.
+const AdminTokenEnv = "EDGEPLANE_CLOUDSIM_ADMIN_TOKEN"
+
+// NewAdminRequest is an admin API request with the token and, for a body,
+// its content type (JSON when it is valid JSON, else YAML).
+func NewAdminRequest(ctx context.Context, method, url, token, body string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("building the admin request %s %s: %w", method, url, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		typ := "application/yaml"
+		if json.Valid([]byte(body)) {
+			typ = "application/json"
+		}
+		req.Header.Set("Content-Type", typ)
+	}
+	return req, nil
+}
+
+func newAdminHandler(s *Server, token string, hosts []string) *adminHandler {
+	h := &adminHandler{s: s, mux: http.NewServeMux(), token: token, hosts: map[string]bool{}}
+	for _, host := range hosts {
+		h.hosts[strings.ToLower(host)] = true
+	}
 	h.mux.HandleFunc("GET /admin/healthz", func(rw http.ResponseWriter, _ *http.Request) {
 		rw.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(rw, "ok\n")
@@ -71,7 +116,53 @@ func newAdminHandler(s *Server) *adminHandler {
 }
 
 func (h *adminHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		writeAdminError(rw, http.StatusForbidden, fmt.Errorf("host %q is not this emulator's: the admin API answers loopback names and the hosts of --admin-host only", r.Host))
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/admin/healthz" {
+		h.mux.ServeHTTP(rw, r)
+		return
+	}
+	if h.token == "" {
+		writeAdminError(rw, http.StatusForbidden, errors.New("the admin API is off: start the emulator with an admin token ("+AdminTokenEnv+" or --admin-token-file)"))
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.token)) != 1 {
+		rw.Header().Set("WWW-Authenticate", `Bearer realm="edgeplane-cloudsim admin"`)
+		writeAdminError(rw, http.StatusUnauthorized, errors.New("the admin API needs Authorization: Bearer <admin token>"))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		if typ, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (typ != "application/json" && typ != "application/yaml") {
+			writeAdminError(rw, http.StatusUnsupportedMediaType, fmt.Errorf("Content-Type %q: the admin API takes application/json or application/yaml", r.Header.Get("Content-Type")))
+			return
+		}
+	}
+	r.Body = http.MaxBytesReader(rw, r.Body, maxAdminBody)
 	h.mux.ServeHTTP(rw, r)
+}
+
+// hostAllowed reports whether a request's Host names this emulator: a
+// loopback name or address, or one of the configured hosts (with or
+// without the port).
+func (h *adminHandler) hostAllowed(hostport string) bool {
+	hostport = strings.ToLower(hostport)
+	if h.hosts[hostport] {
+		return true
+	}
+	host := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || h.hosts[host] {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func writeJSON(rw http.ResponseWriter, status int, v any) {
@@ -86,10 +177,19 @@ func writeAdminError(rw http.ResponseWriter, status int, err error) {
 	writeJSON(rw, status, map[string]string{"error": err.Error()})
 }
 
+// bodyErrorStatus is 413 for a body over the cap, else 400.
+func bodyErrorStatus(err error) int {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
 // readBody decodes a JSON or YAML body into v, rejecting unknown fields so a
 // typo in a fixture does not silently do nothing.
 func readBody(r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBody))
+	b, err := io.ReadAll(r.Body) // capped by ServeHTTP
 	if err != nil {
 		return fmt.Errorf("reading body: %w", err)
 	}
@@ -112,7 +212,7 @@ func (h *adminHandler) reset(rw http.ResponseWriter, r *http.Request) {
 func (h *adminHandler) fixtures(rw http.ResponseWriter, r *http.Request) {
 	var f core.Fixtures
 	if err := readBody(r, &f); err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	res, err := h.s.world.ApplyFixtures(&f)
@@ -126,7 +226,7 @@ func (h *adminHandler) fixtures(rw http.ResponseWriter, r *http.Request) {
 func (h *adminHandler) remove(rw http.ResponseWriter, r *http.Request) {
 	var rm core.Removals
 	if err := readBody(r, &rm); err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	if err := h.s.world.Remove(&rm); err != nil {
@@ -140,7 +240,7 @@ func (h *adminHandler) remove(rw http.ResponseWriter, r *http.Request) {
 func (h *adminHandler) putFaults(rw http.ResponseWriter, r *http.Request) {
 	var specs []core.FaultSpec
 	if err := readBody(r, &specs); err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	if err := h.s.world.SetFaults(specs); err != nil {
@@ -154,7 +254,7 @@ func (h *adminHandler) putFaults(rw http.ResponseWriter, r *http.Request) {
 func (h *adminHandler) addFault(rw http.ResponseWriter, r *http.Request) {
 	var spec core.FaultSpec
 	if err := readBody(r, &spec); err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	if err := h.s.world.AddFault(spec); err != nil {
@@ -166,9 +266,9 @@ func (h *adminHandler) addFault(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (h *adminHandler) patchSettings(rw http.ResponseWriter, r *http.Request) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBody))
+	b, err := io.ReadAll(r.Body) // capped by ServeHTTP
 	if err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	js, err := yaml.YAMLToJSON(b)
@@ -205,7 +305,7 @@ func (h *adminHandler) advanceClock(rw http.ResponseWriter, r *http.Request) {
 		By core.Duration `json:"by"`
 	}
 	if err := readBody(r, &body); err != nil {
-		writeAdminError(rw, http.StatusBadRequest, err)
+		writeAdminError(rw, bodyErrorStatus(err), err)
 		return
 	}
 	if body.By <= 0 {

@@ -13,8 +13,9 @@
 // or as the binary cmd/edgeplane-cloudsim.
 //
 // Routing: a request with an X-TC-Action header goes to the Tencent
-// front-end, a path under /admin/ to the admin API, anything else to the EC2
-// front-end (which reads the form's Action).
+// front-end, a path under /admin/ to the admin API (authenticated with
+// Options.AdminToken, see admin.go), anything else to the EC2 front-end
+// (which reads the form's Action).
 package cloudsim
 
 import (
@@ -48,6 +49,13 @@ type Options struct {
 	// even when the emulator runs on a manual one. Tests set it off the
 	// real time to emulate a client whose clock is skewed.
 	SignatureClock func() time.Time
+	// AdminToken is the bearer token every admin API request but GET
+	// /admin/healthz must carry; empty turns the admin API off.
+	AdminToken string
+	// AdminHosts are Host header values (host or host:port) the admin API
+	// answers besides loopback names: the names a remote client uses with
+	// --allow-remote.
+	AdminHosts []string
 }
 
 // Server is the emulator's single HTTP entry point.
@@ -80,7 +88,7 @@ func New(opts Options) (*Server, error) {
 		tencent: tencent.NewHandler(w, opts.Logger, opts.SignatureClock),
 		log:     opts.Logger,
 	}
-	s.admin = newAdminHandler(s)
+	s.admin = newAdminHandler(s, opts.AdminToken, opts.AdminHosts)
 	return s, nil
 }
 

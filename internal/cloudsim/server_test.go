@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -309,9 +310,19 @@ func TestSameSeedSameAnswers(t *testing.T) {
 	}
 }
 
+// adminDo calls the admin API of an emulator cloudsimtest started, with
+// its token.
 func adminDo(t *testing.T, method, u, body string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, u, strings.NewReader(body))
+	req, err := cloudsim.NewAdminRequest(t.Context(), method, u, cloudsimtest.AdminToken, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) (int, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -647,5 +658,93 @@ tencent:
 	snap := emu.World().Snapshot()
 	if a := snap.Tencent.Addresses[0]; a.AddressStatus != core.TCStatusUnbind || a.NetworkInterfaceID != "" {
 		t.Fatalf("the pod EIP after its IP was handed back: %+v", a)
+	}
+}
+
+// TestAdminAPIOffWithoutToken: an emulator started without an admin token
+// answers its health check and nothing else of the admin API.
+func TestAdminAPIOffWithoutToken(t *testing.T) {
+	sim, err := cloudsim.New(cloudsim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct{ method, path, body string }{
+		{http.MethodGet, "/admin/state", ""},
+		{http.MethodPost, "/admin/fixtures", `{"ec2": {"instances": []}}`},
+		{http.MethodPatch, "/admin/settings", `{"ec2AddressQuota": 1000}`},
+		{http.MethodDelete, "/admin/faults", ""},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer ")
+		if status, body := do(t, req); status != http.StatusForbidden {
+			t.Errorf("%s %s without an admin token configured: %d %s, want 403", tc.method, tc.path, status, body)
+		}
+	}
+	if got := sim.World().Settings().EC2AddressQuota; got == 1000 {
+		t.Error("the settings were changed through an admin API that is off")
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/healthz", nil)
+	if status, _ := do(t, req); status != http.StatusOK {
+		t.Errorf("healthz: %d, want 200", status)
+	}
+}
+
+// TestAdminAPIRefusesUntrustedRequests: what a web page (or anything else
+// that is not the emulator's operator) could send is refused before it
+// does anything: no or a wrong token, a Host that is not loopback (DNS
+// rebinding) or configured, a body that is not JSON or YAML (a cross-site
+// form or text/plain), a body over the cap.
+func TestAdminAPIRefusesUntrustedRequests(t *testing.T) {
+	emu := cloudsimtest.Start(t, cloudsim.Options{Seed: 1, AdminHosts: []string{"emulator.internal:9600"}})
+	patch := `{"ec2AddressQuota": 1000}`
+	cases := []struct {
+		name   string
+		edit   func(*http.Request)
+		status int
+	}{
+		{"the operator", func(*http.Request) {}, http.StatusOK},
+		{"no token", func(r *http.Request) { r.Header.Del("Authorization") }, http.StatusUnauthorized},
+		{"a wrong token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer guess") }, http.StatusUnauthorized},
+		{"the token without Bearer", func(r *http.Request) { r.Header.Set("Authorization", cloudsimtest.AdminToken) }, http.StatusUnauthorized},
+		{"a rebound DNS name", func(r *http.Request) { r.Host = "attacker.example:80" }, http.StatusForbidden},
+		{"a configured host", func(r *http.Request) { r.Host = "emulator.internal:9600" }, http.StatusOK},
+		{"the configured host on another port", func(r *http.Request) { r.Host = "emulator.internal:80" }, http.StatusForbidden},
+		{"localhost", func(r *http.Request) { r.Host = "localhost" }, http.StatusOK},
+		{"IPv6 loopback", func(r *http.Request) { r.Host = "[::1]:9600" }, http.StatusOK},
+		{"a form", func(r *http.Request) { r.Header.Set("Content-Type", "application/x-www-form-urlencoded") }, http.StatusUnsupportedMediaType},
+		{"text/plain", func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, http.StatusUnsupportedMediaType},
+		{"no content type", func(r *http.Request) { r.Header.Del("Content-Type") }, http.StatusUnsupportedMediaType},
+		{"JSON with a charset", func(r *http.Request) { r.Header.Set("Content-Type", "application/json; charset=utf-8") }, http.StatusOK},
+	}
+	for _, tc := range cases {
+		req, err := cloudsim.NewAdminRequest(t.Context(), http.MethodPatch, emu.URL()+"/admin/settings", cloudsimtest.AdminToken, patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(req)
+		if status, body := do(t, req); status != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, status, body, tc.status)
+		}
+	}
+
+	// A body over the cap is refused whole.
+	big := `{"ec2": {"instances": [], "addresses": [` + strings.Repeat(`{"tags": {"k": "v"}},`, 300000) + `{}]}}`
+	if status, body := adminDo(t, http.MethodPost, emu.URL()+"/admin/fixtures", big); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a %d-byte body: %d %.200s, want 413", len(big), status, body)
+	}
+	if n := len(emu.World().Snapshot().EC2.Addresses); n != 0 {
+		t.Errorf("%d addresses after a refused body", n)
+	}
+	// Health checks need no token, but the Host must still be this emulator's.
+	req, _ := http.NewRequest(http.MethodGet, emu.URL()+"/admin/healthz", nil)
+	if status, _ := do(t, req); status != http.StatusOK {
+		t.Errorf("healthz without a token: %d, want 200", status)
+	}
+	req.Host = "attacker.example"
+	if status, _ := do(t, req); status != http.StatusForbidden {
+		t.Errorf("healthz for a rebound name: %d, want 403", status)
 	}
 }

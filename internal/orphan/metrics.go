@@ -29,11 +29,18 @@ var (
 		Help:      "Failed deletions of orphaned cloud objects, by kind.",
 	}, []string{"kind"})
 
+	orphanDeletionsHeld = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "edgeplane",
+		Subsystem: "orphan",
+		Name:      "deletions_held_total",
+		Help:      "Orphaned cloud objects a sweep would have deleted but held back to the next sweep because it reached its deletion cap (--<kind>-orphan-max-deletions), by kind. An orphan held back again is counted again.",
+	}, []string{"kind"})
+
 	orphansCurrent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "edgeplane",
 		Subsystem: "orphan",
 		Name:      "objects",
-		Help:      "Orphaned cloud objects past their grace period seen by the last completed sweep and still present afterwards (reported, or whose deletion failed), by kind. Alert on this in report mode.",
+		Help:      "Orphaned cloud objects past their grace period seen by the last completed sweep and still present afterwards (reported, whose deletion failed, or held back by the deletion cap), by kind. Alert on this in report mode.",
 	}, []string{"kind"})
 
 	sweepErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -60,7 +67,7 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(
-		orphansFound, orphansDeleted, orphanDeleteErrors, orphansCurrent,
+		orphansFound, orphansDeleted, orphanDeleteErrors, orphanDeletionsHeld, orphansCurrent,
 		sweepErrors, lastSweep, lastSweepDuration,
 	)
 }

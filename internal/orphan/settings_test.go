@@ -11,10 +11,13 @@ func TestSettingsFlags(t *testing.T) {
 	s := DefaultSettings(10 * time.Minute)
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	s.BindFlags(fs, "kind", "addresses")
-	if err := fs.Parse([]string{"--kind-orphan-mode=REPORT", "--kind-orphan-grace-period=1m", "--kind-orphan-interval=30s"}); err != nil {
+	if s.OrphanMaxDeletions != 100 {
+		t.Errorf("default deletion cap %d, want 100", s.OrphanMaxDeletions)
+	}
+	if err := fs.Parse([]string{"--kind-orphan-mode=REPORT", "--kind-orphan-grace-period=1m", "--kind-orphan-interval=30s", "--kind-orphan-max-deletions=7"}); err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{OrphanMode: ModeReport, OrphanGracePeriod: time.Minute, OrphanInterval: 30 * time.Second}
+	want := Settings{OrphanMode: ModeReport, OrphanGracePeriod: time.Minute, OrphanInterval: 30 * time.Second, OrphanMaxDeletions: 7}
 	if s != want {
 		t.Errorf("parsed %+v, want %+v", s, want)
 	}
@@ -30,11 +33,13 @@ func TestSettingsValidate(t *testing.T) {
 		want string // "" = valid; otherwise the flag named
 	}{
 		{"defaults", DefaultSettings(time.Minute), ""},
-		{"off needs no grace", Settings{OrphanMode: ModeOff, OrphanInterval: time.Minute}, ""},
+		{"off needs no grace", Settings{OrphanMode: ModeOff, OrphanInterval: time.Minute, OrphanMaxDeletions: 1}, ""},
 		{"unknown mode", Settings{OrphanMode: "maybe", OrphanInterval: time.Minute}, "--k-orphan-mode"},
 		{"empty mode", Settings{OrphanInterval: time.Minute}, "--k-orphan-mode"},
 		{"zero interval", Settings{OrphanMode: ModeDelete}, "--k-orphan-interval"},
-		{"negative grace", Settings{OrphanMode: ModeDelete, OrphanInterval: time.Minute, OrphanGracePeriod: -time.Second}, "--k-orphan-grace-period"},
+		{"negative grace", Settings{OrphanMode: ModeDelete, OrphanInterval: time.Minute, OrphanGracePeriod: -time.Second, OrphanMaxDeletions: 1}, "--k-orphan-grace-period"},
+		{"no deletion cap", Settings{OrphanMode: ModeDelete, OrphanInterval: time.Minute}, "--k-orphan-max-deletions"},
+		{"negative deletion cap", Settings{OrphanMode: ModeDelete, OrphanInterval: time.Minute, OrphanMaxDeletions: -1}, "--k-orphan-max-deletions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.s.Validate("k")

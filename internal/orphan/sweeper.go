@@ -60,6 +60,11 @@ type Config struct {
 	// Interval is the time between the starts of two sweeps.
 	Interval time.Duration
 
+	// MaxDeletions caps the Delete calls of one sweep (0: no cap): the
+	// orphans past it are held back to the next sweep, counted in
+	// edgeplane_orphan_deletions_held_total and still counted as present.
+	MaxDeletions int
+
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
 
@@ -93,15 +98,19 @@ type Report struct {
 	Deleted []Finding
 	// Failed holds orphans whose deletion failed.
 	Failed []Finding
+	// Held holds orphans to delete that the sweep's deletion cap held back
+	// to the next sweep.
+	Held []Finding
 }
 
-// Found returns every orphan past its grace period: reported, deleted or
-// failed to delete.
+// Found returns every orphan past its grace period: reported, deleted,
+// failed to delete or held back.
 func (r Report) Found() []Finding {
-	out := make([]Finding, 0, len(r.Reported)+len(r.Deleted)+len(r.Failed))
+	out := make([]Finding, 0, len(r.Reported)+len(r.Deleted)+len(r.Failed)+len(r.Held))
 	out = append(out, r.Reported...)
 	out = append(out, r.Deleted...)
-	return append(out, r.Failed...)
+	out = append(out, r.Failed...)
+	return append(out, r.Held...)
 }
 
 // Sweeper finds and handles orphaned cloud objects of one kind.
@@ -143,6 +152,9 @@ func New(cfg Config) (*Sweeper, error) {
 	}
 	if cfg.GracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("grace period must not be negative, got %s", cfg.GracePeriod))
+	}
+	if cfg.MaxDeletions < 0 {
+		errs = append(errs, fmt.Errorf("max deletions must not be negative, got %d", cfg.MaxDeletions))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("configuring %q orphan sweeper: %w", cfg.Kind, err)
@@ -204,6 +216,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	// alert's rate() or increase() sees the first error as a change.
 	sweepErrors.WithLabelValues(kind)
 	orphanDeleteErrors.WithLabelValues(kind)
+	orphanDeletionsHeld.WithLabelValues(kind)
 
 	objs, err := s.cfg.ListCloud(ctx)
 	if err != nil {
@@ -218,6 +231,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 	report.Listed = len(objs)
 
 	unowned := sets.New[string]()
+	attempts := 0 // Delete calls this sweep, against MaxDeletions
 	for _, obj := range objs {
 		if err := ctx.Err(); err != nil {
 			return report, fmt.Errorf("sweeping %s cloud objects: %w", kind, err)
@@ -246,6 +260,12 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 			report.Reported = append(report.Reported, f)
 		case ActionDelete:
 			orphansFound.WithLabelValues(kind, string(ActionDelete)).Inc()
+			if s.cfg.MaxDeletions > 0 && attempts >= s.cfg.MaxDeletions {
+				orphanDeletionsHeld.WithLabelValues(kind).Inc()
+				report.Held = append(report.Held, f)
+				continue
+			}
+			attempts++
 			if err := s.cfg.Delete(ctx, obj); err != nil {
 				orphanDeleteErrors.WithLabelValues(kind).Inc()
 				objLog.Error(err, "Failed to delete orphaned cloud object")
@@ -266,11 +286,15 @@ func (s *Sweeper) Sweep(ctx context.Context) (Report, error) {
 		}
 	}
 
+	if len(report.Held) > 0 {
+		logger.Info("Held back orphan deletions: this sweep reached its deletion cap; the next sweep carries on",
+			"held", len(report.Held), "maxDeletions", s.cfg.MaxDeletions)
+	}
 	report.Duration = s.clock.Since(start)
-	orphansCurrent.WithLabelValues(kind).Set(float64(len(report.Reported) + len(report.Failed)))
+	orphansCurrent.WithLabelValues(kind).Set(float64(len(report.Reported) + len(report.Failed) + len(report.Held)))
 	lastSweep.WithLabelValues(kind).Set(float64(start.Unix()))
 	lastSweepDuration.WithLabelValues(kind).Set(report.Duration.Seconds())
 	logger.V(1).Info("Finished orphan sweep", "listed", report.Listed, "pending", len(report.Pending),
-		"reported", len(report.Reported), "deleted", len(report.Deleted), "failed", len(report.Failed))
+		"reported", len(report.Reported), "deleted", len(report.Deleted), "failed", len(report.Failed), "held", len(report.Held))
 	return report, nil
 }

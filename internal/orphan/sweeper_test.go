@@ -3,6 +3,7 @@ package orphan
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 )
@@ -478,4 +480,86 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// TestSweepCapsDeletions: a sweep deletes at most MaxDeletions orphans; the
+// rest are held back to the next sweep, counted, and still count as orphans
+// present (so the orphan alert sees them). A failed deletion uses up its
+// place: the cap bounds the calls, not the successes.
+func TestSweepCapsDeletions(t *testing.T) {
+	const kind = "capped"
+	old := epoch.Add(-time.Hour)
+	cloud := &fakeCloud{owners: sets.New[types.UID]("live"), deleteErr: map[string]error{"b": errors.New("InvalidAddress.Locked")}}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		cloud.objects = append(cloud.objects, CloudObject{ID: id, OwnerUID: types.UID("gone-" + id), HasClusterIdentity: true, CreatedAt: old})
+	}
+	cloud.objects = append(cloud.objects, CloudObject{ID: "owned", OwnerUID: "live", HasClusterIdentity: true, CreatedAt: old})
+	s := newSweeper(t, kind, cloud, ModeDelete, clocktesting.NewFakeClock(epoch))
+	s.cfg.MaxDeletions = 2
+
+	report, err := s.Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ListCloud", "ListOwners", "Delete a", "Delete b"}, cloud.calls); diff != "" {
+		t.Errorf("calls of the first sweep (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"c", "d", "e"}, ids(report.Held)); diff != "" {
+		t.Errorf("held back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d", "e"}, ids(report.Found())); diff != "" {
+		t.Errorf("found (-want +got):\n%s", diff)
+	}
+	if got := heldTotal(t, kind); got != 3 {
+		t.Errorf("deletions_held_total = %v after the first sweep, want 3", got)
+	}
+	if got := metricValue(t, orphansCurrent.WithLabelValues(kind)); got != 4 {
+		t.Errorf("objects = %v, want 4 (one failed, three held back)", got)
+	}
+
+	// The next sweep takes the next ones (b, which failed, comes first again).
+	cloud.objects = slices.DeleteFunc(cloud.objects, func(o CloudObject) bool { return o.ID == "a" })
+	cloud.calls, cloud.deleteErr = nil, nil
+	report, err = s.Sweep(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b", "c"}, ids(report.Deleted)); diff != "" {
+		t.Errorf("deleted by the second sweep (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"d", "e"}, ids(report.Held)); diff != "" {
+		t.Errorf("held back by the second sweep (-want +got):\n%s", diff)
+	}
+	if got := heldTotal(t, kind); got != 5 {
+		t.Errorf("deletions_held_total = %v after the second sweep, want 5", got)
+	}
+
+	// Report mode deletes nothing, so holds nothing back.
+	r := newSweeper(t, kind+"-report", cloud, ModeReport, clocktesting.NewFakeClock(epoch))
+	r.cfg.MaxDeletions = 1
+	if report, err := r.Sweep(context.Background()); err != nil || len(report.Held) != 0 || len(report.Reported) != 4 {
+		t.Errorf("report mode: held %v, reported %v, err %v; want nothing held, 4 reported", ids(report.Held), ids(report.Reported), err)
+	}
+}
+
+// heldTotal reads edgeplane_orphan_deletions_held_total for kind from the
+// registry the manager serves.
+func heldTotal(t *testing.T, kind string) float64 {
+	t.Helper()
+	mfs, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "edgeplane_orphan_deletions_held_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if promtext.Labels(m)["kind"] == kind {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no edgeplane_orphan_deletions_held_total series for kind %q", kind)
+	return 0
 }

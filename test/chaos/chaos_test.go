@@ -47,6 +47,8 @@ type run struct {
 	c       client.Client
 	emuURL  string
 	emu     *localcluster.Process
+	// emuToken is the emulator's admin API token, new for every run.
+	emuToken string
 
 	webhookProxy, extenderProxy *Proxy
 	replicas                    []*replica

@@ -5,6 +5,8 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/edgeplane/edgeplane/apis/apps/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
+	"github.com/edgeplane/edgeplane/internal/cloudsim"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/floatippooltest"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/wire"
 	edgescheme "github.com/edgeplane/edgeplane/internal/scheme"
@@ -207,9 +210,14 @@ func (r *run) setUp() {
 func (r *run) startEmulator(bin string) {
 	t := r.t
 	addrFile := filepath.Join(r.art, "cloudsim.addr")
+	token := make([]byte, 16)
+	if _, err := rand.Read(token); err != nil {
+		t.Fatal(err)
+	}
+	r.emuToken = hex.EncodeToString(token)
 	p, err := localcluster.StartProcess("cloudsim", bin, []string{"--addr=127.0.0.1:0", "--addr-file=" + addrFile,
 		"--seed=" + strconv.FormatUint(r.seed, 10), "--ec2-address-quota=" + strconv.Itoa(runQuota), "--tencent-address-quota=" + strconv.Itoa(runQuota), "--task-duration=1s"},
-		nil, filepath.Join(r.art, "logs"))
+		[]string{cloudsim.AdminTokenEnv + "=" + r.emuToken}, filepath.Join(r.art, "logs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +269,10 @@ func (r *run) emulator(method, path, body string) []byte {
 }
 
 func (r *run) emulatorCall(method, path, body string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(r.ctx, method, r.emuURL+path, strings.NewReader(body))
+	req, err := cloudsim.NewAdminRequest(r.ctx, method, r.emuURL+path, r.emuToken, body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("emulator %s %s: %w", method, path, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,7 +154,9 @@ func newSuite(t *testing.T) *suite {
 	webhookAddr := testbin.FreeAddr(t)
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+			// What the manager may change of a Secret it may patch.
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			toURL(t, u, "https://"+webhookAddr)
 			// The webhook server ends with this test; later tests of the
@@ -396,7 +399,10 @@ func ready(conds conditioned) (bool, string) {
 }
 
 // providerConfigs: both configs become Ready, one whose credentials Secret
-// lives in a credentials namespace too; an unused config is deleted.
+// lives in a credentials namespace too; while that config is in use it holds
+// its Secret (with its finalizer, the one change the chart's policy lets the
+// manager make) and the usage (until the resource is gone); an unused config
+// is deleted.
 func (s *suite) providerConfigs(t *testing.T) {
 	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: credsNS, Name: "aws-creds"},
 		StringData: map[string]string{"aws_access_key_id": "AKIAEXAMPLE", "aws_secret_access_key": "secret"}})
@@ -413,6 +419,35 @@ func (s *suite) providerConfigs(t *testing.T) {
 			return ready(cpc)
 		})
 	}
+	yes := true
+	use := &cloudv1alpha1.ProviderConfigUsage{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "uses-with-secret",
+			Labels: map[string]string{xpv2.LabelKeyProviderKind: cloudv1alpha1.ClusterProviderConfigKind, xpv2.LabelKeyProviderName: "with-secret"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: networkingv1alpha1.GroupVersion.String(), Kind: "PodElasticIP",
+				Name: "gone", UID: "uid-gone", Controller: &yes}}},
+		TypedProviderConfigUsage: xpv2.TypedProviderConfigUsage{
+			ProviderConfigReference: xpv2.ProviderConfigReference{Kind: cloudv1alpha1.ClusterProviderConfigKind, Name: "with-secret"},
+			ResourceReference:       xpv2.TypedReference{APIVersion: networkingv1alpha1.GroupVersion.String(), Kind: "PodElasticIP", Name: "gone"},
+		},
+	}
+	s.create(use)
+	held := func(want bool) func() (bool, string) {
+		return func() (bool, string) {
+			sec := &corev1.Secret{}
+			if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: credsNS, Name: "aws-creds"}, sec); err != nil {
+				return false, err.Error()
+			}
+			return slices.Contains(sec.Finalizers, "clusterproviderconfig.cloud.edgeplane.io/with-secret") == want, fmt.Sprintf("finalizers %v", sec.Finalizers)
+		}
+	}
+	s.eventually(t, "the config in use holding its Secret", held(true))
+	// The usage's resource is gone: the usage (held by the manager's
+	// finalizer) goes once deleted, and the Secret is let go.
+	if err := s.c.Delete(s.ctx, use); err != nil {
+		t.Fatal(err)
+	}
+	s.gone(t, use)
+	s.eventually(t, "the unused config letting its Secret go", held(false))
 	s.delete(t, withSecret)
 }
 

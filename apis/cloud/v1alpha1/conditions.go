@@ -42,6 +42,21 @@ const (
 
 	// InUseFinalizer holds a config while managed resources use it.
 	InUseFinalizer = "cloud.edgeplane.io/in-use"
+
+	// UsageFinalizer holds a usage until its managed resource has let go of
+	// its cloud object: a usage deleted before that (by the namespace
+	// controller, or by the garbage collector under foreground deletion)
+	// would let the config, and its credentials, go while they are still
+	// needed.
+	UsageFinalizer = "cloud.edgeplane.io/usage"
+
+	// CredentialsFinalizerDomain, prefixed with the config kind in lower
+	// case, is the domain of the finalizer a config puts on its credentials
+	// Secret while managed resources use it:
+	// providerconfig.cloud.edgeplane.io/<config> or
+	// clusterproviderconfig.cloud.edgeplane.io/<config>. One per config, so
+	// that configs sharing a Secret each let go of it on their own.
+	CredentialsFinalizerDomain = "cloud.edgeplane.io"
 )
 
 // Kind names, for typed references.

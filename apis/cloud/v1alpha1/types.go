@@ -94,4 +94,15 @@ type ProviderConfigStatus struct {
 
 	// ObservedGeneration is the generation of the spec last checked.
 	xpv2.ObservedStatus `json:",inline"`
+
+	// ProtectedSecrets are the credentials Secrets that carry this config's
+	// finalizer, held while managed resources use the config so that their
+	// deletion can still reach the cloud (a namespace's deletion deletes
+	// its Secrets in no particular order). Recorded before the finalizer is
+	// added and dropped after it is removed, so a Secret the config no
+	// longer names (its secretRef changed) is let go too.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	ProtectedSecrets []SecretReference `json:"protectedSecrets,omitempty"`
 }

@@ -16,6 +16,11 @@ const (
 	// admitted first (its claim is in the FloatIPPoolLedger); that pool keeps
 	// them and this one hands out nothing until the other's claim goes.
 	FloatIPReasonOverlap = "OverlapsPool"
+	// FloatIPReasonLedgerFull: admitting the pool would take the
+	// FloatIPPoolLedger past its bounds (MaxFloatIPPoolClaims pools,
+	// MaxFloatIPPoolClaimEntries ranges and excludeIPs entries); it hands
+	// out nothing until other pools go or shrink.
+	FloatIPReasonLedgerFull = "LedgerFull"
 	// FloatIPReasonPendingAdmission (Ready Unknown): the manager has not
 	// admitted the pool's current ranges into the FloatIPPoolLedger yet; it
 	// hands out nothing until then.

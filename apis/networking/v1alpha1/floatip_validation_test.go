@@ -1,6 +1,7 @@
 package v1alpha1_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -200,5 +201,53 @@ func TestFloatIPAllocationIsExclusive(t *testing.T) {
 	b.Spec.Key = "sts_default_web_web-1"
 	if err := env.Client.Create(ctx, b); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second create: err = %v, want already exists", err)
+	}
+}
+
+// TestFloatIPPoolLedgerBounds: the API server refuses a FloatIPPoolLedger
+// past its bounds (1024 claims, 4096 ranges and excludeIPs entries in
+// all), whoever writes it: far below etcd's object size limit, which about
+// 30 maximal claims would pass. The pool reconciler keeps to the same
+// bounds (MaxFloatIPPoolClaims, MaxFloatIPPoolClaimEntries).
+func TestFloatIPPoolLedgerBounds(t *testing.T) {
+	ctx := testenv.Context(t)
+	claims := func(n, entriesEach int) []networkingv1alpha1.FloatIPPoolClaim {
+		out := make([]networkingv1alpha1.FloatIPPoolClaim, n)
+		for i := range out {
+			out[i] = networkingv1alpha1.FloatIPPoolClaim{Pool: fmt.Sprintf("p%d", i), UID: fmt.Sprintf("uid-%d", i)}
+			for j := range entriesEach {
+				ip := fmt.Sprintf("10.%d.%d.%d", i/250, i%250, 1+j)
+				if j%2 == 0 {
+					out[i].Ranges = append(out[i].Ranges, ip)
+				} else {
+					out[i].ExcludeIPs = append(out[i].ExcludeIPs, ip)
+				}
+			}
+		}
+		return out
+	}
+	const maxClaims, maxEntries = networkingv1alpha1.MaxFloatIPPoolClaims, networkingv1alpha1.MaxFloatIPPoolClaimEntries
+	extra := networkingv1alpha1.FloatIPPoolClaim{Pool: "extra", UID: "uid-extra", Ranges: []string{"10.255.0.1"}}
+	for _, tc := range []struct {
+		name   string
+		claims []networkingv1alpha1.FloatIPPoolClaim
+		ok     bool
+	}{
+		// The bounds the manager keeps to (the constants) are the CRD's.
+		{"at both bounds", claims(maxClaims, maxEntries/maxClaims), true},
+		{"one claim more", claims(maxClaims+1, 1), false},
+		{"one entry more", append(claims(maxEntries/256, 256), extra), false},
+	} {
+		l := &networkingv1alpha1.FloatIPPoolLedger{ObjectMeta: metav1.ObjectMeta{Name: networkingv1alpha1.FloatIPPoolLedgerName}}
+		l.Spec.Claims = tc.claims
+		err := env.Client.Create(ctx, l)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: create error %v, want accepted %v", tc.name, err, tc.ok)
+		}
+		if err == nil {
+			if err := env.Client.Delete(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

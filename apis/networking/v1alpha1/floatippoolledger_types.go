@@ -29,13 +29,29 @@ type FloatIPPoolClaim struct {
 	ExcludeIPs []string `json:"excludeIPs,omitempty"`
 }
 
+// The ledger's bounds keep the one object far below etcd's object size
+// limit (1.5 MiB by default), which about 30 maximal claims (512 entries of
+// up to 100 characters each) would pass: at most about 700 KiB of claims,
+// field names and managed fields included. The markers below repeat them;
+// the pool reconciler refuses a pool past them (Ready=False LedgerFull)
+// before the API server would refuse the write.
+const (
+	// MaxFloatIPPoolClaims is the most pools with ranges the ledger admits.
+	MaxFloatIPPoolClaims = 1024
+	// MaxFloatIPPoolClaimEntries is the most ranges and excludeIPs entries
+	// of all claims together.
+	MaxFloatIPPoolClaimEntries = 4096
+)
+
 // FloatIPPoolLedgerSpec lists the admitted pools.
+// +kubebuilder:validation:XValidation:rule="!has(self.claims) || self.claims.map(c, size(c.ranges) + (has(c.excludeIPs) ? size(c.excludeIPs) : 0)).sum() <= 4096",message="the claims hold at most 4096 ranges and excludeIPs entries together"
 type FloatIPPoolLedgerSpec struct {
 	// Claims are the pools allowed to hand out IPs, each with the IPs it was
 	// admitted for. No two claims share an IP.
 	// +optional
 	// +listType=map
 	// +listMapKey=pool
+	// +kubebuilder:validation:MaxItems=1024
 	Claims []FloatIPPoolClaim `json:"claims,omitempty"`
 }
 

@@ -29,12 +29,20 @@ type Emulator struct {
 // URL is the emulator's base URL (http://127.0.0.1:PORT).
 func (e *Emulator) URL() string { return e.HTTP.URL }
 
+// AdminToken is the admin API token of an emulator Start runs without one
+// of its own: a test's emulator serves loopback only.
+const AdminToken = "cloudsimtest-admin-token"
+
 // Start runs an emulator on a loopback port for the duration of the test.
-// Logs are discarded unless opts.Logger is set.
+// Logs are discarded unless opts.Logger is set; the admin API takes
+// AdminToken unless opts.AdminToken is set.
 func Start(t testing.TB, opts cloudsim.Options) *Emulator {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.AdminToken == "" {
+		opts.AdminToken = AdminToken
 	}
 	s, err := cloudsim.New(opts)
 	if err != nil {

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,6 +44,7 @@ import (
 	cloudv1alpha1 "github.com/edgeplane/edgeplane/apis/cloud/v1alpha1"
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
+	"github.com/edgeplane/edgeplane/internal/cloud/pcusage"
 	"github.com/edgeplane/edgeplane/internal/cloud/tencentcloud"
 	"github.com/edgeplane/edgeplane/internal/controller/anycastipbinding/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
@@ -349,7 +349,7 @@ func newReconciler(mgr ctrl.Manager, conn *Connector, clk clock.PassiveClock) *r
 		Reader:    mgr.GetAPIReader(),
 		Connector: conn,
 		Finalizer: networkingv1alpha1.AnycastIPBindingFinalizer,
-		Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
+		Usage:     pcusage.New(mgr.GetClient(), mgr.GetAPIReader(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
 		UsageTTL:  conn.cacheTTL(),
 		// The binding's conditions and the node's Events say more than
 		// the reconciler's generic Normal Events, which would be two to

@@ -58,14 +58,15 @@ type listedAddress struct {
 func NewSweep(mgr ctrl.Manager, conn *Connector, o Options, turns *orphan.Turns) (*Sweep, error) {
 	s := &Sweep{conn: conn, reader: mgr.GetAPIReader(), opts: o}
 	sw, err := orphan.New(orphan.Config{
-		Kind:        SweepKind,
-		ListCloud:   s.listCloud,
-		ListOwners:  s.listOwners,
-		Delete:      s.delete,
-		Mode:        o.OrphanMode,
-		GracePeriod: o.OrphanGracePeriod,
-		Interval:    o.OrphanInterval,
-		Turns:       turns,
+		Kind:         SweepKind,
+		ListCloud:    s.listCloud,
+		ListOwners:   s.listOwners,
+		Delete:       s.delete,
+		Mode:         o.OrphanMode,
+		GracePeriod:  o.OrphanGracePeriod,
+		Interval:     o.OrphanInterval,
+		MaxDeletions: o.OrphanMaxDeletions,
+		Turns:        turns,
 	})
 	if err != nil {
 		return nil, err

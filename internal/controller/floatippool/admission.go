@@ -49,6 +49,9 @@ func (r *PoolReconciler) admit(ctx context.Context, pools []networkingv1alpha1.F
 		if err != nil {
 			return nil, false, err
 		}
+		if r.Limits != (ledger.Limits{}) {
+			book.SetLimits(r.Limits)
+		}
 		reader = r.live() // after a conflict, read what the other writer wrote
 		dropped := false
 		if len(book.Orphans(existing)) > 0 {

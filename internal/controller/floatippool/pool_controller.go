@@ -21,6 +21,7 @@ import (
 
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ipam"
+	"github.com/edgeplane/edgeplane/internal/controller/floatippool/ledger"
 	"github.com/edgeplane/edgeplane/internal/status"
 )
 
@@ -39,6 +40,9 @@ type PoolReconciler struct {
 	// Clock stamps the nudges of pods waiting for a newly admitted pool; nil
 	// is the real clock.
 	Clock clock.PassiveClock
+	// Limits bound the ledger; the zero value is the CRD's own
+	// (ledger.DefaultLimits). Tests set lower ones.
+	Limits ledger.Limits
 }
 
 // Reconcile reconciles one pool, and the ledger for every pool: a pool's
@@ -127,7 +131,7 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	}
 	status.MarkUnknownIfMissing(&pool, "Reconciling", "The pool has not been reconciled yet", networkingv1alpha1.FloatIPTypeReady)
 	computePoolStatus(&pool, v, fips.Items, deadlocked)
-	if ready := status.Get(&pool, networkingv1alpha1.FloatIPTypeReady); ready.Reason == networkingv1alpha1.FloatIPReasonOverlap && r.Recorder != nil {
+	if ready := status.Get(&pool, networkingv1alpha1.FloatIPTypeReady); refusedAdmission(ready.Reason) && r.Recorder != nil {
 		if was := status.Get(before, networkingv1alpha1.FloatIPTypeReady); was == nil || was.Reason != ready.Reason {
 			r.Recorder.Eventf(&pool, nil, corev1.EventTypeWarning, ready.Reason, "Admit", "%s", ready.Message)
 		}
@@ -135,6 +139,12 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	r.Metrics.setPool(pool.Name, pool.Status.Total, pool.Status.Allocated, pool.Status.Reserved, pool.Status.Available)
 	status.ObserveGeneration(&pool)
 	return status.Patch(ctx, r.Client, before, &pool)
+}
+
+// refusedAdmission reports a Ready reason that says the ledger refused the
+// pool, which its author must act on (a Warning Event when it starts).
+func refusedAdmission(reason string) bool {
+	return reason == networkingv1alpha1.FloatIPReasonOverlap || reason == networkingv1alpha1.FloatIPReasonLedgerFull
 }
 
 func (r *PoolReconciler) now() time.Time {

@@ -105,8 +105,12 @@ func computePoolStatus(pool *networkingv1alpha1.FloatIPPool, v *poolView, fips [
 	case v.err != nil:
 		reason := networkingv1alpha1.FloatIPReasonInvalidRanges
 		var conflict *ledger.ConflictError
-		if errors.As(v.err, &conflict) {
+		var full *ledger.FullError
+		switch {
+		case errors.As(v.err, &conflict):
 			reason = networkingv1alpha1.FloatIPReasonOverlap
+		case errors.As(v.err, &full):
+			reason = networkingv1alpha1.FloatIPReasonLedgerFull
 		}
 		status.SetStalled(pool, reason, v.err.Error())
 	case len(c.outside) > 0:

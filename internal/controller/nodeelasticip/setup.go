@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
@@ -47,6 +46,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/cloud/aws"
+	"github.com/edgeplane/edgeplane/internal/cloud/pcusage"
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/translate"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
@@ -305,7 +305,7 @@ func newReconciler(mgr ctrl.Manager, conn *connector) *reconciler.Reconciler[*ne
 		Reader:    mgr.GetAPIReader(),
 		Connector: conn,
 		Finalizer: networkingv1alpha1.NodeElasticIPFinalizer,
-		Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
+		Usage:     pcusage.New(mgr.GetClient(), mgr.GetAPIReader(), &cloudv1alpha1.ClusterProviderConfigUsage{}),
 		UsageTTL:  o.clientCacheTTL(),
 		// The NodeElasticIP's and the node's own Events say more than the
 		// reconciler's generic Normal ones, which would be one more write

@@ -48,7 +48,7 @@ func newSweep(reader client.Reader, conn *connector, o Options, turns *orphan.Tu
 	s := &sweep{conn: conn, reader: reader}
 	return orphan.New(orphan.Config{
 		Kind: SweepKind, ListCloud: s.listCloud, ListOwners: s.listOwners, Delete: s.delete,
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, Turns: turns,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, MaxDeletions: o.OrphanMaxDeletions, Turns: turns,
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -35,6 +34,7 @@ import (
 	networkingv1alpha1 "github.com/edgeplane/edgeplane/apis/networking/v1alpha1"
 	"github.com/edgeplane/edgeplane/internal/cloud"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/cloud/pcusage"
 	"github.com/edgeplane/edgeplane/internal/controller/setup"
 	"github.com/edgeplane/edgeplane/internal/orphan"
 	"github.com/edgeplane/edgeplane/internal/runtime/reconciler"
@@ -201,7 +201,7 @@ func (o Options) Setup() setup.Func {
 			Reader:    mgr.GetAPIReader(),
 			Connector: conn,
 			Finalizer: networkingv1alpha1.PodElasticIPFinalizer,
-			Usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), newUsage()),
+			Usage:     pcusage.New(mgr.GetClient(), mgr.GetAPIReader(), newUsage()),
 			// The kind's own Events (Allocated, Associated, Released, ...)
 			// say what each step did; the reconciler's generic Normal ones
 			// (CreatedExternalResource, ...) would be two more API writes

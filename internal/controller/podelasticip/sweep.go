@@ -183,7 +183,7 @@ func newSweeper(reader client.Reader, conn *connector, o Options, provider cloud
 			}
 			return s.remove(ctx)
 		},
-		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, Turns: turns,
+		Mode: o.OrphanMode, GracePeriod: o.OrphanGracePeriod, Interval: o.OrphanInterval, MaxDeletions: o.OrphanMaxDeletions, Turns: turns,
 	})
 }
 

@@ -51,10 +51,16 @@ const (
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigs/status;clusterproviderconfigs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cloud.edgeplane.io,resources=providerconfigusages;clusterproviderconfigusages,verbs=get;list;watch;create;update;patch;delete
 // Credentials Secrets are deliberately not in these markers: the manager may read
-// Secrets only in the namespaces where provider configs keep them, through
-// RoleBindings to the credentials-reader ClusterRole (config/rbac, chart value
+// Secrets, and add or remove its finalizer on them, only in the namespaces
+// where provider configs keep them, through RoleBindings to the
+// credentials-reader ClusterRole (config/rbac, chart value
 // credentialNamespaces). Elsewhere the config reports SecretForbidden.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// A usage being deleted is let go once its managed resource is gone: its
+// metadata is read.
+// +kubebuilder:rbac:groups=networking.edgeplane.io,resources=podelasticips;anycastipbindings;nodeelasticips,verbs=get
+// The config's finalizer on its credentials Secret (patch) is granted, like
+// reading it, per namespace by the credentials-reader ClusterRole.
 
 // Setup registers the reconcilers of both config kinds.
 func Setup(_ context.Context, mgr ctrl.Manager, cfg setup.Config) error {
@@ -124,7 +130,8 @@ type Reconciler struct {
 }
 
 // Reconcile counts the config's users, blocks its deletion while it has any,
-// and reports whether its credentials can be used.
+// holds its credentials Secret while it has any, and reports whether its
+// credentials can be used.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	obj := r.newConfig()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -138,34 +145,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	obj.SetUsers(users)
+	obj.SetUsers(users.count)
 
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return r.reconcileDelete(ctx, before, obj, users)
-	}
-	if controllerutil.AddFinalizer(obj, cloudv1alpha1.InUseFinalizer) {
+	deleting := !obj.GetDeletionTimestamp().IsZero()
+	if !deleting && controllerutil.AddFinalizer(obj, cloudv1alpha1.InUseFinalizer) {
 		if err := r.client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer %s: %w", cloudv1alpha1.InUseFinalizer, err)
 		}
 		before = obj.DeepCopyObject().(config)
-		obj.SetUsers(users)
+		obj.SetUsers(users.count)
 	}
 
 	if pc, ok := obj.(*cloudv1alpha1.ProviderConfig); ok {
 		v.notAllowed = r.tenancy.Check(&pc.Spec)
 	}
-	var secret secretState
-	if v.notAllowed == nil && v.source == cloudv1alpha1.CredentialsSecret && v.secret != nil {
-		s := &corev1.Secret{}
-		switch err := r.reader.Get(ctx, *v.secret, s); {
-		case err == nil:
-			secret.obj = s
-		case apierrors.IsForbidden(err):
-			secret.forbidden = true
-		case !apierrors.IsNotFound(err):
-			return ctrl.Result{}, fmt.Errorf("reading credentials Secret %s: %w", v.secret, err)
-		}
+	secret, err := r.readSecret(ctx, v)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+	// The Secret is held while resources use the config; any other Secret
+	// the config held is let go first.
+	prot := wantProtection(v, secret, users.count > 0)
+	if err := r.releaseUnwanted(ctx, obj, prot); err != nil {
+		return ctrl.Result{}, err
+	}
+	grew := recordWanted(obj, prot)
+
+	if deleting {
+		return r.reconcileDelete(ctx, before, obj, users, prot, grew)
+	}
+
 	cond := readyCondition(v, secret)
 	if rej, ok := r.creds.Rejected(credstatus.Ref{Kind: r.kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}); ok && cond.Status == corev1.ConditionTrue {
 		cond = rejectedCondition(rej)
@@ -187,23 +196,73 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reasonCredentialsNotReady, "CheckCredentials", "%s", cond.Message)
 		}
 	}
-	if err := r.patchStatus(ctx, before, obj); err != nil {
+	if err := r.writeStatusThenHold(ctx, before, obj, prot, grew); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: recheckInterval}, nil
 }
 
-// reconcileDelete holds the config while managed resources use it; the usage
-// watch brings the config back here when the last one goes.
-func (r *Reconciler) reconcileDelete(ctx context.Context, before, obj config, users int64) (ctrl.Result, error) {
-	if users > 0 {
-		cond := terminatingCondition(users)
+// readSecret reads the config's credentials Secret, unless the config
+// breaks the tenant rules (it is never used, so its Secret is not read) or
+// takes no credentials from a Secret.
+func (r *Reconciler) readSecret(ctx context.Context, v view) (secretState, error) {
+	var secret secretState
+	if v.notAllowed != nil || v.source != cloudv1alpha1.CredentialsSecret || v.secret == nil {
+		return secret, nil
+	}
+	s := &corev1.Secret{}
+	switch err := r.reader.Get(ctx, *v.secret, s); {
+	case err == nil:
+		secret.obj = s
+	case apierrors.IsForbidden(err):
+		secret.forbidden = true
+	case !apierrors.IsNotFound(err):
+		return secret, fmt.Errorf("reading credentials Secret %s: %w", v.secret, err)
+	}
+	return secret, nil
+}
+
+// writeStatusThenHold writes the status and then, once the Secret to hold
+// is recorded in the stored status, adds the config's finalizer to it.
+func (r *Reconciler) writeStatusThenHold(ctx context.Context, before, obj config, prot protection, grew bool) error {
+	written, err := r.patchStatus(ctx, before, obj)
+	if err != nil {
+		return err
+	}
+	if grew && !written {
+		// Another version of the config came first; its event brings it
+		// back here. A Secret the stored status does not record is never
+		// held.
+		return nil
+	}
+	return r.holdWanted(ctx, obj, prot)
+}
+
+// finishingRecheck is how soon a deleted config whose users are being
+// deleted too is looked at again, in case a resource's own release of its
+// usage failed once the resource was gone (no event would bring the
+// config back).
+const finishingRecheck = 30 * time.Second
+
+// reconcileDelete holds the config, and its credentials Secret, while
+// managed resources use it; the usage watch brings the config back here
+// when the last one goes, and then the Secret (already let go by
+// releaseUnwanted: nothing is wanted without users) and the config go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, before, obj config, users userCount, prot protection, grew bool) (ctrl.Result, error) {
+	if users.count > 0 {
+		cond := terminatingCondition(users.count)
 		cond.LastTransitionTime = metav1.Now()
 		if prev := before.GetCondition(cloudv1alpha1.TypeTerminating); prev.Status != corev1.ConditionTrue {
 			r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reasonInUse, "Delete", "%s", cond.Message)
 		}
 		obj.SetConditions(cond)
-		return ctrl.Result{}, r.patchStatus(ctx, before, obj)
+		if err := r.writeStatusThenHold(ctx, before, obj, prot, grew); err != nil {
+			return ctrl.Result{}, err
+		}
+		if users.finishing {
+			return ctrl.Result{RequeueAfter: finishingRecheck}, nil
+		}
+		return ctrl.Result{}, nil
 	}
 	if controllerutil.RemoveFinalizer(obj, cloudv1alpha1.InUseFinalizer) {
 		if err := r.client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
@@ -214,56 +273,18 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, before, obj config, us
 	return ctrl.Result{}, nil
 }
 
-// countUsers counts the usages that record this config. A usage without a
-// controller reference is stale (e.g. stripped by a backup restore) and is
-// deleted: its managed resource recreates it on its next connect.
-func (r *Reconciler) countUsers(ctx context.Context, obj config, kind string) (int64, error) {
-	labels := client.MatchingLabels{xpv2.LabelKeyProviderName: obj.GetName(), xpv2.LabelKeyProviderKind: kind}
-	opts := []client.ListOption{labels}
-	if obj.GetNamespace() != "" {
-		opts = append(opts, client.InNamespace(obj.GetNamespace()))
-	}
-	var usages []client.Object
-	pcus := &cloudv1alpha1.ProviderConfigUsageList{}
-	if err := r.client.List(ctx, pcus, opts...); err != nil {
-		return 0, fmt.Errorf("listing ProviderConfigUsages: %w", err)
-	}
-	for i := range pcus.Items {
-		usages = append(usages, &pcus.Items[i])
-	}
-	if kind == cloudv1alpha1.ClusterProviderConfigKind {
-		cpcus := &cloudv1alpha1.ClusterProviderConfigUsageList{}
-		if err := r.client.List(ctx, cpcus, labels); err != nil {
-			return 0, fmt.Errorf("listing ClusterProviderConfigUsages: %w", err)
-		}
-		for i := range cpcus.Items {
-			usages = append(usages, &cpcus.Items[i])
-		}
-	}
-	var users int64
-	for _, u := range usages {
-		if metav1.GetControllerOf(u) != nil {
-			users++
-			continue
-		}
-		if err := r.client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
-			return 0, fmt.Errorf("deleting stale usage %s: %w", client.ObjectKeyFromObject(u), err)
-		}
-	}
-	return users, nil
-}
-
-// patchStatus writes the status once, and only when it changed. A conflict
-// means a newer version exists; its own event requeues this config.
-func (r *Reconciler) patchStatus(ctx context.Context, before, obj config) error {
+// patchStatus writes the status once, and only when it changed; it reports
+// whether the stored status is now obj's. A conflict means a newer version
+// exists; its own event requeues this config.
+func (r *Reconciler) patchStatus(ctx context.Context, before, obj config) (bool, error) {
 	if equality.Semantic.DeepEqual(viewOf(before).status, viewOf(obj).status) {
-		return nil
+		return true, nil
 	}
 	if err := r.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("patching status: %w", err)
+		return false, fmt.Errorf("patching status: %w", err)
 	}
-	return nil
+	return true, nil
 }

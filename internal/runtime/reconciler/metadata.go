@@ -79,6 +79,15 @@ func (p *pass[T]) release(ctx context.Context) reconcile.Result {
 		return p.fail(reasonCannotUpdateMR, "cannot remove finalizer", err)
 	}
 	p.r.writes.Forget(p.key)
+	// Only now may the usage go, and the provider config (and its
+	// credentials) with it: a failed write above is retried with them.
+	// A failure here is left to the provider config reconciler, which
+	// releases the usage of an object that is gone.
+	if rel, ok := p.r.o.Usage.(UsageReleaser); ok {
+		if err := rel.Release(ctx, p.obj); err != nil {
+			p.log.Info("Cannot release the provider config usage", "error", err.Error())
+		}
+	}
 	return reconcile.Result{}
 }
 

@@ -36,7 +36,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -81,6 +83,13 @@ type Poller interface {
 // (crossplane's ProviderConfigUsageTracker).
 type UsageTracker interface {
 	Track(ctx context.Context, mg resource.ModernManaged) error
+}
+
+// UsageReleaser is implemented by a UsageTracker whose usages are held
+// until their object has let go of its cloud object (internal/cloud/pcusage):
+// Release lets the object's usage go once its finalizer is gone.
+type UsageReleaser interface {
+	Release(ctx context.Context, mg metav1.Object) error
 }
 
 // DeferStatus reports whether a pass may leave its status (next's) unwritten
@@ -323,7 +332,10 @@ func (p *pass[T]) run(ctx context.Context) reconcile.Result {
 		return p.fail(reasonCannotObserve, errObserve, err)
 	}
 	status.ObserveManagedGeneration(obj)
-	if err := p.waitUsage(ctx); err != nil {
+	if err := p.waitUsage(ctx); err != nil && !(deleting && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)) {
+		// A deleting object in a namespace being deleted cannot record a
+		// usage it never had (nothing new is created there); it still
+		// lets go of its cloud object.
 		return p.fail(reasonCannotConnect, errConnect, fmt.Errorf("cannot track provider config usage: %w", err))
 	}
 	if !deleting {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -1032,5 +1035,86 @@ func TestSyncBesideCreateRecord(t *testing.T) {
 				t.Errorf("Synced %s %q, want %s", s.Status, s.Message, c.synced)
 			}
 		})
+	}
+}
+
+// releasingTracker records usages and their releases.
+type releasingTracker struct {
+	trackErr error
+	released []string
+}
+
+func (r *releasingTracker) Track(context.Context, resource.ModernManaged) error { return r.trackErr }
+
+func (r *releasingTracker) Release(_ context.Context, mg metav1.Object) error {
+	r.released = append(r.released, string(mg.GetUID()))
+	return nil
+}
+
+// namespaceTerminating is the API server's refusal of a create in a
+// namespace being deleted.
+func namespaceTerminating() error {
+	err := apierrors.NewForbidden(schema.GroupResource{Group: "cloud.edgeplane.io", Resource: "providerconfigusages"}, "u",
+		errors.New("unable to create new content in namespace tenant because it is being terminated"))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: corev1.NamespaceTerminatingCause, Message: "namespace tenant is being terminated", Field: "metadata.namespace"})
+	return err
+}
+
+// TestUsageInTerminatingNamespace: an object being deleted whose usage
+// cannot be recorded because its namespace is being deleted still lets go
+// of its cloud object and its finalizer; an object that is not being
+// deleted makes no change without a recorded usage.
+func TestUsageInTerminatingNamespace(t *testing.T) {
+	tr := &releasingTracker{trackErr: namespaceTerminating()}
+	w := newWorld(t, func(o *Options[*binding]) { o.Usage = tr })
+	w.ext.observe = func(context.Context, *binding) (managed.ExternalObservation, error) {
+		return managed.ExternalObservation{}, nil
+	}
+	w.pass()
+	if n := w.ext.creates.Load(); n != 0 {
+		t.Errorf("created %d times without a recorded usage", n)
+	}
+	if err := env.Client.Delete(w.ctx, w.stored()); err != nil {
+		t.Fatal(err)
+	}
+	w.pass()
+	if err := env.Client.Get(w.ctx, w.key, &binding{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted object is still held: %v; Synced %q", err, w.stored().GetCondition(xpv2.TypeSynced).Message)
+	}
+}
+
+// TestUsageReleasedAfterFinalizer: the object's usage is released once its
+// own finalizer is gone, never before (its config and credentials are
+// needed until then).
+func TestUsageReleasedAfterFinalizer(t *testing.T) {
+	tr := &releasingTracker{}
+	w := newWorld(t, func(o *Options[*binding]) { o.Usage = tr })
+	uid := string(w.stored().UID)
+	deletes := 0
+	w.ext.observe = func(context.Context, *binding) (managed.ExternalObservation, error) {
+		return managed.ExternalObservation{ResourceExists: deletes == 0, ResourceUpToDate: true}, nil
+	}
+	w.ext.del = func(context.Context, *binding) error {
+		if len(tr.released) > 0 {
+			t.Error("the usage was released before the cloud object was deleted")
+		}
+		deletes++
+		return nil
+	}
+	w.pass()
+	if err := env.Client.Delete(w.ctx, w.stored()); err != nil {
+		t.Fatal(err)
+	}
+	w.pass()
+	if len(tr.released) != 0 {
+		t.Fatalf("released %v while the finalizer is held", tr.released)
+	}
+	w.pass()
+	if err := env.Client.Get(w.ctx, w.key, &binding{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the object is still there: %v", err)
+	}
+	if !slices.Equal(tr.released, []string{uid}) {
+		t.Errorf("released %v, want exactly the object's usage %s", tr.released, uid)
 	}
 }

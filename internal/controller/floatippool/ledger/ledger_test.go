@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -174,5 +175,87 @@ func TestOrphansAndDrop(t *testing.T) {
 	next := pool("d", 1, "10.0.0.2~10.0.0.3")
 	if !b.Admit([]Pool{next}, sets(t, []Pool{next})) {
 		t.Fatal("the freed IPs were not admitted")
+	}
+}
+
+// singleIPs are n pools of one IP each (10.1.x.y), named p0, p1, ...
+func singleIPs(n int) []networkingv1alpha1.FloatIPPoolClaim {
+	out := make([]networkingv1alpha1.FloatIPPoolClaim, n)
+	for i := range out {
+		out[i] = claim(fmt.Sprintf("p%d", i), fmt.Sprintf("10.1.%d.%d", i/250, 1+i%250))
+	}
+	return out
+}
+
+// manyRanges is a pool with n single-IP ranges in 10.2.<third>.0/24 and
+// beyond.
+func manyRanges(name string, third, n int) Pool {
+	p := pool(name, 1)
+	for i := range n {
+		p.Ranges = append(p.Ranges, fmt.Sprintf("10.2.%d.%d", third+i/250, 1+i%250))
+	}
+	return p
+}
+
+// TestAdmitBoundsTheLedger: the ledger admits at most 1024 pools and 4096
+// ranges and excludeIPs entries in all: a claim copies up to 512 entries
+// of up to 100 characters, and about 30 maximal claims would pass etcd's
+// object size limit. A pool past either bound is not admitted (it waits,
+// as an overlapping one does); a pool whose new spec fits in the room its
+// old claim leaves is.
+func TestAdmitBoundsTheLedger(t *testing.T) {
+	// 1024 pools: the next one waits.
+	b := NewBook(singleIPs(1024))
+	next := pool("next", 1, "10.3.0.1")
+	if b.Admit([]Pool{next}, sets(t, []Pool{next})) {
+		t.Errorf("a 1025th pool was admitted")
+	}
+
+	// 4000 entries in 16 claims of 250: a pool of 96 ranges fits, one of
+	// 97 does not.
+	var full []networkingv1alpha1.FloatIPPoolClaim
+	for i := range 16 {
+		full = append(full, networkingv1alpha1.FloatIPPoolClaim{Pool: fmt.Sprintf("big%d", i), UID: fmt.Sprintf("big%d-uid", i),
+			Ranges: manyRanges("x", 10+i, 250).Ranges})
+	}
+	over, fits := manyRanges("over", 100, 97), manyRanges("fits", 110, 96)
+	b = NewBook(full)
+	if b.Admit([]Pool{over}, sets(t, []Pool{over})) {
+		t.Errorf("a pool taking the ledger to 4097 entries was admitted")
+	}
+	if !b.Admit([]Pool{fits}, sets(t, []Pool{fits})) {
+		t.Errorf("a pool taking the ledger to exactly 4096 entries was not admitted")
+	}
+
+	// A full ledger still takes a pool's changed spec that needs no more
+	// room than its claim held.
+	shrunk := manyRanges("fits", 110, 95)
+	if !b.Admit([]Pool{shrunk}, sets(t, []Pool{shrunk})) {
+		t.Errorf("a pool's smaller spec was not admitted into a full ledger")
+	}
+}
+
+// TestCheckReportsAFullLedger: a pool the limits keep out is told so (a
+// *FullError naming the limits), not left pending; a pool already admitted
+// stays admitted in a full ledger; Drop keeps the limits.
+func TestCheckReportsAFullLedger(t *testing.T) {
+	b := NewBook([]networkingv1alpha1.FloatIPPoolClaim{claim("a", "10.0.0.1"), claim("b", "10.0.0.2")})
+	b.SetLimits(Limits{MaxClaims: 2, MaxEntries: 10})
+	c := pool("c", 1, "10.0.0.3")
+	var full *FullError
+	if err := b.Check(c, sets(t, []Pool{c})[0]); !errors.As(err, &full) || full.Claims != 3 || full.Limits.MaxClaims != 2 {
+		t.Fatalf("Check of a pool past the limits: %v, want a FullError for 3 claims over 2", err)
+	}
+	if a := pool("a", 1, "10.0.0.1"); b.Check(a, sets(t, []Pool{a})[0]) != nil {
+		t.Error("an admitted pool is refused in a full ledger")
+	}
+	b.Drop([]string{"b"})
+	b.SetLimits(Limits{MaxClaims: 1, MaxEntries: 10})
+	b.Drop(nil)
+	if err := b.Check(c, sets(t, []Pool{c})[0]); !errors.As(err, &full) {
+		t.Errorf("after Drop: %v, want the limits kept", err)
+	}
+	if DefaultLimits.MaxClaims != 1024 || DefaultLimits.MaxEntries != 4096 {
+		t.Errorf("default limits %+v, want the CRD's 1024 claims and 4096 entries", DefaultLimits)
 	}
 }

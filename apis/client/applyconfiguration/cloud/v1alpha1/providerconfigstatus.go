@@ -19,6 +19,13 @@ type ProviderConfigStatusApplyConfiguration struct {
 	v2.ProviderConfigStatusApplyConfiguration `json:""`
 	// ObservedGeneration is the generation of the spec last checked.
 	v2.ObservedStatusApplyConfiguration `json:""`
+	// ProtectedSecrets are the credentials Secrets that carry this config's
+	// finalizer, held while managed resources use the config so that their
+	// deletion can still reach the cloud (a namespace's deletion deletes
+	// its Secrets in no particular order). Recorded before the finalizer is
+	// added and dropped after it is removed, so a Secret the config no
+	// longer names (its secretRef changed) is let go too.
+	ProtectedSecrets []SecretReferenceApplyConfiguration `json:"protectedSecrets,omitempty"`
 }
 
 // ProviderConfigStatusApplyConfiguration constructs a declarative configuration of the ProviderConfigStatus type for use with
@@ -61,5 +68,18 @@ func (b *ProviderConfigStatusApplyConfiguration) WithObservedGeneration(value in
 // If called multiple times, the LastHandledReconcileAt field is set to the value of the last call.
 func (b *ProviderConfigStatusApplyConfiguration) WithLastHandledReconcileAt(value string) *ProviderConfigStatusApplyConfiguration {
 	b.ObservedStatusApplyConfiguration.LastHandledReconcileAt = &value
+	return b
+}
+
+// WithProtectedSecrets adds the given value to the ProtectedSecrets field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ProtectedSecrets field.
+func (b *ProviderConfigStatusApplyConfiguration) WithProtectedSecrets(values ...*SecretReferenceApplyConfiguration) *ProviderConfigStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithProtectedSecrets")
+		}
+		b.ProtectedSecrets = append(b.ProtectedSecrets, *values[i])
+	}
 	return b
 }
