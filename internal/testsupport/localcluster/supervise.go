@@ -64,9 +64,14 @@ func (c *Cluster) Stop() error {
 		procs := append([]*process(nil), c.procs...)
 		c.mu.Unlock()
 
+		var errs []error
+		// The real nodes first, in their own order; their processes are
+		// then gone when the loop below reaches them.
+		if err := c.stopRealNodes(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the real nodes: %w", err))
+		}
 		// Components talking to the API server go first, in parallel, so
 		// they do not spend their shutdown retrying a vanished server.
-		var errs []error
 		var wg sync.WaitGroup
 		var errMu sync.Mutex
 		var servers []*process
