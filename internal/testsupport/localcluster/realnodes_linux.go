@@ -44,7 +44,31 @@ const (
 	maxUnixSocketPath = 100
 )
 
-// realNodes is the state of a cluster's real nodes.
+// realNodes is the state of a cluster's real nodes. How they meet the
+// control plane, and why:
+//
+//   - Servers listen only on loopback or in namespaces the cluster made, so
+//     the API server keeps its loopback address and no interface is added
+//     to the machine's own namespace. The nodes sit on a bridge in a
+//     namespace of their own, the control-plane host, where a relay
+//     (serveRelay) listens on the gateway address on the API server's port
+//     and passes connections to loopback; the API server advertises that
+//     address, so the kubernetes Service leads pods there too.
+//   - The API server reaches into the cluster through its egress selector
+//     (egressSelectorConfig): an HTTP CONNECT proxy (egressProxy) on a
+//     root-only unix socket that dials from the control-plane host. That
+//     host runs a kube-proxy of its own, so webhooks and aggregated APIs are
+//     called by Service ClusterIP exactly as in a cluster whose control
+//     plane runs kube-proxy; --enable-aggregator-routing would pick
+//     endpoints itself and never exercise kube-proxy. kube-scheduler gets
+//     the same proxy on loopback, with a password, as HTTP(S)_PROXY, for
+//     extenders behind Services.
+//   - Identities are a real cluster's: the Node authorizer and
+//     NodeRestriction for the kubelets' system:node:<name> certificates, a
+//     kubelet serving certificate the API server verifies, and the API
+//     server's own client certificate bound to system:kubelet-api-admin.
+//     Nothing is anonymous.
+//   - Teardown is by cgroup, not by process list: see cgroups_linux.go.
 type realNodes struct {
 	plan    realNetworkPlan
 	cgroups cgroupTree
