@@ -599,31 +599,16 @@ func (c *Cluster) stopRealNodes() error {
 	if r == nil {
 		return nil
 	}
-	var errs []error
-	var mu sync.Mutex
-	stopAll := func(pick func(*realNode) *process) {
-		var wg sync.WaitGroup
+	each := func(pick func(*realNode) *process) []*process {
+		var procs []*process
 		for _, n := range r.nodes {
-			if p := pick(n); p != nil {
-				wg.Go(func() {
-					if err := p.stop(c.opts.StopTimeout, c.log); err != nil {
-						mu.Lock()
-						errs = append(errs, err)
-						mu.Unlock()
-					}
-				})
-			}
+			procs = append(procs, pick(n))
 		}
-		wg.Wait()
+		return procs
 	}
-	stopAll(func(n *realNode) *process { return n.kubelet })
-	stopAll(func(n *realNode) *process { return n.kubeProxy })
-	if r.cpProxy != nil {
-		if err := r.cpProxy.stop(c.opts.StopTimeout, c.log); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	stopAll(func(n *realNode) *process { return n.containerd })
+	errs := c.stopAll(each(func(n *realNode) *process { return n.kubelet }))
+	errs = append(errs, c.stopAll(append(each(func(n *realNode) *process { return n.kubeProxy }), r.cpProxy))...)
+	errs = append(errs, c.stopAll(each(func(n *realNode) *process { return n.containerd }))...)
 	if err := r.cgroups.remove(c.log); err != nil {
 		errs = append(errs, err)
 	}
