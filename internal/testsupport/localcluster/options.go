@@ -25,9 +25,11 @@ type Options struct {
 	// mount namespace of its own on one bridge, with containerd, runc, the
 	// reference CNI plugins, a kubelet and kube-proxy, so pods run real
 	// containers and Services route as in a cluster. It needs root, cgroup
-	// v1, `make k8s-node-bin cni-plugins node-runtime`, and a cluster
-	// directory short enough for unix socket paths (docs/localcluster in
-	// the package comment, realnodes_linux.go).
+	// v1, `make real-nodes` (kubelet, kube-proxy, the CNI plugins,
+	// containerd), and a cluster directory short enough for unix socket
+	// paths (realnodes_linux.go says how it works). The nodes carry no
+	// taint: a pod without a node selector may land on one, where its image
+	// must have been loaded (NodeImages, LoadImage): nothing is pulled.
 	RealNodes int
 	// SandboxImage is the pod sandbox (pause) image the real nodes load.
 	// Default: BuildNodetestImage's, built at Start.
