@@ -63,7 +63,6 @@ func newEgressServer(p *egressProxy) *http.Server {
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    egressMaxHeaderBytes,
-		ErrorLog:          nil,
 	}
 }
 
