@@ -79,7 +79,7 @@ image: ## Build the container image (needs docker or podman; not available on th
 	$$(command -v docker || command -v podman) build --platform $(IMAGE_PLATFORM) --build-arg VERSION=$$(git describe --tags --always --dirty) -t $(IMAGE) .
 
 .PHONY: cni-plugins
-cni-plugins: ## Build the reference CNI plugins (bridge, macvlan, loopback) and cnitool for the CNI tests and cni-demo into bin/cni/<version> (cached).
+cni-plugins: ## Build the reference CNI plugins (bridge, macvlan, loopback, host-local, portmap) and cnitool for the CNI tests, cni-demo and the real nodes into bin/cni/<version> (cached).
 	hack/build-cni-plugins.sh
 
 .PHONY: prometheus-tools
@@ -89,6 +89,18 @@ prometheus-tools: ## Build promtool and promql-metrics (alert-rule and dashboard
 .PHONY: k8s-bin
 k8s-bin: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/k8s/<version> (cached).
 	hack/build-k8s.sh
+
+.PHONY: k8s-node-bin
+k8s-node-bin: ## Build the real nodes' kubelet and kube-proxy from the control plane's k8s.io/kubernetes into bin/k8s/<version> (cached).
+	hack/build-k8s.sh node
+
+.PHONY: node-runtime
+node-runtime: ## Install the real nodes' container runtime from Debian's packages: containerd, runc, iptables (needs root; a no-op once installed).
+	hack/install-node-runtime.sh
+
+# Everything a cluster with real nodes needs besides the control plane.
+.PHONY: real-nodes
+real-nodes: k8s-node-bin cni-plugins node-runtime ## Build and install everything the real nodes need (k8s-node-bin, cni-plugins, node-runtime).
 
 ##@ Test
 
@@ -110,7 +122,7 @@ test: k8s-bin cni-plugins prometheus-tools test-tools ## Run unit, short fuzz, e
 	GO_TEST_P=$(GO_TEST_P) hack/gotest.sh $(GO_TEST_FLAGS)
 
 .PHONY: e2e
-e2e: k8s-bin test-tools ## Run the end-to-end tests on local clusters (real scheduler, controller-manager and kwok nodes).
+e2e: k8s-bin real-nodes test-tools ## Run the end-to-end tests on local clusters (real scheduler, controller-manager, kwok nodes and, in test/e2e/realnodes, real nodes; needs root).
 	@if compgen -G 'test/e2e/*/*_test.go' > /dev/null; then \
 		$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) ./test/e2e/...; \
 	else echo "e2e: no end-to-end suites yet"; fi
@@ -157,12 +169,15 @@ chaos-ci: chaos ## The chaos run's short profile, under 15 minutes including clu
 
 ##@ Demo
 
+# DEMO_REAL_NODES=N adds N real nodes (kubelet, containerd, kube-proxy; needs root).
+DEMO_REAL_NODES ?= 0
+export DEMO_REAL_NODES
 .PHONY: demo
-demo: k8s-bin build ## Start the local cluster, install the CRDs, start the manager, apply examples/ and show them.
+demo: k8s-bin build $(if $(filter-out 0,$(DEMO_REAL_NODES)),real-nodes) ## Start the local cluster (DEMO_REAL_NODES=N adds real nodes), install the CRDs, start the manager, apply examples/ and show them.
 	hack/demo.sh up $(DEMO_DIR)
 
 .PHONY: demo-down
-demo-down: ## Stop everything `make demo` started (and the cni-demo's network namespace).
+demo-down: ## Stop everything `make demo` started (with its real nodes' processes, namespaces and cgroups, and the cni-demo's network namespace).
 	hack/cni-demo.sh down $(DEMO_DIR)
 	hack/demo.sh down $(DEMO_DIR)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the reference CNI plugins (bridge, macvlan, loopback) and cnitool from
-# the containernetworking modules that hack/cni/go.mod pins into
-# bin/cni/<plugins version>/, for the CNI integration test and `make cni-demo`.
+# Builds the reference CNI plugins (bridge, macvlan, loopback, host-local,
+# portmap) and cnitool from the containernetworking modules that
+# hack/cni/go.mod pins into bin/cni/<plugins version>/, for the CNI
+# integration test, `make cni-demo` and the local cluster's real nodes.
 # Each binary is built once and cached; a stamp file records its version.
 set -euo pipefail
 
@@ -30,5 +31,7 @@ build() { # build <name> <module> <package>
 for name in bridge macvlan loopback; do
 	build "$name" github.com/containernetworking/plugins "github.com/containernetworking/plugins/plugins/main/$name"
 done
+build host-local github.com/containernetworking/plugins github.com/containernetworking/plugins/plugins/ipam/host-local
+build portmap github.com/containernetworking/plugins github.com/containernetworking/plugins/plugins/meta/portmap
 build cnitool github.com/containernetworking/cni github.com/containernetworking/cni/cnitool
 echo "$out"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the local control-plane binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kwok) from their Go modules into bin/k8s/<version>/.
+# Builds the local cluster's Kubernetes binaries from their Go modules into bin/k8s/<version>/:
+#   build-k8s.sh [control-plane]   etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+#                                  kubectl, kwok (make k8s-bin)
+#   build-k8s.sh node              kubelet and kube-proxy for the real nodes (make k8s-node-bin)
 # Each binary is built once and cached; a stamp file records the versions it was built from.
 set -euo pipefail
 
@@ -38,6 +40,22 @@ build() { # build <name> <wrapper dir> <package> <ldflags> <module>
 	echo "$want" > "$stamp"
 	echo "built $name in $((SECONDS - start))s" >&2
 }
+
+case ${1:-control-plane} in
+node)
+	# The same wrapper module and version as the control plane, so a real
+	# node runs the kubelet the API server expects.
+	build kubelet kubernetes k8s.io/kubernetes/cmd/kubelet "$ldflags" k8s.io/kubernetes
+	build kube-proxy kubernetes k8s.io/kubernetes/cmd/kube-proxy "$ldflags" k8s.io/kubernetes
+	echo "$out"
+	exit 0
+	;;
+control-plane) ;;
+*)
+	echo "usage: $0 [control-plane|node]" >&2
+	exit 2
+	;;
+esac
 
 build etcd etcd go.etcd.io/etcd/server/v3 "" go.etcd.io/etcd/server/v3
 build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$ldflags" k8s.io/kubernetes

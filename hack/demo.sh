@@ -22,6 +22,9 @@ floatip_extender_addr=${DEMO_FLOATIP_EXTENDER_ADDR:-127.0.0.1:29040}
 floatip_api_addr=${DEMO_FLOATIP_API_ADDR:-127.0.0.1:29041}
 metrics_addr=${DEMO_METRICS_ADDR:-127.0.0.1:29080}
 health_addr=${DEMO_HEALTH_ADDR:-127.0.0.1:29081}
+# Real nodes (a kubelet, containerd and kube-proxy each, running real containers)
+# beside the kwok ones: DEMO_REAL_NODES=2 make demo.
+real_nodes=${DEMO_REAL_NODES:-0}
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -82,7 +85,7 @@ up() {
 	alive "$dir/cloudsim.pid" || require_free "$cloudsim_addr"
 	alive "$dir/manager.pid" || require_free "$webhook_addr" "$floatip_extender_addr" "$floatip_api_addr" "$metrics_addr" "$health_addr"
 	go build -o bin/localcluster ./hack/localcluster
-	say "Starting the local cluster (3 kwok nodes and 1 virtual node) in $dir"
+	say "Starting the local cluster (3 kwok nodes, 1 virtual node and $real_nodes real nodes) in $dir"
 	# The scheduler sends pods that request float IPs to the manager's
 	# extender (examples/floatippool/kube-scheduler-config.yaml, made local),
 	# over TLS with its client certificate. It reads the files when it starts,
@@ -96,10 +99,11 @@ up() {
 		examples/floatippool/kube-scheduler-config.yaml > "$dir/kube-scheduler-config.yaml"
 	if ! bin/localcluster status --dir "$dir" > /dev/null 2>&1; then
 		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1 \
+			--real-nodes "$real_nodes" --timeout 10m \
 			--scheduler-flag=--config="$dir/kube-scheduler-config.yaml"
 	fi
 	# status exits 0 once ready; stop waiting at once if the supervisor died.
-	wait_for "the local cluster" 300 bash -c "bin/localcluster status --dir '$dir' || { kill -0 \$(cat '$dir/localcluster-supervisor.pid') 2>/dev/null || exit 0; exit 1; }"
+	wait_for "the local cluster" 600 bash -c "bin/localcluster status --dir '$dir' || { kill -0 \$(cat '$dir/localcluster-supervisor.pid') 2>/dev/null || exit 0; exit 1; }"
 	bin/localcluster status --dir "$dir" > /dev/null || { echo "the local cluster failed to start; see $dir/logs/" >&2; tail -20 "$dir/logs/localcluster-supervisor.log" >&2; exit 1; }
 	wait_for "the API server" 60 kubectl get --raw /readyz
 

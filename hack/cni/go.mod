@@ -1,6 +1,7 @@
 // Module cni is a build-only wrapper that builds the reference CNI plugins
-// (bridge, macvlan, loopback) that edgeplane's IPAM plugin is tested with, and
-// cnitool, which `make cni-demo` runs them with.
+// (bridge, macvlan, loopback) that edgeplane's IPAM plugin is tested with,
+// cnitool, which `make cni-demo` runs them with, and host-local and portmap,
+// which the local cluster's real nodes use besides bridge and loopback.
 module github.com/edgeplane/edgeplane/hack/cni
 
 go 1.26.0
@@ -11,8 +12,10 @@ require (
 )
 
 require (
+	github.com/alexflint/go-filemutex v1.3.0 // indirect
 	github.com/coreos/go-iptables v0.8.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mattn/go-shellwords v1.0.12 // indirect
 	github.com/networkplumbing/go-nft v0.4.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/safchain/ethtool v0.6.2 // indirect

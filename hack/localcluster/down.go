@@ -6,9 +6,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
-func newDownCommand(stdout, stderr io.Writer) *command {
+func newDownCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 	fs := newFlagSet("down", "--dir DIR [--timeout D]")
 	dir := fs.String("dir", "", "directory the cluster was started with (required)")
 	timeout := fs.Duration("timeout", time.Minute, "how long to wait after SIGTERM before sending SIGKILL")
@@ -22,7 +26,7 @@ func newDownCommand(stdout, stderr io.Writer) *command {
 				_, _ = fmt.Fprintf(stderr, "localcluster down: %v\n", err)
 				return exitUsage
 			}
-			if err := down(d, *timeout, stdout, stderr); err != nil {
+			if err := down(d, *timeout, stdout, stderr, log); err != nil {
 				_, _ = fmt.Fprintf(stderr, "localcluster down: %v\n", err)
 				return exitFailure
 			}
@@ -34,7 +38,7 @@ func newDownCommand(stdout, stderr io.Writer) *command {
 // down stops the `up` process recorded in dir. `up` stops its components in
 // order on SIGTERM; its children are recorded first so that down can wait
 // for them too, and kill them if `up` itself has to be killed.
-func down(dir string, timeout time.Duration, stdout, stderr io.Writer) error {
+func down(dir string, timeout time.Duration, stdout, stderr io.Writer, log logr.Logger) error {
 	pid, err := readPID(dir)
 	if err != nil {
 		return err
@@ -44,6 +48,9 @@ func down(dir string, timeout time.Duration, stdout, stderr io.Writer) error {
 		// up) points at a dead cluster.
 		if err := removeFiles(dir); err != nil {
 			return err
+		}
+		if err := localcluster.RemoveStaleRealNodes(log); err != nil {
+			return fmt.Errorf("removing the real nodes of stopped clusters: %w", err)
 		}
 		_, _ = fmt.Fprintf(stdout, "localcluster is not running in %s\n", dir)
 		return nil
@@ -67,6 +74,11 @@ func down(dir string, timeout time.Duration, stdout, stderr io.Writer) error {
 	// `up` removes its files when it stops cleanly; not when it was killed.
 	if err := removeFiles(dir); err != nil {
 		return err
+	}
+	// A killed `up` leaves its real nodes' containers and shims, which do
+	// not die with it; nothing of a cleanly stopped one is left.
+	if err := localcluster.RemoveStaleRealNodes(log); err != nil {
+		return fmt.Errorf("removing the real nodes of stopped clusters: %w", err)
 	}
 	_, _ = fmt.Fprintf(stdout, "localcluster stopped (pid %d)\n", pid)
 	return nil

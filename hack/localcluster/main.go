@@ -1,8 +1,9 @@
 // Command localcluster runs the local Kubernetes cluster of
 // internal/testsupport/localcluster (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler and kwok with fake nodes) for `make demo` and manual testing.
+// kube-scheduler and kwok with fake nodes, optionally real nodes) for `make demo`
+// and manual testing.
 //
-//	localcluster up     --dir DIR [--nodes N] [--virtual-nodes M] [--scheduler-flag F]...   # foreground; Ctrl-C stops
+//	localcluster up     --dir DIR [--nodes N] [--virtual-nodes M] [--real-nodes R] [--scheduler-flag F]...   # foreground; Ctrl-C stops
 //	localcluster down   --dir DIR
 //	localcluster status --dir DIR
 //
@@ -52,7 +53,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	commands := []*command{newUpCommand(stdout, stderr, log), newDownCommand(stdout, stderr), newStatusCommand(stdout, stderr)}
+	commands := []*command{newUpCommand(stdout, stderr, log), newDownCommand(stdout, stderr, log), newStatusCommand(stdout, stderr)}
 
 	usage := func() {
 		_, _ = fmt.Fprintf(stderr, "localcluster runs a local Kubernetes cluster (etcd, kube-apiserver,\n"+

@@ -25,11 +25,13 @@ const (
 )
 
 func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
-	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--timeout D] [--scheduler-flag F]...")
+	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--real-nodes R] [--timeout D] [--scheduler-flag F]...")
 	dir := fs.String("dir", "", "working directory for certificates, data, logs (DIR/logs), DIR/kubeconfig and DIR/localcluster.pid (required)")
 	nodes := fs.Int("nodes", 2, "number of worker nodes, named local-1 ... local-N")
 	virtual := fs.Int("virtual-nodes", 0, "number of virtual (eklet) nodes, named virtual-1 ... virtual-M, "+
 		"labelled node.kubernetes.io/instance-type=eklet and type=virtual-kubelet and tainted "+ekletTaintKey+":NoSchedule")
+	realNodes := fs.Int("real-nodes", 0, "number of real nodes, named real-1 ... real-R: a kubelet, containerd and kube-proxy each, "+
+		"in network namespaces on one bridge, running real containers (needs root and `make k8s-node-bin cni-plugins node-runtime`)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long start-up may take")
 	var schedulerFlags []string
 	fs.Func("scheduler-flag", "an extra kube-scheduler flag, e.g. --scheduler-flag=--config=FILE (repeatable)", func(v string) error {
@@ -41,8 +43,8 @@ func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 		summary: "start a cluster and stay in the foreground until SIGINT/SIGTERM, then stop it",
 		flags:   fs,
 		run: func() int {
-			if *nodes < 0 || *virtual < 0 {
-				_, _ = fmt.Fprintln(stderr, "localcluster up: --nodes and --virtual-nodes must not be negative")
+			if *nodes < 0 || *virtual < 0 || *realNodes < 0 {
+				_, _ = fmt.Fprintln(stderr, "localcluster up: --nodes, --virtual-nodes and --real-nodes must not be negative")
 				return exitUsage
 			}
 			d, err := clusterDir(*dir)
@@ -50,7 +52,7 @@ func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 				_, _ = fmt.Fprintf(stderr, "localcluster up: %v\n", err)
 				return exitUsage
 			}
-			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), schedulerFlags: schedulerFlags, timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
+			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), realNodes: *realNodes, schedulerFlags: schedulerFlags, timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
 			return u.run()
 		},
 	}
@@ -79,6 +81,7 @@ func nodeSpecs(workers, virtual int) []localcluster.NodeSpec {
 type upRun struct {
 	dir            string
 	nodes          []localcluster.NodeSpec
+	realNodes      int
 	schedulerFlags []string
 	timeout        time.Duration
 	stdout, stderr io.Writer
@@ -127,6 +130,7 @@ func (u upRun) run() int {
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir:            u.dir,
 		Nodes:          u.nodes,
+		RealNodes:      u.realNodes,
 		SchedulerFlags: u.schedulerFlags,
 		Log:            u.log.WithName("localcluster"),
 		StartTimeout:   u.timeout,
@@ -157,8 +161,8 @@ func (u upRun) supervise(ctx context.Context, stopSignals context.CancelFunc, cl
 	if err := writeFileAtomic(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return u.fail("publishing the kubeconfig", err)
 	}
-	_, _ = fmt.Fprintf(u.stdout, "localcluster ready in %s: %d nodes, pid %d, logs in %s; export KUBECONFIG=%s\n",
-		time.Since(began).Round(100*time.Millisecond), len(u.nodes), os.Getpid(), cluster.LogDir(), kubeconfigPath)
+	_, _ = fmt.Fprintf(u.stdout, "localcluster ready in %s: %d nodes, %d real nodes, pid %d, logs in %s; export KUBECONFIG=%s\n",
+		time.Since(began).Round(100*time.Millisecond), len(u.nodes), u.realNodes, os.Getpid(), cluster.LogDir(), kubeconfigPath)
 
 	err = cluster.Wait(ctx)
 	// From here on a second Ctrl-C kills this process at once; the

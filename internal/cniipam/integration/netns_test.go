@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -25,34 +23,14 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
 )
 
-// EnvCNIBinDir overrides where the reference plugins are looked for.
-const EnvCNIBinDir = "EDGEPLANE_CNI_BIN_DIR"
-
 // referencePlugins returns the folder of the bridge, macvlan and loopback
 // plugins `make cni-plugins` builds from the module hack/cni/go.mod pins;
 // the test fails (never skips) when they are missing.
 func referencePlugins(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv(EnvCNIBinDir)
-	if dir == "" {
-		root, err := k8sbin.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod, err := os.ReadFile(filepath.Join(root, "hack", "cni", "go.mod"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/containernetworking/plugins (v\S+)`).FindSubmatch(mod)
-		if m == nil {
-			t.Fatal("hack/cni/go.mod pins no github.com/containernetworking/plugins version")
-		}
-		dir = filepath.Join(root, "bin", "cni", string(m[1]))
-	}
-	for _, name := range []string{"bridge", "macvlan", "loopback"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			t.Fatalf("CNI plugin %s not found in %s (run `make cni-plugins`): %v", name, dir, err)
-		}
+	dir, err := k8sbin.CNIDir("bridge", "macvlan", "loopback")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

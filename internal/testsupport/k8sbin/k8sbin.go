@@ -1,6 +1,9 @@
-// Package k8sbin locates the local control-plane binaries (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler, kubectl, kwok) that `make k8s-bin`
-// builds from their Go modules into bin/k8s/<version>/.
+// Package k8sbin locates the local cluster's binaries: the control plane
+// (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+// kwok) that `make k8s-bin` builds from their Go modules into
+// bin/k8s/<version>/, the real nodes' kubelet and kube-proxy that `make
+// k8s-node-bin` builds there too, and the reference CNI plugins of `make
+// cni-plugins`.
 package k8sbin
 
 import (
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 )
 
@@ -65,4 +69,36 @@ func RepoRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod above %s", file)
 		}
 	}
+}
+
+// EnvCNIDir overrides where the reference CNI plugins are looked for.
+const EnvCNIDir = "EDGEPLANE_CNI_BIN_DIR"
+
+// CNIDir returns the folder of the reference CNI plugins `make
+// cni-plugins` builds from the version hack/cni/go.mod pins
+// (bin/cni/<version>), failing, with the make target to run, when one of
+// plugins is missing.
+func CNIDir(plugins ...string) (string, error) {
+	dir := os.Getenv(EnvCNIDir)
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		mod, err := os.ReadFile(filepath.Join(root, "hack", "cni", "go.mod"))
+		if err != nil {
+			return "", fmt.Errorf("reading the CNI plugins' version: %w", err)
+		}
+		m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/containernetworking/plugins (v\S+)`).FindSubmatch(mod)
+		if m == nil {
+			return "", errors.New("hack/cni/go.mod pins no github.com/containernetworking/plugins version")
+		}
+		dir = filepath.Join(root, "bin", "cni", string(m[1]))
+	}
+	for _, name := range plugins {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("CNI plugin %s not found in %s (run `make cni-plugins`): %w", name, dir, err)
+		}
+	}
+	return dir, nil
 }

@@ -38,6 +38,7 @@ func (c *Cluster) apiServerComponent() component {
 		ports: 1,
 		args: func(ports []int) []string {
 			c.apiServerURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+			c.apiServerPort = ports[0]
 			defaults := []string{
 				"--etcd-servers=" + c.etcdURL,
 				"--bind-address=127.0.0.1",
@@ -71,6 +72,9 @@ func (c *Cluster) apiServerComponent() component {
 				"--service-cluster-ip-range=" + serviceCIDR,
 				"--allow-privileged=true",
 				"--profiling=false",
+			}
+			if c.real != nil {
+				defaults = mergeFlags(defaults, c.realAPIServerFlags())
 			}
 			return mergeFlags(defaults, c.opts.APIServerFlags)
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -22,12 +23,16 @@ type Cluster struct {
 	removeDir bool // dir was a temporary directory created by Start
 	log       logr.Logger
 
-	pki          *pki
-	admin        credentials
-	etcdURL      string
-	apiServerURL string
-	restConfig   *rest.Config
-	client       client.Client
+	pki           *pki
+	admin         credentials
+	etcdURL       string
+	apiServerURL  string
+	apiServerPort int
+	restConfig    *rest.Config
+	client        client.Client
+
+	// real is the state of the real nodes; nil without them.
+	real *realNodes
 
 	mu       sync.Mutex
 	procs    []*process // in start order
@@ -61,6 +66,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.log.Info("starting local cluster", "dir", c.dir)
+	if opts.RealNodes > 0 {
+		if err := c.prepareRealNodes(ctx); err != nil {
+			return nil, fmt.Errorf("preparing the real nodes: %w", err)
+		}
+	}
 	if err := c.preparePKI(); err != nil {
 		return nil, err
 	}
@@ -73,6 +83,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if err := c.connect(); err != nil {
 		return nil, err
+	}
+	if c.real != nil {
+		if err := c.startControlPlaneHost(ctx); err != nil {
+			return nil, fmt.Errorf("starting the real nodes' control-plane host: %w", err)
+		}
 	}
 	if !opts.DisableControllerManager {
 		if err := c.startComponent(ctx, c.controllerManagerComponent()); err != nil {
@@ -99,6 +114,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
+	if c.real != nil {
+		if err := c.startRealNodes(ctx); err != nil {
+			return nil, fmt.Errorf("starting the real nodes: %w", err)
+		}
+	}
 	if !opts.DisableControllerManager {
 		// Pods are rejected by the ServiceAccount admission plugin until the
 		// controller manager has created their namespace's default account.
@@ -111,6 +131,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, c.withLogTail(err, Kwok, ControllerManager)
 		}
 	}
+	if c.real != nil {
+		if err := c.waitRealNodes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if len(opts.Nodes) > 0 && !opts.DisableControllerManager {
 		// The ServiceAccount admission plugin needs the default account,
 		// which only the controller manager creates.
@@ -119,7 +144,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 	}
 	c.log.Info("local cluster ready", "dir", c.dir, "server", c.apiServerURL, "nodes", len(opts.Nodes),
-		"took", time.Since(began).Round(time.Millisecond))
+		"realNodes", opts.RealNodes, "took", time.Since(began).Round(time.Millisecond))
 	return c, nil
 }
 
@@ -160,8 +185,18 @@ func (c *Cluster) preparePKI() error {
 		return err
 	}
 	c.pki = p
-	if _, _, err := p.issueServing(apiServerCertName, kubernetesServiceIP); err != nil {
+	var realGateway []net.IP
+	if c.real != nil {
+		// The real nodes reach the API server at the gateway.
+		realGateway = append(realGateway, c.real.plan.Gateway.Addr().AsSlice())
+	}
+	if _, _, err := p.issueServing(apiServerCertName, kubernetesServiceIP, realGateway...); err != nil {
 		return err
+	}
+	if c.real != nil {
+		if err := c.prepareRealPKI(); err != nil {
+			return err
+		}
 	}
 	if _, _, err := p.issueClient(frontProxyClientName, frontProxyClientCN); err != nil {
 		return err

@@ -4,6 +4,13 @@
 // for fake nodes so that pods really get scheduled and reach Running without
 // containers.
 //
+// Options.RealNodes adds nodes that run real containers beside the kwok
+// ones (Linux, root): each a network and mount namespace of its own with
+// containerd, runc, the reference CNI plugins, a kubelet and kube-proxy, all
+// on one bridge in a further namespace that the control plane reaches the
+// nodes through. realnodes_linux.go says how the pieces meet and why;
+// docs/architecture.md ("Running it") sums it up.
+//
 // The binaries come from internal/testsupport/k8sbin (built by `make k8s-bin`). Every
 // process listens on 127.0.0.1 on a free port, writes its output to
 // <dir>/logs/<name>.log and is started with a parent-death signal, so nothing

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,14 +16,11 @@ import (
 // procState is the state letter of /proc/<pid>/stat ("S", "T" for stopped, ...).
 func procState(t *testing.T, pid int) string {
 	t.Helper()
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		t.Fatal(err)
+	state, _, ok := procStatus(pid)
+	if !ok {
+		t.Fatalf("pid %d: no such process", pid)
 	}
-	// pid (comm) state ...: comm may hold spaces, so split after the last ')'.
-	s := string(raw)
-	fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	return fields[0]
+	return state
 }
 
 // waitState polls until the process is (or is no longer) stopped.

@@ -20,6 +20,23 @@ type Options struct {
 	// Nodes are created (and waited for to be Ready) before Start returns.
 	Nodes []NodeSpec
 
+	// RealNodes starts that many real nodes beside the kwok ones (named
+	// real-1 ... real-N, labelled RealNodeLabel=true): each a network and
+	// mount namespace of its own on one bridge, with containerd, runc, the
+	// reference CNI plugins, a kubelet and kube-proxy, so pods run real
+	// containers and Services route as in a cluster. It needs root, cgroup
+	// v1, `make real-nodes` (kubelet, kube-proxy, the CNI plugins,
+	// containerd), and a cluster directory short enough for unix socket
+	// paths (realnodes_linux.go says how it works). The nodes carry no
+	// taint: a pod without a node selector may land on one, where its image
+	// must have been loaded (NodeImages, LoadImage): nothing is pulled.
+	RealNodes int
+	// SandboxImage is the pod sandbox (pause) image the real nodes load.
+	// Default: BuildNodetestImage's, built at Start.
+	SandboxImage NodeImage
+	// NodeImages are loaded into every real node before Start returns.
+	NodeImages []NodeImage
+
 	// Extra command-line flags, each a single "--name=value" argument. A flag
 	// whose name matches one of the defaults replaces it; others are appended.
 	APIServerFlags         []string

@@ -89,15 +89,28 @@ func newPKI(dir string) (*pki, error) {
 // path returns the path of a file in the pki directory.
 func (p *pki) path(name string) string { return filepath.Join(p.dir, name) }
 
-// issueServing writes <name>.crt/.key: a serving certificate for loopback and
-// the in-cluster names of the kubernetes Service.
-func (p *pki) issueServing(name string, serviceIP net.IP) (certPEM, keyPEM []byte, err error) {
+// issueServing writes <name>.crt/.key: a serving certificate for loopback,
+// the in-cluster names of the kubernetes Service and the further addresses
+// the API server is reached at (the real nodes' gateway).
+func (p *pki) issueServing(name string, serviceIP net.IP, more ...net.IP) (certPEM, keyPEM []byte, err error) {
 	tmpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: name},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), serviceIP},
+		IPAddresses: append([]net.IP{net.IPv4(127, 0, 0, 1), serviceIP}, more...),
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
+	}
+	return p.issue(name, tmpl)
+}
+
+// issueNodeServing writes <name>.crt/.key: a kubelet's serving certificate
+// for its node's name and address, which the API server verifies.
+func (p *pki) issueNodeServing(name, node string, ip net.IP) (certPEM, keyPEM []byte, err error) {
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: node},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{ip},
+		DNSNames:    []string{node},
 	}
 	return p.issue(name, tmpl)
 }

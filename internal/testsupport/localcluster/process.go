@@ -29,6 +29,12 @@ type process struct {
 // <logDir>/<name>.log. The log is appended to, so a retried start keeps the
 // earlier attempt's output for debugging.
 func startProcess(name, bin string, args, env []string, logDir string) (*process, error) {
+	return startProcessAttr(name, bin, args, env, logDir, sysProcAttr())
+}
+
+// startProcessAttr is startProcess with the child's attributes given: the
+// real nodes' namespace holders add namespace flags to sysProcAttr's.
+func startProcessAttr(name, bin string, args, env []string, logDir string, attr *syscall.SysProcAttr) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -41,7 +47,7 @@ func startProcess(name, bin string, args, env []string, logDir string) (*process
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = attr
 	if err := spawn(cmd); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)

@@ -27,9 +27,18 @@ func (c *Cluster) componentServingFlags(name string, port int) []string {
 // scheduling, taints, affinity and resource fit behave as in a real cluster.
 func (c *Cluster) schedulerComponent() component {
 	var port int
+	var env []string
+	if proxy := c.ServiceProxyURL(); proxy != nil {
+		// Extenders behind Services are reached through the egress proxy,
+		// as the API server reaches webhooks; Go never proxies loopback, so
+		// the API server and an extender on the machine's loopback are
+		// reached directly.
+		env = []string{"HTTP_PROXY=" + proxy.String(), "HTTPS_PROXY=" + proxy.String(), "NO_PROXY=localhost,127.0.0.1"}
+	}
 	return component{
 		name:  Scheduler,
 		ports: 1,
+		env:   env,
 		args: func(ports []int) []string {
 			port = ports[0]
 			return mergeFlags(c.componentServingFlags(Scheduler, port), c.opts.SchedulerFlags)

@@ -64,26 +64,23 @@ func (c *Cluster) Stop() error {
 		procs := append([]*process(nil), c.procs...)
 		c.mu.Unlock()
 
+		var errs []error
+		// The real nodes first, in their own order; their processes are
+		// then gone when the loop below reaches them.
+		if err := c.stopRealNodes(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the real nodes: %w", err))
+		}
 		// Components talking to the API server go first, in parallel, so
 		// they do not spend their shutdown retrying a vanished server.
-		var errs []error
-		var wg sync.WaitGroup
-		var errMu sync.Mutex
-		var servers []*process
+		var servers, clients []*process
 		for _, p := range procs {
 			if p.name == APIServer || p.name == Etcd {
 				servers = append(servers, p)
-				continue
+			} else {
+				clients = append(clients, p)
 			}
-			wg.Go(func() {
-				if err := p.stop(c.opts.StopTimeout, c.log); err != nil {
-					errMu.Lock()
-					errs = append(errs, err)
-					errMu.Unlock()
-				}
-			})
 		}
-		wg.Wait()
+		errs = append(errs, c.stopAll(clients)...)
 		for i := len(servers) - 1; i >= 0; i-- { // API server, then etcd
 			if err := servers[i].stop(c.opts.StopTimeout, c.log); err != nil {
 				errs = append(errs, err)
@@ -98,4 +95,28 @@ func (c *Cluster) Stop() error {
 		c.log.Info("local cluster stopped", "dir", c.dir)
 	})
 	return c.stopErr
+}
+
+// stopAll stops procs in parallel (nil entries are skipped) and returns
+// what failed.
+func (c *Cluster) stopAll(procs []*process) []error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := p.stop(c.opts.StopTimeout, c.log); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errs
 }
