@@ -73,7 +73,7 @@ build: ## Build the edgeplane binaries into bin/.
 # entrypoint) and the pause and podreport images the real-node tests run.
 comma := ,
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
-HOST_PLATFORM   := linux/$(shell $(GO) env GOARCH)
+HOST_PLATFORM    = linux/$(shell $(GO) env GOARCH)
 .PHONY: image-binaries
 image-binaries: ## Build the static binaries of edgeplane's image for IMAGE_PLATFORMS into bin/image/<os>_<arch>/.
 	hack/build-image-binaries.sh $(subst $(comma), ,$(IMAGE_PLATFORMS))

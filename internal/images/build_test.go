@@ -118,7 +118,7 @@ var testRevision = Revision{Version: "v0.0.0-test", Commit: "0123456789abcdef012
 // directory of its own and writes their layouts under out.
 func buildLayouts(t *testing.T, out string, specs ...Spec) map[string]v1.ImageIndex {
 	t.Helper()
-	b := Builder{Root: repoRoot(t), WorkDir: t.TempDir(), Revision: testRevision}
+	b := Builder{Root: repoRoot, WorkDir: t.TempDir(), Revision: testRevision}
 	idxs := map[string]v1.ImageIndex{}
 	for _, spec := range specs {
 		idx, err := b.Index(context.Background(), spec, Platforms...)

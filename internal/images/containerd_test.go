@@ -32,7 +32,7 @@ import (
 // (make test installs them).
 func TestHostTarballsImportIntoContainerdAndRun(t *testing.T) {
 	ctx := context.Background()
-	root := repoRoot(t)
+	root := repoRoot
 	all, err := All(root)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +83,7 @@ func TestHostTarballsImportIntoContainerdAndRun(t *testing.T) {
 	}
 
 	spec := all[0]
+	c.ids = append(c.ids, "edgeplane-test")
 	out := c.ctr(t, append([]string{"run", "--rm"}, append(c.runFlags(), spec.Ref, "edgeplane-test", "/edgeplane-cni-ipam")...)...)
 	if want := "edgeplane-cni-ipam " + rev.Version + ":"; !strings.Contains(out, want) {
 		t.Errorf("edgeplane-cni-ipam in the image printed %q, want %q", out, want)

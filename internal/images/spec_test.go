@@ -1,6 +1,7 @@
 package images
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,13 +14,16 @@ import (
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
 )
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := k8sbin.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
+// repoRoot is the repository the tests build images of.
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	var err error
+	if repoRoot, err = k8sbin.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return root
+	os.Exit(m.Run())
 }
 
 // TestEdgeplaneRefIsWhatTheChartRenders renders the chart with its default
@@ -27,7 +31,7 @@ func repoRoot(t *testing.T) string {
 // image flag name the reference edgeplane's tarball carries, so a node that
 // loaded it runs the chart without a registry.
 func TestEdgeplaneRefIsWhatTheChartRenders(t *testing.T) {
-	spec, err := Edgeplane(repoRoot(t))
+	spec, err := Edgeplane(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +92,7 @@ func TestChartDefaultImage(t *testing.T) {
 }
 
 func TestSpecsAreDistinctAndRunNonrootOrAsNobodysUser(t *testing.T) {
-	all, err := All(repoRoot(t))
+	all, err := All(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
