@@ -71,7 +71,7 @@ func TestHostTarballsImportIntoContainerdAndRun(t *testing.T) {
 	}
 
 	podreport := c.start(t, PodReportRef, "podreport-test")
-	c.ctr(t, "task", "exec", "--exec-id", "fail", "podreport-test", "podreport", "fail-readiness")
+	c.ctr(t, "task", "exec", "--fifo-dir", filepath.Join(c.dir, "fifo"), "--exec-id", "fail", "podreport-test", "podreport", "fail-readiness")
 	unready, err := os.Stat(fmt.Sprintf("/proc/%d/root/tmp/podreport-unready", c.taskPID(t, "podreport-test")))
 	if err != nil {
 		t.Errorf("after podreport fail-readiness: %v", err)
@@ -159,7 +159,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	daemon := exec.Command("containerd", "--config", filepath.Join(dir, "config.toml"))
 	daemon.Stdout, daemon.Stderr = &log, &log
 	daemon.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	shimDirs := absentDirs("/run/containerd/s", "/run/containerd")
+	shimDirs := absentDirs("/run/containerd/s", "/run/containerd/fifo", "/run/containerd")
 	if err := daemon.Start(); err != nil {
 		t.Fatalf("starting containerd (Debian's containerd package; make test installs it): %v", err)
 	}
