@@ -68,15 +68,31 @@ verify: ## Fail if generated files are stale, code is not gofmt'ed, or vet/lint/
 build: ## Build the edgeplane binaries into bin/.
 	$(GO) build -tags '$(GO_BUILD_TAGS)' -o bin/ ./cmd/...
 
-IMAGE          ?= ghcr.io/edgeplane/edgeplane:dev
-IMAGE_PLATFORM ?= linux/amd64
+# Container images are built without a container daemon (internal/images,
+# hack/image): edgeplane's (every command under cmd/, the manager as the
+# entrypoint) and the pause and podreport images the real-node tests run.
+comma := ,
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+HOST_PLATFORM    = linux/$(shell $(GO) env GOARCH)
 .PHONY: image-binaries
-image-binaries: ## Build the static binaries the container image packages into bin/image/<os>_<arch>/.
-	hack/build-image-binaries.sh $(IMAGE_PLATFORM)
+image-binaries: ## Build the static binaries of edgeplane's image for IMAGE_PLATFORMS into bin/image/<os>_<arch>/.
+	hack/build-image-binaries.sh $(subst $(comma), ,$(IMAGE_PLATFORMS))
 
 .PHONY: image
-image: ## Build the container image (needs docker or podman; not available on the development machine).
-	$$(command -v docker || command -v podman) build --platform $(IMAGE_PLATFORM) --build-arg VERSION=$$(git describe --tags --always --dirty) -t $(IMAGE) .
+image: ## Build the OCI image indexes (IMAGE_PLATFORMS: linux/amd64 and linux/arm64) of edgeplane, pause and podreport into bin/image/oci/<name>/, what `crane push` sends a registry (docs/operations.md, "Container images").
+	$(GO) run ./hack/image -layout bin/image/oci -platforms $(IMAGE_PLATFORMS) $(if $(IMAGES),-images $(IMAGES))
+
+.PHONY: image-load
+image-load: ## Write each image for this machine's architecture to bin/image/<name>.tar, tagged as the chart and the tests name it; with CONTAINERD_ADDRESS=<socket>, also `ctr -n k8s.io images import` them there.
+	$(GO) run ./hack/image -tarballs bin/image $(if $(IMAGES),-images $(IMAGES)) $(if $(CONTAINERD_ADDRESS),-import $(CONTAINERD_ADDRESS))
+
+# The image tests (internal/images) compile and link images' binaries:
+# compiling them first keeps that out of the tests' time budget.
+.PHONY: image-test-binaries
+image-test-binaries:
+	IMAGE_BIN_DIR=bin/image/test-cache/edgeplane hack/build-image-binaries.sh $(HOST_PLATFORM) > /dev/null
+	IMAGE_BIN_DIR=bin/image/test-cache/test IMAGE_PACKAGES="./test/images/pause ./test/images/podreport" \
+		hack/build-image-binaries.sh $(subst $(comma), ,$(IMAGE_PLATFORMS)) > /dev/null
 
 .PHONY: cni-plugins
 cni-plugins: ## Build the reference CNI plugins (bridge, macvlan, loopback, host-local, portmap) and cnitool for the CNI tests, cni-demo and the real nodes into bin/cni/<version> (cached).
@@ -114,7 +130,7 @@ test-tools: ## Compile the pinned tools the tests run (helm, kustomize) and the 
 	$(GO) build -tags '$(GO_BUILD_TAGS)' ./cmd/...
 
 .PHONY: test
-test: k8s-bin cni-plugins prometheus-tools test-tools ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
+test: k8s-bin cni-plugins prometheus-tools test-tools image-test-binaries ## Run unit, short fuzz, envtest integration and compatibility tests (builds and installs what they need first).
 	hack/install-compat-tools.sh
 	@# A count, not a duration: on a loaded machine a timed run can end with the
 	@# fuzzer's own "context deadline exceeded" while a worker is still busy.

@@ -4,7 +4,10 @@
 #   - the AWS CLI (Debian package awscli; any `aws` on PATH is accepted),
 #   - Node.js and npm (Debian packages nodejs, npm),
 #   - the Tencent Cloud Node.js SDK, pinned in test/compat/node/package-lock.json
-#     (npm ci into test/compat/node/node_modules, which git ignores).
+#     (npm ci into test/compat/node/node_modules, which git ignores);
+# and containerd and runc (Debian packages containerd, runc), which the image
+# tests (internal/images) import the images into and run them with. Nothing
+# is started: the tests run containerd with directories of their own.
 # Safe to run repeatedly; `make test` runs it before the tests.
 set -euo pipefail
 
@@ -26,9 +29,11 @@ apt_install() {
     return 1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  if ! "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "$@"; then
-    "${sudo_cmd[@]}" apt-get update
-    "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "$@"
+  # Waits for another apt or dpkg run (a parallel install) instead of failing.
+  local lock=(-o DPkg::Lock::Timeout=300)
+  if ! "${sudo_cmd[@]}" apt-get install "${lock[@]}" -y --no-install-recommends "$@"; then
+    "${sudo_cmd[@]}" apt-get update "${lock[@]}"
+    "${sudo_cmd[@]}" apt-get install "${lock[@]}" -y --no-install-recommends "$@"
   fi
 }
 
@@ -51,3 +56,9 @@ if [[ ! -f "${stamp}" || "${node_dir}/package-lock.json" -nt "${stamp}" || ! -d 
   (cd "${node_dir}" && npm ci --no-audit --no-fund)
 fi
 echo "install-compat-tools: tencentcloud-sdk-nodejs $(cd "${node_dir}" && node -p 'require("tencentcloud-sdk-nodejs/package.json").version')"
+
+if ! command -v containerd >/dev/null 2>&1 || ! command -v ctr >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
+  echo "install-compat-tools: installing containerd and runc"
+  apt_install containerd runc
+fi
+containerd --version
