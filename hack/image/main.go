@@ -75,7 +75,7 @@ func run(ctx context.Context, out io.Writer, layoutDir, tarballDir, platformList
 		workDir = filepath.Join(root, workDir)
 	}
 	b := images.Builder{Root: root, WorkDir: workDir, Revision: rev}
-	fmt.Fprintf(out, "version %s, commit %s, created %s\n", rev.Version, rev.Commit, rev.Created.Format(time.RFC3339))
+	_, _ = fmt.Fprintf(out, "version %s, commit %s, created %s\n", rev.Version, rev.Commit, rev.Created.Format(time.RFC3339))
 	for _, spec := range specs {
 		start := time.Now()
 		if layoutDir != "" {
@@ -95,7 +95,7 @@ func run(ctx context.Context, out io.Writer, layoutDir, tarballDir, platformList
 				}
 			}
 		}
-		fmt.Fprintf(out, "  (%s in %s)\n", spec.Name, time.Since(start).Round(100*time.Millisecond))
+		_, _ = fmt.Fprintf(out, "  (%s in %s)\n", spec.Name, time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }
@@ -112,13 +112,13 @@ func writeLayout(ctx context.Context, out io.Writer, b images.Builder, spec imag
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s: %s (index %s) -> %s\n", spec.Name, spec.Ref, digest, dir)
+	_, _ = fmt.Fprintf(out, "%s: %s (index %s) -> %s\n", spec.Name, spec.Ref, digest, dir)
 	m, err := idx.IndexManifest()
 	if err != nil {
 		return err
 	}
 	for _, d := range m.Manifests {
-		fmt.Fprintf(out, "  %s: %s\n", d.Platform, d.Digest)
+		_, _ = fmt.Fprintf(out, "  %s: %s\n", d.Platform, d.Digest)
 	}
 	return nil
 }
@@ -143,7 +143,7 @@ func writeTarball(ctx context.Context, out io.Writer, b images.Builder, spec ima
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s: %s (%s, %s) -> %s\n", spec.Name, spec.Ref, host, digest, path)
+	_, _ = fmt.Fprintf(out, "%s: %s (%s, %s) -> %s\n", spec.Name, spec.Ref, host, digest, path)
 	return nil
 }
 

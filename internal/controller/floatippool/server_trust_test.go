@@ -123,7 +123,7 @@ func TestExtenderCutsOffAStalledBody(t *testing.T) {
 	cfg.NextProtos = []string{"http/1.1"}
 	conn, err := tls.Dial("tcp", addr, cfg)
 	must(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, err = io.WriteString(conn, "POST /v1/filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
 	must(t, err)
 	select {

@@ -74,8 +74,6 @@ func wantProtection(v view, secret secretState, inUse bool) protection {
 	return protection{want: v.secret, wantObj: secret.obj}
 }
 
-func recorded(obj config) []cloudv1alpha1.SecretReference { return viewOf(obj).status.ProtectedSecrets }
-
 func refOf(n types.NamespacedName) cloudv1alpha1.SecretReference {
 	return cloudv1alpha1.SecretReference{Namespace: n.Namespace, Name: n.Name}
 }

@@ -102,15 +102,6 @@ func TestRequireClientCert(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestNoClientCert serves callers without a certificate.
 func TestNoClientCert(t *testing.T) {
 	dir := t.TempDir()

@@ -94,7 +94,7 @@ func serve(ctx context.Context, addr, unreadyFile string, log io.Writer) error {
 		return err
 	}
 	srv := newServer(handler(os.Getenv, unreadyFile, interfaces))
-	fmt.Fprintf(log, "podreport: serving on %s\n", ln.Addr())
+	_, _ = fmt.Fprintf(log, "podreport: serving on %s\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -107,7 +107,7 @@ func serve(ctx context.Context, addr, unreadyFile string, log io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
-	fmt.Fprintln(log, "podreport: stopped")
+	_, _ = fmt.Fprintln(log, "podreport: stopped")
 	return nil
 }
 
