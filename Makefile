@@ -137,11 +137,18 @@ test: k8s-bin cni-plugins prometheus-tools test-tools image-test-binaries ## Run
 	hack/fuzz.sh 300x
 	GO_TEST_P=$(GO_TEST_P) hack/gotest.sh $(GO_TEST_FLAGS)
 
+# test/e2e/node is e2e-node's: it needs the images.
+E2E_NODE_PKG := ./test/e2e/node
 .PHONY: e2e
-e2e: k8s-bin real-nodes test-tools ## Run the end-to-end tests on local clusters (real scheduler, controller-manager, kwok nodes and, in test/e2e/realnodes, real nodes; needs root).
+e2e: k8s-bin real-nodes test-tools ## Run the end-to-end tests on local clusters (real scheduler, controller-manager, kwok nodes and, in test/e2e/realnodes, real nodes; needs root), all but e2e-node's.
 	@if compgen -G 'test/e2e/*/*_test.go' > /dev/null; then \
-		$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) ./test/e2e/...; \
+		$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) \
+			$$($(GO) list -tags e2e ./test/e2e/... | grep -v '/test/e2e/node$$'); \
 	else echo "e2e: no end-to-end suites yet"; fi
+
+.PHONY: e2e-node
+e2e-node: k8s-bin real-nodes test-tools image-load ## Install edgeplane with `helm install` of charts/edgeplane from the loaded image onto two real nodes and test it there (test/e2e/node; needs root).
+	$(GO) test -tags e2e -p 1 -count=1 -timeout 45m $(GO_TEST_FLAGS) $(E2E_NODE_PKG)
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_TIME each (FUZZ_SAVE_CORPUS=N adds the N smallest new interesting inputs to its checked-in testdata/fuzz corpus).

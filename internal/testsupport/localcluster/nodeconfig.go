@@ -3,6 +3,7 @@ package localcluster
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -34,19 +35,25 @@ type containerdPaths struct {
 	Root, State, Socket string
 	// Opt is containerd's "opt" plugin directory, which it would otherwise
 	// create as /opt/containerd on the machine.
-	Opt           string
-	CNIBinDir     string
-	CNIConfDir    string
-	SandboxImage  string
-	StreamAddress string
+	Opt        string
+	CNIBinDir  string
+	CNIConfDir string
+	// FloatIPConfDir is the CNI configuration directory of the
+	// FloatIPRuntimeClass's runtime handler.
+	FloatIPConfDir string
+	SandboxImage   string
+	StreamAddress  string
 }
 
 // containerdConfig renders a containerd 1.6 configuration (version 2) for
 // a node: its own root, state and socket, the CRI plugin with the sandbox
 // image the cluster imported, the reference CNI plugins, and runc with
-// cgroupfs (the kubelet's cgroup driver).
+// cgroupfs (the kubelet's cgroup driver), twice: as the default runtime
+// handler on the node's pod network, and as FloatIPRuntimeClass's handler
+// on the float-IP network (its own CNI configuration directory, which
+// containerd reads per runtime handler).
 func containerdConfig(p containerdPaths) (string, error) {
-	for _, v := range []string{p.Root, p.State, p.Socket, p.Opt, p.CNIBinDir, p.CNIConfDir, p.SandboxImage, p.StreamAddress} {
+	for _, v := range []string{p.Root, p.State, p.Socket, p.Opt, p.CNIBinDir, p.CNIConfDir, p.FloatIPConfDir, p.SandboxImage, p.StreamAddress} {
 		if v == "" || strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) || r > unicode.MaxASCII }) {
 			return "", fmt.Errorf("containerd configuration value %q: want printable ASCII", v)
 		}
@@ -88,23 +95,66 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]
+      runtime_type = "io.containerd.runc.v2"
+      cni_conf_dir = %s
+      cni_max_conf_num = 1
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]
+        SystemdCgroup = false
 
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %s
     conf_dir = %s
     max_conf_num = 1
-`, q(p.Root), q(p.State), q(p.Socket), q(p.Opt), q(p.SandboxImage), q(p.StreamAddress), q(p.CNIBinDir), q(p.CNIConfDir)), nil
+`, q(p.Root), q(p.State), q(p.Socket), q(p.Opt), q(p.SandboxImage), q(p.StreamAddress),
+		FloatIPRuntimeHandler, q(p.FloatIPConfDir), FloatIPRuntimeHandler, q(p.CNIBinDir), q(p.CNIConfDir)), nil
 }
 
 // cniConfig renders a node's CNI network: a bridge (cni0, the pods'
-// gateway) with host-local addresses from the node's pod range, hairpin
-// mode so a pod reaches itself through a Service, and portmap for
-// hostPort. No masquerading: nothing outside the cluster's namespaces is
-// reachable anyway, and the other nodes route the pods' addresses.
-func cniConfig(podCIDR, ipamDataDir string) ([]byte, error) {
+// gateway) with host-local addresses from the lower half of the node's pod
+// range (the upper half is its float IPs', floatIPConfig), hairpin mode so
+// a pod reaches itself through a Service, and portmap for hostPort. No
+// masquerading: nothing outside the cluster's namespaces is reachable
+// anyway, and the other nodes route the pods' addresses.
+func cniConfig(podCIDR netip.Prefix, ipamDataDir string) ([]byte, error) {
+	hostLocal, _, err := splitPodRange(podCIDR)
+	if err != nil {
+		return nil, err
+	}
+	return podNetwork("localcluster", map[string]any{
+		"type": "host-local",
+		"ranges": [][]map[string]string{{{
+			"subnet":     podCIDR.String(),
+			"rangeStart": hostLocal.first.String(),
+			"rangeEnd":   hostLocal.last.String(),
+		}}},
+		"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
+		"dataDir": ipamDataDir,
+	})
+}
+
+// FloatIPNetwork is the name of the float-IP network (floatIPConfig):
+// containerd keeps each pod's result under /var/lib/cni/results/
+// <network>-<sandbox id>-<interface> until CNI DEL.
+const FloatIPNetwork = "floatip"
+
+// floatIPConfig renders the network of FloatIPRuntimeClass's pods: the
+// same bridge, with edgeplane-cni-ipam handing each pod the float IP the
+// scheduler extender allocated. The plugin is not the cluster's: the
+// chart's DaemonSet installs it into the node's /opt/cni/bin, with its
+// kubeconfig; until then such pods fail to start, as on any node the
+// DaemonSet has not reached yet. A FloatIPPool for the node takes its
+// addresses from the upper half of the node's pod range (FloatIPRange), so
+// the bridge is their gateway and the other nodes route them already.
+func floatIPConfig() ([]byte, error) {
+	return podNetwork(FloatIPNetwork, map[string]any{"type": "edgeplane-cni-ipam"})
+}
+
+// podNetwork is the node's conflist shape with ipam as the bridge's IPAM.
+func podNetwork(name string, ipam map[string]any) ([]byte, error) {
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
-		"name":       "localcluster",
+		"name":       name,
 		"plugins": []any{
 			map[string]any{
 				"type":        "bridge",
@@ -112,17 +162,33 @@ func cniConfig(podCIDR, ipamDataDir string) ([]byte, error) {
 				"isGateway":   true,
 				"ipMasq":      false,
 				"hairpinMode": true,
-				"ipam": map[string]any{
-					"type":    "host-local",
-					"ranges":  [][]map[string]string{{{"subnet": podCIDR}}},
-					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
-					"dataDir": ipamDataDir,
-				},
+				"ipam":        ipam,
 			},
 			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
 		},
 	}
 	return json.MarshalIndent(conf, "", "  ")
+}
+
+// addrRange is an inclusive range of addresses.
+type addrRange struct{ first, last netip.Addr }
+
+// splitPodRange splits an IPv4 pod range into its host-local half (from
+// the address after the bridge's, the gateway, to the middle) and its
+// float-IP half (the rest, without the broadcast address).
+func splitPodRange(p netip.Prefix) (hostLocal, floatIPs addrRange, err error) {
+	p = p.Masked()
+	if !p.Addr().Is4() || p.Bits() > 28 {
+		return addrRange{}, addrRange{}, fmt.Errorf("pod range %s: want IPv4 with at least 16 addresses", p)
+	}
+	base := p.Addr().As4()
+	n := uint32(1) << (32 - p.Bits())
+	at := func(off uint32) netip.Addr {
+		v := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+		v += off
+		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	}
+	return addrRange{at(2), at(n/2 - 1)}, addrRange{at(n / 2), at(n - 2)}, nil
 }
 
 // kubeletSettings are the values a node's kubelet configuration varies in.

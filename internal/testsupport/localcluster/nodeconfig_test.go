@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestContainerdConfig(t *testing.T) {
 	p := containerdPaths{
 		Root: "/d/root", State: "/d/state", Socket: "/d/containerd.sock", Opt: "/d/opt",
-		CNIBinDir: "/bin/cni", CNIConfDir: "/d/net.d", SandboxImage: "localcluster.local/nodetest:v1",
+		CNIBinDir: "/bin/cni", CNIConfDir: "/d/net.d", FloatIPConfDir: "/d/floatip.d", SandboxImage: "localcluster.local/nodetest:v1",
 		StreamAddress: "127.0.0.1",
 	}
 	conf, err := containerdConfig(p)
@@ -34,6 +35,9 @@ func TestContainerdConfig(t *testing.T) {
 		`stream_server_address = "127.0.0.1"`,
 		`bin_dir = "/bin/cni"`,
 		`conf_dir = "/d/net.d"`,
+		// FloatIPRuntimeClass's handler: runc on the float-IP network.
+		`[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.floatip]`,
+		`cni_conf_dir = "/d/floatip.d"`,
 	} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("the configuration lacks %q:\n%s", want, conf)
@@ -50,7 +54,7 @@ func TestContainerdConfig(t *testing.T) {
 }
 
 func TestCNIConfig(t *testing.T) {
-	raw, err := cniConfig("10.244.2.0/24", "/d/ipam")
+	raw, err := cniConfig(netip.MustParsePrefix("10.244.2.0/24"), "/d/ipam")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +84,57 @@ func TestCNIConfig(t *testing.T) {
 	if err := json.Unmarshal(conf.Plugins[0].IPAM, &ipam); err != nil {
 		t.Fatal(err)
 	}
-	want := [][]map[string]string{{{"subnet": "10.244.2.0/24"}}}
+	// The lower half: the upper one is the float IPs'.
+	want := [][]map[string]string{{{"subnet": "10.244.2.0/24", "rangeStart": "10.244.2.2", "rangeEnd": "10.244.2.127"}}}
 	if ipam.Type != "host-local" || ipam.DataDir != "/d/ipam" || !cmp.Equal(want, ipam.Ranges) {
-		t.Errorf("ipam = %+v, want host-local over 10.244.2.0/24 keeping its state in /d/ipam", ipam)
+		t.Errorf("ipam = %+v, want host-local over 10.244.2.2-127 keeping its state in /d/ipam", ipam)
+	}
+}
+
+func TestFloatIPConfig(t *testing.T) {
+	raw, err := floatIPConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Name    string `json:"name"`
+		Plugins []struct {
+			Type   string            `json:"type"`
+			Bridge string            `json:"bridge"`
+			IPAM   map[string]string `json:"ipam"`
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal(raw, &conf); err != nil {
+		t.Fatal(err)
+	}
+	// The pod network's bridge, edgeplane's IPAM with nothing but its
+	// type: the plugin reads its own kubeconfig, never one the config names.
+	if conf.Name != FloatIPNetwork || len(conf.Plugins) != 2 || conf.Plugins[0].Type != "bridge" || conf.Plugins[0].Bridge != "cni0" ||
+		!cmp.Equal(conf.Plugins[0].IPAM, map[string]string{"type": "edgeplane-cni-ipam"}) {
+		t.Errorf("float-IP network = %s", raw)
+	}
+}
+
+func TestSplitPodRange(t *testing.T) {
+	for cidr, want := range map[string][4]string{
+		"10.244.2.0/24":  {"10.244.2.2", "10.244.2.127", "10.244.2.128", "10.244.2.254"},
+		"10.244.2.77/24": {"10.244.2.2", "10.244.2.127", "10.244.2.128", "10.244.2.254"},
+		"10.244.0.0/23":  {"10.244.0.2", "10.244.0.255", "10.244.1.0", "10.244.1.254"},
+		"10.244.3.16/28": {"10.244.3.18", "10.244.3.23", "10.244.3.24", "10.244.3.30"},
+	} {
+		h, f, err := splitPodRange(netip.MustParsePrefix(cidr))
+		if err != nil {
+			t.Fatalf("%s: %v", cidr, err)
+		}
+		got := [4]string{h.first.String(), h.last.String(), f.first.String(), f.last.String()}
+		if got != want {
+			t.Errorf("%s: host-local %s-%s, float IPs %s-%s; want %v", cidr, got[0], got[1], got[2], got[3], want)
+		}
+	}
+	for _, bad := range []string{"10.244.2.0/29", "fd00::/64"} {
+		if _, _, err := splitPodRange(netip.MustParsePrefix(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
 	}
 }
 

@@ -41,6 +41,19 @@ type nsHost struct {
 // nsHostDirs are the directories each host has its own copy of.
 var nsHostDirs = []string{"/run", "/var/lib", "/var/log"}
 
+// nodeOverlays are the directories a real node sees the machine's copy of
+// with its own changes on top (an overlay whose upper directory is the
+// node's, nodeOverlayUpper): the CNI configuration and plugins live at
+// their usual paths, /etc/cni/net.d and /opt/cni/bin, where the chart's
+// DaemonSet installs edgeplane-cni-ipam and its kubeconfig through
+// hostPath volumes, and neither the machine nor the other nodes see them.
+var nodeOverlays = []string{"/etc", "/opt"}
+
+// nodeOverlayUpper is where a host in dir keeps its changes to the
+// overlaid directory d: files written there before the host starts are
+// part of its view.
+func nodeOverlayUpper(dir, d string) string { return filepath.Join(dir, "overlay", d, "upper") }
+
 // kubeletTunables are the kernel settings the kubelet insists on (it
 // writes them unless protectKernelDefaults makes it fail instead). They are
 // global to the machine, not per namespace, and kernel/panic_on_oops=1 would
@@ -73,9 +86,10 @@ func tunableMasks(want map[string]int, read func(name string) (int, error)) (map
 }
 
 // startNSHost starts the holder of a new host's namespaces, moves it into
-// the cluster's cgroup and gives it its own nsHostDirs and, where masks
-// says so, its own view of kernel settings.
-func (c *Cluster) startNSHost(name, dir string, masks map[string]int) (_ *nsHost, err error) {
+// the cluster's cgroup and gives it its own nsHostDirs, an overlay of each
+// of overlays (nodeOverlayUpper) and, where masks says so, its own view of
+// kernel settings.
+func (c *Cluster) startNSHost(name, dir string, masks map[string]int, overlays []string) (_ *nsHost, err error) {
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
@@ -106,6 +120,18 @@ func (c *Cluster) startNSHost(name, dir string, masks map[string]int) (_ *nsHost
 			return nil, fmt.Errorf("creating %s: %w", src, err)
 		}
 		if err := h.run("mount", "-n", "--bind", src, d); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range overlays {
+		upper, work := nodeOverlayUpper(dir, d), filepath.Join(dir, "overlay", d, "work")
+		for _, sub := range []string{upper, work} {
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return nil, fmt.Errorf("creating %s: %w", sub, err)
+			}
+		}
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", d, upper, work)
+		if err := h.run("mount", "-n", "-t", "overlay", "overlay", "-o", opts, d); err != nil {
 			return nil, err
 		}
 	}
@@ -185,6 +211,12 @@ func (h *nsHost) listen(network, addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listening on %s in %s: %w", addr, h.name, err)
 	}
 	return l, nil
+}
+
+// path is where the machine sees p of the host's own view (its mount
+// namespace, through its holder's root).
+func (h *nsHost) path(p string) string {
+	return filepath.Join(fmt.Sprintf("/proc/%d/root", h.holder.pid()), p)
 }
 
 // close releases the handle on the network namespace; the namespace goes

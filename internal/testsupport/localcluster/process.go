@@ -23,6 +23,9 @@ type process struct {
 	logPath string
 	done    chan struct{} // closed once the process has exited and been reaped
 	exitErr error         // valid once done is closed
+	// retired is set, under the cluster's mu, on a process the cluster
+	// replaces (RestartScheduler): its exit is no component dying.
+	retired bool
 }
 
 // startProcess starts bin with args, sending stdout and stderr to

@@ -85,3 +85,25 @@ func (p realNetworkPlan) contains(addr netip.Addr) bool {
 	return p.Gateway.Masked().Contains(addr) || p.ClusterCIDR.Contains(addr) ||
 		netip.MustParsePrefix(serviceCIDR).Contains(addr)
 }
+
+// The float-IP network of the real nodes. A pod naming FloatIPRuntimeClass
+// (runtimeClassName) gets its eth0 from the node's float-IP network
+// (floatIPConfig: the bridge with edgeplane-cni-ipam as its IPAM, the
+// plugin the chart's DaemonSet installs), every other pod from host-local:
+// containerd reads a CNI configuration directory per runtime handler, so
+// one node runs both, as a cluster whose float-IP pods share nodes with
+// others must (galaxy's daemon or Multus choose per pod elsewhere).
+const (
+	FloatIPRuntimeClass   = "floatip"
+	FloatIPRuntimeHandler = "floatip"
+)
+
+// FloatIPRange is the range of a real node's pod addresses that host-local
+// leaves to its float-IP network: the upper half of the node's pod range
+// (the lower half is host-local's), for a FloatIPPool whose nodeSubnets
+// name that node. The bridge's address, the first of the pod range, is
+// the pool's gateway.
+func FloatIPRange(podCIDR netip.Prefix) (first, last netip.Addr, err error) {
+	_, f, err := splitPodRange(podCIDR)
+	return f.first, f.last, err
+}

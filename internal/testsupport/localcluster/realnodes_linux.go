@@ -24,6 +24,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/edgeplane/edgeplane/internal/testsupport/k8sbin"
@@ -81,6 +82,7 @@ type realNodes struct {
 	nodes   []*realNode
 
 	apiRelay     net.Listener
+	exposed      []net.Listener // ExposeLoopbackPort's, guarded by the cluster's mu
 	egressSocket string
 	egress       []*http.Server
 	proxyURL     *url.URL
@@ -95,6 +97,10 @@ type realNode struct {
 	kubelet    *process
 	kubeProxy  *process
 }
+
+// referenceCNIPlugins are the CNI plugins every real node has in its
+// /opt/cni/bin from the start.
+var referenceCNIPlugins = []string{"bridge", "host-local", "portmap", "loopback"}
 
 // realNodeBinaries are the programs a real node runs.
 type realNodeBinaries struct {
@@ -112,7 +118,7 @@ func findRealNodeBinaries() (realNodeBinaries, error) {
 	if b.kubeProxy, err = k8sbin.Path(KubeProxy); err != nil {
 		return b, fmt.Errorf("%w (kubelet and kube-proxy: run `make k8s-node-bin`)", err)
 	}
-	if b.cniDir, err = k8sbin.CNIDir("bridge", "host-local", "portmap", "loopback"); err != nil {
+	if b.cniDir, err = k8sbin.CNIDir(referenceCNIPlugins...); err != nil {
 		return b, err
 	}
 	tools := map[string]*string{"containerd": &b.containerd, "ctr": &b.ctr}
@@ -188,7 +194,7 @@ func (c *Cluster) prepareRealNodes(ctx context.Context) error {
 			return fmt.Errorf("cleaning %s: %w", d, err)
 		}
 	}
-	if r.cp, err = c.startNSHost(controlPlaneHost, filepath.Join(nodesDir, controlPlaneHost), nil); err != nil {
+	if r.cp, err = c.startNSHost(controlPlaneHost, filepath.Join(nodesDir, controlPlaneHost), nil, nil); err != nil {
 		return err
 	}
 	if err := setUpControlPlaneNetwork(r.cp, plan); err != nil {
@@ -335,6 +341,9 @@ func (c *Cluster) startControlPlaneHost(ctx context.Context) error {
 	if err := c.client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("letting the API server use the kubelets: %w", err)
 	}
+	if err := c.createFloatIPRuntimeClass(ctx); err != nil {
+		return err
+	}
 	if err := c.writeIdentityKubeconfig(KubeProxy, kubeProxyCN); err != nil {
 		return err
 	}
@@ -376,7 +385,10 @@ func (c *Cluster) startRealNode(ctx context.Context, n *realNode) error {
 	name := n.addrs.Name
 	began := time.Now()
 	var err error
-	if n.host, err = c.startNSHost(name, n.dir, r.masks); err != nil {
+	if err := c.writeNodeCNI(n); err != nil {
+		return err
+	}
+	if n.host, err = c.startNSHost(name, n.dir, r.masks, nodeOverlays); err != nil {
 		return err
 	}
 	if err := attachNode(r.cp, n.host, n.addrs, r.plan); err != nil {
@@ -407,14 +419,15 @@ func (c *Cluster) startContainerd(ctx context.Context, n *realNode) error {
 	r := c.real
 	dir := filepath.Join(n.dir, Containerd)
 	paths := containerdPaths{
-		Root:          filepath.Join(dir, "root"),
-		State:         filepath.Join(dir, "state"),
-		Socket:        filepath.Join(dir, "containerd.sock"),
-		Opt:           filepath.Join(dir, "opt"),
-		CNIBinDir:     r.bins.cniDir,
-		CNIConfDir:    filepath.Join(n.dir, "cni", "net.d"),
-		SandboxImage:  r.sandbox.Ref,
-		StreamAddress: "127.0.0.1",
+		Root:           filepath.Join(dir, "root"),
+		State:          filepath.Join(dir, "state"),
+		Socket:         filepath.Join(dir, "containerd.sock"),
+		Opt:            filepath.Join(dir, "opt"),
+		CNIBinDir:      nodeCNIBinDir,
+		CNIConfDir:     nodeCNIConfDir,
+		FloatIPConfDir: nodeFloatIPConfDir,
+		SandboxImage:   r.sandbox.Ref,
+		StreamAddress:  "127.0.0.1",
 	}
 	if len(paths.Socket) > maxUnixSocketPath {
 		return fmt.Errorf("the cluster directory %s is too long for containerd's socket path %s", c.dir, paths.Socket)
@@ -423,17 +436,8 @@ func (c *Cluster) startContainerd(ctx context.Context, n *realNode) error {
 	if err != nil {
 		return err
 	}
-	cni, err := cniConfig(n.addrs.PodCIDR.String(), filepath.Join(n.dir, "cni", "ipam"))
-	if err != nil {
-		return fmt.Errorf("rendering %s's CNI configuration: %w", n.addrs.Name, err)
-	}
-	for path, data := range map[string][]byte{
-		filepath.Join(dir, "config.toml"):                           []byte(conf),
-		filepath.Join(paths.CNIConfDir, "10-localcluster.conflist"): cni,
-	} {
-		if err := writeFileMkdir(path, data); err != nil {
-			return err
-		}
+	if err := writeFileMkdir(filepath.Join(dir, "config.toml"), []byte(conf)); err != nil {
+		return err
 	}
 	p, err := c.startDaemon(n.host, n.addrs.Name+"-"+Containerd, r.bins.containerd, "--config", filepath.Join(dir, "config.toml"))
 	if err != nil {
@@ -448,6 +452,49 @@ func (c *Cluster) startContainerd(ctx context.Context, n *realNode) error {
 		}
 		return conn.Close()
 	})
+}
+
+// Where a node's containerd finds its CNI plugins and configurations: the
+// usual paths, in the node's own overlay of /etc and /opt (nodeOverlays).
+const (
+	nodeCNIBinDir      = "/opt/cni/bin"
+	nodeCNIConfDir     = "/etc/cni/net.d"
+	nodeFloatIPConfDir = "/etc/cni/floatip.d"
+)
+
+// writeNodeCNI writes, before the node's host starts, what its overlays
+// hold from the start: the reference plugins in its /opt/cni/bin (links to
+// the cluster's build), its pod network in /etc/cni/net.d and the float-IP
+// network in /etc/cni/floatip.d.
+func (c *Cluster) writeNodeCNI(n *realNode) error {
+	r := c.real
+	podNet, err := cniConfig(n.addrs.PodCIDR, filepath.Join(n.dir, "cni", "ipam"))
+	if err != nil {
+		return fmt.Errorf("rendering %s's CNI configuration: %w", n.addrs.Name, err)
+	}
+	floatNet, err := floatIPConfig()
+	if err != nil {
+		return fmt.Errorf("rendering %s's float-IP network: %w", n.addrs.Name, err)
+	}
+	etc := nodeOverlayUpper(n.dir, "/etc")
+	for path, data := range map[string][]byte{
+		filepath.Join(etc, strings.TrimPrefix(nodeCNIConfDir, "/etc"), "10-localcluster.conflist"): podNet,
+		filepath.Join(etc, strings.TrimPrefix(nodeFloatIPConfDir, "/etc"), "10-floatip.conflist"):  floatNet,
+	} {
+		if err := writeFileMkdir(path, data); err != nil {
+			return err
+		}
+	}
+	bin := filepath.Join(nodeOverlayUpper(n.dir, "/opt"), strings.TrimPrefix(nodeCNIBinDir, "/opt"))
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", bin, err)
+	}
+	for _, plugin := range referenceCNIPlugins {
+		if err := os.Symlink(filepath.Join(r.bins.cniDir, plugin), filepath.Join(bin, plugin)); err != nil {
+			return fmt.Errorf("linking %s's CNI plugin %s: %w", n.addrs.Name, plugin, err)
+		}
+	}
+	return nil
 }
 
 // importImage loads img into the node's containerd, in the namespace the
@@ -615,6 +662,11 @@ func (c *Cluster) stopRealNodes() error {
 	if r.apiRelay != nil {
 		_ = r.apiRelay.Close()
 	}
+	c.mu.Lock()
+	for _, l := range r.exposed {
+		_ = l.Close()
+	}
+	c.mu.Unlock()
 	for _, srv := range r.egress {
 		_ = srv.Close()
 	}
@@ -692,4 +744,76 @@ func (c *Cluster) LoadImage(ctx context.Context, img NodeImage) error {
 		}
 	}
 	return nil
+}
+
+// createFloatIPRuntimeClass creates the RuntimeClass whose pods get the
+// nodes' float-IP network (FloatIPRuntimeClass). Unstructured, so that it
+// needs nothing of Options.Scheme.
+func (c *Cluster) createFloatIPRuntimeClass(ctx context.Context) error {
+	rc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "node.k8s.io/v1",
+		"kind":       "RuntimeClass",
+		"metadata":   map[string]any{"name": FloatIPRuntimeClass},
+		"handler":    FloatIPRuntimeHandler,
+	}}
+	if err := c.client.Create(ctx, rc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the RuntimeClass %s: %w", FloatIPRuntimeClass, err)
+	}
+	return nil
+}
+
+// GatewayAddr is the control-plane host's address on the real nodes'
+// bridge: where pods and nodes reach what the cluster serves them from
+// the machine (the API server's relay, ListenClusterNetwork's listeners).
+func (c *Cluster) GatewayAddr() (netip.Addr, error) {
+	if c.real == nil {
+		return netip.Addr{}, errors.New("the cluster has no real nodes")
+	}
+	return c.real.plan.Gateway.Addr(), nil
+}
+
+// ListenClusterNetwork listens on port (0: any free one) of GatewayAddr,
+// in the control-plane host: a server of the test or the demo (the cloud
+// emulator) that pods must reach, as they would an endpoint outside the
+// cluster. Only the cluster's namespaces reach that address, never the
+// machine's other processes; the caller closes the listener.
+func (c *Cluster) ListenClusterNetwork(port int) (net.Listener, error) {
+	if c.real == nil {
+		return nil, errors.New("the cluster has no real nodes")
+	}
+	return c.real.cp.listen("tcp", net.JoinHostPort(c.real.plan.Gateway.Addr().String(), strconv.Itoa(port)))
+}
+
+// ExposeLoopbackPort makes a server on the machine's 127.0.0.1:port (the
+// demo's cloud emulator) reachable from the cluster's network at
+// GatewayAddr():port, until the cluster stops: a relay in the
+// control-plane host, as for the API server. The server keeps its own
+// authentication; only the cluster's namespaces reach that address.
+func (c *Cluster) ExposeLoopbackPort(port int) error {
+	l, err := c.ListenClusterNetwork(port)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.real.exposed = append(c.real.exposed, l)
+	c.mu.Unlock()
+	upstream := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	go serveRelay(l, func() (net.Conn, error) { return net.DialTimeout("tcp", upstream, 10*time.Second) }, c.log)
+	return nil
+}
+
+// RealNodePath is where the machine sees path of a real node's own view of
+// the file system (its mount namespace: its /var/lib, /run, /etc/cni, ...),
+// for a test reading what the node wrote, such as containerd's cached CNI
+// results under /var/lib/cni/results.
+func (c *Cluster) RealNodePath(node, path string) (string, error) {
+	if c.real == nil {
+		return "", errors.New("the cluster has no real nodes")
+	}
+	for _, n := range c.real.nodes {
+		if n.addrs.Name == node && n.host != nil {
+			return n.host.path(path), nil
+		}
+	}
+	return "", fmt.Errorf("no real node %q", node)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"net/url"
 
 	"github.com/go-logr/logr"
@@ -44,3 +45,15 @@ func (c *Cluster) DialClusterNetwork(context.Context, string, string) (net.Conn,
 
 // LoadImage fails: there are no real nodes.
 func (c *Cluster) LoadImage(context.Context, NodeImage) error { return errRealNodesNeedLinux }
+
+// GatewayAddr fails: there are no real nodes.
+func (c *Cluster) GatewayAddr() (netip.Addr, error) { return netip.Addr{}, errRealNodesNeedLinux }
+
+// ListenClusterNetwork fails: there are no real nodes.
+func (c *Cluster) ListenClusterNetwork(int) (net.Listener, error) { return nil, errRealNodesNeedLinux }
+
+// RealNodePath fails: there are no real nodes.
+func (c *Cluster) RealNodePath(string, string) (string, error) { return "", errRealNodesNeedLinux }
+
+// ExposeLoopbackPort fails: there are no real nodes.
+func (c *Cluster) ExposeLoopbackPort(int) error { return errRealNodesNeedLinux }

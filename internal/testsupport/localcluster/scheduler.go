@@ -2,8 +2,10 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 )
 
 // componentServingFlags are the flags kube-controller-manager and kube-scheduler
@@ -47,4 +49,38 @@ func (c *Cluster) schedulerComponent() component {
 			return httpOK(insecureHTTP, fmt.Sprintf("https://127.0.0.1:%d/healthz", port))(ctx)
 		},
 	}
+}
+
+// RestartScheduler stops kube-scheduler and starts it again with flags
+// (each "--name=value") merged over the ones it ran with, as an operator
+// restarts a control plane's scheduler with a new configuration: a
+// --config= file that only exists once something in the cluster has
+// written it, such as the chart's extender configuration with the
+// certificates the manager issued.
+func (c *Cluster) RestartScheduler(ctx context.Context, flags ...string) error {
+	if c.opts.DisableScheduler {
+		return errors.New("the cluster runs no scheduler")
+	}
+	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		return errors.New("the cluster is stopping")
+	}
+	var old *process
+	for i, p := range c.procs {
+		if p.name == Scheduler && !p.retired {
+			old = p
+			p.retired = true
+			c.procs = slices.Delete(c.procs, i, i+1)
+			break
+		}
+	}
+	c.opts.SchedulerFlags = mergeFlags(c.opts.SchedulerFlags, flags)
+	c.mu.Unlock()
+	if old != nil {
+		if err := old.stop(c.opts.StopTimeout, c.log); err != nil {
+			return fmt.Errorf("stopping %s: %w", Scheduler, err)
+		}
+	}
+	return c.startComponent(ctx, c.schedulerComponent())
 }

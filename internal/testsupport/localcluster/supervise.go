@@ -17,7 +17,7 @@ func (c *Cluster) track(p *process) {
 	go func() {
 		<-p.done
 		c.mu.Lock()
-		stopping := c.stopping
+		stopping := c.stopping || p.retired
 		c.mu.Unlock()
 		if !stopping {
 			select {
