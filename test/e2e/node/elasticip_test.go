@@ -187,3 +187,20 @@ func (base *env) testUninstall(t *testing.T) {
 		}
 	}
 }
+
+// testManagersLogNoErrors: through the install, the workloads above and a
+// failover, the manager replicas running now logged no error: what a
+// user's first install would show them is the chart's defaults working.
+func (base *env) testManagersLogNoErrors(t *testing.T) {
+	e := base.with(t)
+	out, err := e.cluster.Kubectl(e.ctx, "logs", "-n", namespace, "-l", "app.kubernetes.io/component=manager",
+		"--tail=-1", "--prefix", "--max-log-requests=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, `"level":"error"`) {
+			t.Errorf("a manager logged an error: %s", strings.TrimSpace(line))
+		}
+	}
+}

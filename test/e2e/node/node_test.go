@@ -137,6 +137,7 @@ func TestChartOnRealNodes(t *testing.T) {
 	t.Run("IngressDaemonSetRollout", e.testIngressDaemonSetRollout)
 	t.Run("PodElasticIP", e.testPodElasticIP)
 	t.Run("LeaderFailover", e.testLeaderFailover)
+	t.Run("ManagersLogNoErrors", e.testManagersLogNoErrors)
 	t.Run("Uninstall", e.testUninstall)
 }
 
