@@ -19,6 +19,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/cloudsim/core"
 	"github.com/edgeplane/edgeplane/internal/images"
 	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
+	"github.com/edgeplane/edgeplane/internal/testsupport/localcluster"
 )
 
 // seedNodeInstances gives each real node an EC2 instance in the emulator
@@ -63,6 +64,7 @@ func (e *env) eipPod(name string) (corev1.Pod, core.EC2Address) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workloads, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{localcluster.RealNodeLabel: "true"},
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			ReadinessGates:                []corev1.PodReadinessGate{{ConditionType: networkingv1alpha1.PodConditionElasticIPReady}},
 			Containers: []corev1.Container{{

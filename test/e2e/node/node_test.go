@@ -101,8 +101,11 @@ func TestChartOnRealNodes(t *testing.T) {
 	}
 	began := time.Now()
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir:          dir,
-		RealNodes:    2,
+		Dir:       dir,
+		RealNodes: 2,
+		// A kwok node too, as a cluster has nodes the manager must not
+		// run on: the chart's manager.nodeSelector keeps it off.
+		Nodes:        []localcluster.NodeSpec{{Name: "kwok-1"}},
 		NodeImages:   nodeImages,
 		Scheme:       sch,
 		Log:          testr.New(t),
@@ -202,8 +205,11 @@ func (e *env) helm(args ...string) string {
 func (e *env) helmInstall(endpoint string) {
 	e.t.Helper()
 	values := map[string]any{
-		"image":   map[string]any{"pullPolicy": "Never"},
-		"manager": map[string]any{"clusterName": "e2e-node"},
+		"image": map[string]any{"pullPolicy": "Never"},
+		"manager": map[string]any{
+			"clusterName":  "e2e-node",
+			"nodeSelector": map[string]any{localcluster.RealNodeLabel: "true"},
+		},
 		"floatIP": map[string]any{
 			"cni": map[string]any{"enabled": true},
 			"schedulerConfig": map[string]any{
