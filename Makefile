@@ -192,11 +192,11 @@ chaos-ci: chaos ## The chaos run's short profile, under 15 minutes including clu
 
 ##@ Demo
 
-# DEMO_REAL_NODES=N adds N real nodes (kubelet, containerd, kube-proxy; needs root).
-DEMO_REAL_NODES ?= 0
+# The real nodes (kubelet, containerd, kube-proxy) edgeplane runs on; needs root.
+DEMO_REAL_NODES ?= 2
 export DEMO_REAL_NODES
 .PHONY: demo
-demo: k8s-bin build $(if $(filter-out 0,$(DEMO_REAL_NODES)),real-nodes) ## Start the local cluster (DEMO_REAL_NODES=N adds real nodes), install the CRDs, start the manager, apply examples/ and show them.
+demo: k8s-bin build real-nodes test-tools image-load ## Start the local cluster (kwok nodes and DEMO_REAL_NODES=2 real ones; root), `helm install` edgeplane onto the real nodes from the loaded image, apply examples/ and examples/realnodes/ and show them.
 	hack/demo.sh up $(DEMO_DIR)
 
 .PHONY: demo-down

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make demo / make demo-down: the local cluster (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and kwok nodes, all built from Go modules), the cloud emulator and the manager,
-# with examples/ applied. Every process runs on loopback and is stopped by its pid.
+# kube-scheduler, kwok nodes and two real nodes, all built from Go modules), the cloud emulator,
+# and edgeplane installed as a user does, `helm install` of charts/edgeplane from the image
+# `make image-load` built, with examples/ and examples/realnodes/ applied. Every process of the
+# machine runs on loopback (the real nodes in network namespaces of their own) and is stopped
+# by its pid. Needs root (the real nodes).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,19 +15,20 @@ mkdir -p "$dir/logs"
 dir=$(cd "$dir" && pwd)
 k8s_bin=${EDGEPLANE_K8S_BIN_DIR:-$root/bin/k8s/v1.37.0}
 kubectl() { "$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
-# Fixed loopback ports below Linux's ephemeral range (32768-60999), from which
-# the local cluster's components draw theirs, so the two never collide. Each
-# can be moved with its DEMO_* variable (the examples name the emulator's
-# address 127.0.0.1:29600: move it and they are not Ready).
+# The emulator's loopback port, below Linux's ephemeral range (32768-60999), from
+# which the local cluster's components draw theirs, so the two never collide. The
+# pods reach it at the real nodes' gateway, $gateway:<port> (localcluster up
+# --expose-port); the examples name 127.0.0.1:29600, which the demo rewrites to that.
 cloudsim_addr=${DEMO_CLOUDSIM_ADDR:-127.0.0.1:29600}
-webhook_addr=${DEMO_WEBHOOK_ADDR:-127.0.0.1:29443}
-floatip_extender_addr=${DEMO_FLOATIP_EXTENDER_ADDR:-127.0.0.1:29040}
-floatip_api_addr=${DEMO_FLOATIP_API_ADDR:-127.0.0.1:29041}
-metrics_addr=${DEMO_METRICS_ADDR:-127.0.0.1:29080}
-health_addr=${DEMO_HEALTH_ADDR:-127.0.0.1:29081}
-# Real nodes (a kubelet, containerd and kube-proxy each, running real containers)
-# beside the kwok ones: DEMO_REAL_NODES=2 make demo.
-real_nodes=${DEMO_REAL_NODES:-0}
+cloudsim_port=${cloudsim_addr##*:}
+gateway=172.31.0.1
+cloudsim_cluster_url=http://$gateway:$cloudsim_port
+# edgeplane runs as the chart installs it, on real nodes (a kubelet, containerd and
+# kube-proxy each, running real containers), beside the kwok ones.
+real_nodes=${DEMO_REAL_NODES:-2}
+release=edgeplane
+namespace=edgeplane-system
+helm() { go tool -modfile=hack/tools/go.mod helm --kubeconfig "$dir/kubeconfig" "$@"; }
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -80,108 +84,123 @@ wait_for() {
 	return 1
 }
 
+# seed_cloudsim gives the emulator the examples' world.
+seed_cloudsim() {
+	# --- AnycastIPBinding: seed the example nodes' CVM instances ---
+	cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml
+	# --- end AnycastIPBinding ---
+	# --- PodElasticIP (issues 4, 22): the ENIs holding the kwok pod IPs, on EC2 and on
+	# Tencent Cloud (examples/podelasticip/tencent.yaml), and room for addresses.
+	cloudsim_admin POST /admin/fixtures application/json --data @examples/podelasticip/cloudsim-fixtures.json
+	# The emulator checks SigV4 signatures: besides its well-known key pair
+	# (credentials source None) it accepts the tenant example's key
+	# (examples/providerconfig/providerconfig-tenant.yaml), for another account.
+	cloudsim_admin PATCH /admin/settings application/json \
+		--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}'
+	# --- end PodElasticIP
+	# --- NodeElasticIP (issue 22): the example nodes' EC2 instances and a reserved pool.
+	cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/nodeelasticip/cloudsim-fixtures.yaml
+	# --- end NodeElasticIP
+	# The real nodes' instances: a PodElasticIP finds a real pod's interface there.
+	cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/realnodes/cloudsim-fixtures.yaml
+}
+
 up() {
-	# The emulator and the manager may be running already (make demo twice).
-	alive "$dir/cloudsim.pid" || require_free "$cloudsim_addr"
-	alive "$dir/manager.pid" || require_free "$webhook_addr" "$floatip_extender_addr" "$floatip_api_addr" "$metrics_addr" "$health_addr"
+	if (( real_nodes < 2 )); then
+		echo "DEMO_REAL_NODES=$real_nodes: the demo installs edgeplane onto two real nodes at least (its float-IP pool is real-2's)" >&2
+		return 1
+	fi
+	# The emulator may be running already (make demo twice): then it holds the
+	# fixtures already.
+	local seed=false
+	alive "$dir/cloudsim.pid" || { require_free "$cloudsim_addr"; seed=true; }
 	go build -o bin/localcluster ./hack/localcluster
+
+	say "Starting the cloud emulator on $cloudsim_addr (the pods reach it at $cloudsim_cluster_url)"
+	# The emulator's admin API takes a bearer token: one per demo directory, in
+	# files only this user reads (the token file for the emulator, a header file
+	# for curl), so it is on no command line. It answers only loopback names, so
+	# the pods, which reach the emulator's cloud APIs, never reach the admin API.
+	if [[ ! -s "$dir/cloudsim.token" ]]; then
+		(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/cloudsim.token"
+			printf 'Authorization: Bearer %s\n' "$(cat "$dir/cloudsim.token")" > "$dir/cloudsim-admin.header")
+	fi
+	start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr" --admin-token-file "$dir/cloudsim.token"
+	wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
+	if $seed; then seed_cloudsim; fi
+
 	say "Starting the local cluster (3 kwok nodes, 1 virtual node and $real_nodes real nodes) in $dir"
-	# The scheduler sends pods that request float IPs to the manager's
-	# extender (examples/floatippool/kube-scheduler-config.yaml, made local),
-	# over TLS with its client certificate. It reads the files when it starts,
-	# before the manager runs, so they are made here (the manager takes the
-	# extender's side with --floatippool-certs=provided) rather than kept by
-	# the manager in its Secret as in a cluster.
-	go run ./hack/democerts --dir "$dir/floatip-certs"
-	sed -e "s|/etc/kubernetes/scheduler.conf|$dir/kubeconfigs/kube-scheduler.kubeconfig|" \
-		-e "s|https://edgeplane-floatip.edgeplane-system.svc:9040/v1|https://$floatip_extender_addr/v1|" \
-		-e "s|/etc/kubernetes/edgeplane-floatip/|$dir/floatip-certs/scheduler/|" \
-		examples/floatippool/kube-scheduler-config.yaml > "$dir/kube-scheduler-config.yaml"
 	if ! bin/localcluster status --dir "$dir" > /dev/null 2>&1; then
+		: > "$dir/kube-scheduler.flags"
 		start localcluster-supervisor bin/localcluster up --dir "$dir" --nodes 3 --virtual-nodes 1 \
-			--real-nodes "$real_nodes" --timeout 10m \
-			--scheduler-flag=--config="$dir/kube-scheduler-config.yaml"
+			--real-nodes "$real_nodes" --timeout 10m --expose-port "$cloudsim_port" \
+			--scheduler-flags-file "$dir/kube-scheduler.flags"
 	fi
 	# status exits 0 once ready; stop waiting at once if the supervisor died.
 	wait_for "the local cluster" 600 bash -c "bin/localcluster status --dir '$dir' || { kill -0 \$(cat '$dir/localcluster-supervisor.pid') 2>/dev/null || exit 0; exit 1; }"
 	bin/localcluster status --dir "$dir" > /dev/null || { echo "the local cluster failed to start; see $dir/logs/" >&2; tail -20 "$dir/logs/localcluster-supervisor.log" >&2; exit 1; }
 	wait_for "the API server" 60 kubectl get --raw /readyz
 
-	say "Installing the CRDs"
-	kubectl apply --server-side --force-conflicts -f config/crd/bases > /dev/null
-	kubectl wait --for=condition=Established --timeout=60s -f config/crd/bases > /dev/null
+	say "Loading the images (make image-load) into the real nodes' containerd"
+	for sock in "$dir"/nodes/real-*/containerd/containerd.sock; do
+		for img in edgeplane podreport; do
+			ctr --address "$sock" --namespace k8s.io images import "bin/image/$img.tar" > /dev/null
+		done
+	done
 
-	# As config/default installs them: the webhooks (served by the manager on
-	# $webhook_addr) and the node-taint MutatingAdmissionPolicies.
-	say "Installing the admission webhooks (served by the manager on $webhook_addr) and policies"
-	go tool -modfile=hack/tools/go.mod kustomize build config/default |
-		go run ./hack/demowebhooks --url "https://$webhook_addr" --prefix "" | kubectl apply -f - > /dev/null
+	say "helm install $release charts/edgeplane onto the real nodes (two manager replicas, webhooks and extender behind their Services, the CNI DaemonSet)"
+	cat > "$dir/values.yaml" <<VALUES
+image:
+  pullPolicy: Never
+manager:
+  clusterName: demo
+  # The real nodes: the kwok ones run no containers.
+  nodeSelector:
+    localcluster.edgeplane.io/real-node: "true"
+# team-a's ProviderConfig (examples/providerconfig) talks to the emulator too,
+# with the credentials Secret of its own namespace.
+tenantEndpoints: ["$cloudsim_cluster_url"]
+credentialNamespaces: [team-a]
+anycastIP:
+  providerConfig: tencentcloud
+floatIP:
+  cni:
+    enabled: true
+  schedulerConfig:
+    kubeconfig: $dir/kubeconfigs/kube-scheduler.kubeconfig
+    certDir: $dir/floatip-scheduler
+VALUES
+	# credentialNamespaces binds the manager there: the namespace must exist.
+	kubectl create namespace team-a --dry-run=client -o yaml | kubectl apply -f - > /dev/null
+	# upgrade --install: a second make demo applies changed values too.
+	helm upgrade --install "$release" charts/edgeplane --namespace "$namespace" --create-namespace \
+		--values "$dir/values.yaml" --wait --timeout 10m
 
-	if [[ -x bin/edgeplane-cloudsim ]]; then
-		say "Starting the cloud emulator on $cloudsim_addr"
-		# The emulator's admin API takes a bearer token: one per demo
-		# directory, in files only this user reads (the token file for the
-		# emulator, a header file for curl), so it is on no command line.
-		if [[ ! -s "$dir/cloudsim.token" ]]; then
-			(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/cloudsim.token"
-				printf 'Authorization: Bearer %s\n' "$(cat "$dir/cloudsim.token")" > "$dir/cloudsim-admin.header")
-		fi
-		start cloudsim bin/edgeplane-cloudsim --addr "$cloudsim_addr" --admin-token-file "$dir/cloudsim.token"
-		# --- AnycastIPBinding: seed the example nodes' CVM instances ---
-		wait_for "the cloud emulator" 30 curl -fsS "http://$cloudsim_addr/admin/healthz"
-		cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/anycastipbinding/cloudsim-fixtures.yaml
-		# --- end AnycastIPBinding ---
-		# --- PodElasticIP (issues 4, 22): the ENIs holding the kwok pod IPs, on EC2 and on
-		# Tencent Cloud (examples/podelasticip/tencent.yaml), and room for addresses.
-		cloudsim_admin POST /admin/fixtures application/json --data @examples/podelasticip/cloudsim-fixtures.json
-		# The emulator checks SigV4 signatures: besides its well-known key pair
-		# (credentials source None) it accepts the tenant example's key
-		# (examples/providerconfig/providerconfig-tenant.yaml), for another account.
-		cloudsim_admin PATCH /admin/settings application/json \
-			--data '{"ec2AddressQuota": 100, "ec2Credentials": {"AKIAEDGEPLANEDEMO": {"secretAccessKey": "edgeplane-demo-secret", "accountId": "210987654321"}}}'
-		# --- end PodElasticIP
-		# --- NodeElasticIP (issue 22): the example nodes' EC2 instances and a reserved pool.
-		cloudsim_admin POST /admin/fixtures application/yaml --data-binary @examples/nodeelasticip/cloudsim-fixtures.yaml
-		# --- end NodeElasticIP
-	fi
-
-	say "Starting the manager (leader election on)"
-	kubectl create namespace edgeplane-system --dry-run=client -o yaml | kubectl apply -f - > /dev/null
-	# The IngressDaemonSet health checkers run in edgeplane-system as this
-	# ServiceAccount (the manager's defaults), bound to read Deployments, named
-	# as config/default names them.
-	sed 's/^  name: ingressdaemonset-healthcheck$/  name: edgeplane-ingressdaemonset-healthcheck/' config/rbac/ingressdaemonset_healthcheck_role.yaml | kubectl apply -f - > /dev/null
-	# --tenant-endpoints: team-a's ProviderConfig (examples/providerconfig) talks to the
-	# emulator too; without the allow-list it would be Ready=False, NotAllowedForTenant.
-	start manager bin/edgeplane-manager --kubeconfig "$dir/kubeconfig" --cluster-name demo \
-		--tenant-endpoints "http://$cloudsim_addr" \
-		--leader-elect --leader-election-namespace edgeplane-system \
-		--metrics-bind-address "$metrics_addr" --health-probe-bind-address "$health_addr" \
-		--webhook-host "${webhook_addr%:*}" --webhook-port "${webhook_addr##*:}" --webhook-cert-dir "$dir/webhook-certs" \
-		--webhook-service-namespace edgeplane-system \
-		--floatippool-extender-address "$floatip_extender_addr" --floatippool-api-address "$floatip_api_addr" \
-		--floatippool-cert-dir "$dir/floatip-certs/server" --floatippool-certs provided \
-		--anycastipbinding-provider-config tencentcloud
-	wait_for "the manager to be ready" 120 curl -fsS "http://$health_addr/readyz"
+	say "kube-scheduler: the chart's extender configuration (docs/floatippool.md, \"Scheduler extender\")"
+	# A scheduler on the host network without cluster DNS reaches the extender by
+	# the Service's ClusterIP; its client certificate is the manager's Secret's.
+	extender_ip=$(kubectl -n "$namespace" get service "$release-floatip" -o jsonpath='{.spec.clusterIP}')
+	helm upgrade "$release" charts/edgeplane --namespace "$namespace" --reuse-values \
+		--set "floatIP.schedulerConfig.urlPrefix=https://$extender_ip:9040/v1" --wait --timeout 10m > /dev/null
+	kubectl -n "$namespace" get configmap "$release-scheduler-config" -o jsonpath='{.data.kube-scheduler-config\.yaml}' > "$dir/kube-scheduler-config.yaml"
+	wait_for "the scheduler's client certificate" 120 kubectl -n "$namespace" get secret "$release-floatip-scheduler-client"
+	(umask 077; mkdir -p "$dir/floatip-scheduler"
+		for key in tls.crt tls.key ca.crt; do
+			kubectl -n "$namespace" get secret "$release-floatip-scheduler-client" -o jsonpath="{.data.${key//./\\.}}" | base64 -d > "$dir/floatip-scheduler/$key"
+		done)
+	echo "--config=$dir/kube-scheduler-config.yaml" > "$dir/kube-scheduler.flags"
+	# localcluster up restarts it on SIGHUP; each start logs "Serving securely".
+	starts=$(grep -c 'Serving securely' "$dir/logs/kube-scheduler.log" || true)
+	kill -HUP "$(cat "$dir/localcluster-supervisor.pid")"
+	wait_for "kube-scheduler to restart with the chart's configuration" 120 bash -c \
+		"(( \$(grep -c 'Serving securely' '$dir/logs/kube-scheduler.log') > $starts ))"
 	wait_for "the manager to become leader" 120 bash -c \
-		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n edgeplane-system get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
+		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n $namespace get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
 
-	say "The float-IP servers refuse callers without credentials"
-	scheduler_tls=(--cacert "$dir/floatip-certs/scheduler/ca.crt" --cert "$dir/floatip-certs/scheduler/tls.crt" --key "$dir/floatip-certs/scheduler/tls.key")
-	wait_for "the float-IP extender" 60 curl -fsS "${scheduler_tls[@]}" "https://$floatip_extender_addr/healthz"
-	echo "extender with kube-scheduler's client certificate: served"
-	# Without it, no TLS handshake; the galaxy API without a bearer token: 401.
-	if curl -fsS --cacert "$dir/floatip-certs/scheduler/ca.crt" -X POST -d '{}' "https://$floatip_extender_addr/v1/filter" > /dev/null 2>&1; then
-		echo "the extender answered a caller without kube-scheduler's client certificate" >&2
-		exit 1
-	fi
-	echo "extender without a client certificate: refused at the TLS handshake"
-	code=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$dir/floatip-certs/server/ca.crt" "https://$floatip_api_addr/v1/ip")
-	[[ $code == 401 ]] || { echo "the galaxy API answered $code to a caller without a token, want 401" >&2; exit 1; }
-	echo "galaxy API without a bearer token: $code"
-
-	say "Applying examples/"
-	kubectl apply -k examples
+	say "Applying examples/ (their emulator endpoint as the pods reach it: $cloudsim_cluster_url)"
+	go tool -modfile=hack/tools/go.mod kustomize build examples | sed "s|http://127.0.0.1:29600|$cloudsim_cluster_url|g" | kubectl apply -f -
+	say "Applying examples/realnodes/ (a float-IP pod, an IngressDaemonSet and a PodElasticIP pod on the real nodes)"
+	kubectl apply -k examples/realnodes
 	kubectl wait --for=condition=Ready --timeout=120s clusterproviderconfigs --all
 	kubectl wait --for=condition=Ready --timeout=120s providerconfigs --all -A
 	kubectl wait --for=condition=Ready --timeout=120s floatippools --all
@@ -207,6 +226,24 @@ up() {
 	kubectl get nodes -l networking.edgeplane.io/elastic-ip -L networking.edgeplane.io/elastic-ip
 	kubectl -n eip-demo rollout status deployment/egress-client --timeout=120s
 	# --- end NodeElasticIP
+	# --- The real nodes (examples/realnodes)
+	kubectl -n real-demo rollout status statefulset/fip-real --timeout=180s
+	kubectl -n real-demo wait --for=condition=Ready --timeout=180s peip/eip-real pod/eip-real
+	# --- end real nodes
+
+	say "The release (helm list)"
+	helm list --namespace "$namespace"
+	say "The manager pods (leader election: one holds the lease) on the real nodes"
+	kubectl -n "$namespace" get pods -o wide -l app.kubernetes.io/component=manager
+	say "A float-IP pod's own interfaces (kubectl exec -n real-demo fip-real-0 -- /nodetest addrs)"
+	kubectl -n real-demo exec fip-real-0 -- /nodetest addrs
+	kubectl get floatips -o wide --field-selector spec.pool=real-2
+	say "The IngressDaemonSet's health port on each real node (what a load balancer checks)"
+	for node in $(kubectl get nodes -l localcluster.edgeplane.io/real-node=true -o name); do
+		printf '%s:10080/ok: %s\n' "${node#node/}" "$(kubectl get --raw "/api/v1/${node/node\//nodes/}:10080/proxy/ok")"
+	done
+	say "A PodElasticIP of a real pod: the address is on its real IP, and the pod is Ready"
+	kubectl -n real-demo get peip,pods -o wide
 
 	say "Nodes"
 	kubectl get nodes -L node.kubernetes.io/instance-type
@@ -234,14 +271,12 @@ up() {
 The demo is running. Use it with:
   export KUBECONFIG=$dir/kubeconfig
   $k8s_bin/kubectl get edgeplane -A
-A float IP on a pod's interface in a real network namespace (CNI ADD with
-edgeplane-cni-ipam, as root): make cni-demo
-Logs: $dir/logs/   Stop everything: make demo-down
+  helm status $release -n $namespace
+Logs: $dir/logs/ (and the pods': kubectl logs)   Stop everything: make demo-down
 MSG
 }
 
 down() {
-	stop manager
 	stop cloudsim
 	if [[ -x bin/localcluster ]]; then
 		bin/localcluster down --dir "$dir" || true

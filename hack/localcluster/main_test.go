@@ -1,6 +1,10 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +52,36 @@ func TestNodeSpecs(t *testing.T) {
 	}
 	if len(specs[0].Taints) != 0 {
 		t.Errorf("worker node has taints %v", specs[0].Taints)
+	}
+}
+
+func TestReadFlagsFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		content string
+		want    []string
+		wantErr bool
+	}{
+		"one flag":               {content: "--config=/d/kube-scheduler-config.yaml\n", want: []string{"--config=/d/kube-scheduler-config.yaml"}},
+		"blank lines and spaces": {content: "\n  --v=2  \n\n--config=/c\n", want: []string{"--v=2", "--config=/c"}},
+		"empty":                  {content: ""},
+		"not a flag":             {content: "--v=2\nconfig=/c\n", wantErr: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+			if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readFlagsFile(path)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("error = %v, want one: %v", err, c.wantErr)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("flags = %q, want %q", got, c.want)
+			}
+		})
+	}
+	if _, err := readFlagsFile(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing file read without an error")
 	}
 }

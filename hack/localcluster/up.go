@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +27,7 @@ const (
 )
 
 func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
-	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--real-nodes R] [--timeout D] [--scheduler-flag F]...")
+	fs := newFlagSet("up", "--dir DIR [--nodes N] [--virtual-nodes M] [--real-nodes R] [--timeout D] [--scheduler-flag F]... [--expose-port P]... [--scheduler-flags-file FILE]")
 	dir := fs.String("dir", "", "working directory for certificates, data, logs (DIR/logs), DIR/kubeconfig and DIR/localcluster.pid (required)")
 	nodes := fs.Int("nodes", 2, "number of worker nodes, named local-1 ... local-N")
 	virtual := fs.Int("virtual-nodes", 0, "number of virtual (eklet) nodes, named virtual-1 ... virtual-M, "+
@@ -38,6 +40,16 @@ func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 		schedulerFlags = append(schedulerFlags, v)
 		return nil
 	})
+	var exposed []int
+	fs.Func("expose-port", "with --real-nodes: make the machine's 127.0.0.1:P reachable from the cluster's pods at the real nodes' gateway, 172.31.0.1:P (repeatable)", func(v string) error {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("--expose-port %q: want a port number", v)
+		}
+		exposed = append(exposed, p)
+		return nil
+	})
+	schedulerFlagsFile := fs.String("scheduler-flags-file", "", "on SIGHUP, restart kube-scheduler with the flags this file lists, one a line (e.g. --config=FILE, once the configuration exists)")
 	return &command{
 		name:    "up",
 		summary: "start a cluster and stay in the foreground until SIGINT/SIGTERM, then stop it",
@@ -52,7 +64,12 @@ func newUpCommand(stdout, stderr io.Writer, log logr.Logger) *command {
 				_, _ = fmt.Fprintf(stderr, "localcluster up: %v\n", err)
 				return exitUsage
 			}
-			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), realNodes: *realNodes, schedulerFlags: schedulerFlags, timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
+			if len(exposed) > 0 && *realNodes == 0 {
+				_, _ = fmt.Fprintln(stderr, "localcluster up: --expose-port needs --real-nodes")
+				return exitUsage
+			}
+			u := upRun{dir: d, nodes: nodeSpecs(*nodes, *virtual), realNodes: *realNodes, schedulerFlags: schedulerFlags,
+				exposed: exposed, schedulerFlagsFile: *schedulerFlagsFile, timeout: *timeout, stdout: stdout, stderr: stderr, log: log}
 			return u.run()
 		},
 	}
@@ -83,9 +100,13 @@ type upRun struct {
 	nodes          []localcluster.NodeSpec
 	realNodes      int
 	schedulerFlags []string
-	timeout        time.Duration
-	stdout, stderr io.Writer
-	log            logr.Logger
+	// exposed are loopback ports the pods reach at the gateway.
+	exposed []int
+	// schedulerFlagsFile lists the flags kube-scheduler restarts with on SIGHUP.
+	schedulerFlagsFile string
+	timeout            time.Duration
+	stdout, stderr     io.Writer
+	log                logr.Logger
 }
 
 // fail reports an error in plain text: errors from the cluster carry
@@ -143,6 +164,13 @@ func (u upRun) run() int {
 		}
 		return u.fail("starting the local cluster", err)
 	}
+	for _, port := range u.exposed {
+		if err := cluster.ExposeLoopbackPort(port); err != nil {
+			code := u.fail("exposing a loopback port to the cluster", err)
+			_ = cluster.Stop()
+			return code
+		}
+	}
 	code := u.supervise(ctx, stopSignals, cluster, kubeconfigPath, began)
 	if err := cluster.Stop(); err != nil {
 		code = u.fail("stopping the local cluster", err)
@@ -164,7 +192,7 @@ func (u upRun) supervise(ctx context.Context, stopSignals context.CancelFunc, cl
 	_, _ = fmt.Fprintf(u.stdout, "localcluster ready in %s: %d nodes, %d real nodes, pid %d, logs in %s; export KUBECONFIG=%s\n",
 		time.Since(began).Round(100*time.Millisecond), len(u.nodes), u.realNodes, os.Getpid(), cluster.LogDir(), kubeconfigPath)
 
-	err = cluster.Wait(ctx)
+	err = u.waitRestartingScheduler(ctx, cluster)
 	// From here on a second Ctrl-C kills this process at once; the
 	// components then die with it (parent-death signal).
 	stopSignals()
@@ -173,4 +201,52 @@ func (u upRun) supervise(ctx context.Context, stopSignals context.CancelFunc, cl
 	}
 	u.log.Info("signal received, stopping the local cluster")
 	return exitOK
+}
+
+// waitRestartingScheduler is cluster.Wait that, with --scheduler-flags-file,
+// restarts kube-scheduler with that file's flags on every SIGHUP: `make
+// demo` hands it the chart's extender configuration once the manager has
+// issued its certificates.
+func (u upRun) waitRestartingScheduler(ctx context.Context, cluster *localcluster.Cluster) error {
+	hup := make(chan os.Signal, 1)
+	if u.schedulerFlagsFile != "" {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
+	died := make(chan error, 1)
+	go func() { died <- cluster.Wait(ctx) }()
+	for {
+		select {
+		case err := <-died:
+			return err
+		case <-hup:
+			flags, err := readFlagsFile(u.schedulerFlagsFile)
+			if err == nil {
+				err = cluster.RestartScheduler(ctx, flags...)
+			}
+			if err != nil {
+				_, _ = fmt.Fprintf(u.stderr, "localcluster up: restarting kube-scheduler: %v\n", err)
+				continue
+			}
+			_, _ = fmt.Fprintf(u.stdout, "kube-scheduler restarted with %s\n", strings.Join(flags, " "))
+		}
+	}
+}
+
+// readFlagsFile reads one flag a line, skipping blank lines.
+func readFlagsFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var flags []string
+	for line := range strings.Lines(string(b)) {
+		if f := strings.TrimSpace(line); f != "" {
+			if !strings.HasPrefix(f, "--") {
+				return nil, fmt.Errorf("%s: %q is not a --flag", path, f)
+			}
+			flags = append(flags, f)
+		}
+	}
+	return flags, nil
 }
