@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -174,6 +175,23 @@ func (e *Env) WriteKubeconfig(path string) error {
 	cfg.CurrentContext = "envtest"
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// CreateReadyNode creates n with the taints it asks for only. The API
+// server adds node.kubernetes.io/not-ready to a new node, which the node
+// lifecycle controller (not running here) removes once its kubelet reports
+// Ready; until then nothing may be bound to it that does not tolerate the
+// taint (the float-IP extender's bind checks, as kube-scheduler does).
+func (e *Env) CreateReadyNode(ctx context.Context, n *corev1.Node) error {
+	taints := n.Spec.Taints
+	if err := e.Client.Create(ctx, n); err != nil {
+		return fmt.Errorf("creating node %s: %w", n.Name, err)
+	}
+	n.Spec.Taints = taints
+	if err := e.Client.Update(ctx, n); err != nil {
+		return fmt.Errorf("making node %s ready: %w", n.Name, err)
 	}
 	return nil
 }
