@@ -57,7 +57,8 @@ func Start() (*Env, error) { return StartWith(Options{}) }
 // configurations (config/webhook), pointed at a local server; see Env.Webhooks.
 func StartWithWebhooks() (*Env, error) { return StartWith(Options{Webhooks: true}) }
 
-// Options say what StartWith starts besides the API server, etcd and the CRDs.
+// Options say what StartWith starts besides the API server and etcd, and
+// whether it installs the CRDs.
 type Options struct {
 	// Webhooks installs edgeplane's admission webhook configurations
 	// (config/webhook), pointed at a local server; see Env.Webhooks.
@@ -65,9 +66,13 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, by name without the
 	// dashes (e.g. "tracing-config-file").
 	APIServerFlags map[string]string
+	// WithoutCRDs starts the API server without edgeplane's CRDs, for tests
+	// of an installer that creates them itself (the Helm chart's release).
+	WithoutCRDs bool
 }
 
-// StartWith starts an API server and etcd with the CRDs and what o asks for.
+// StartWith starts an API server and etcd with the CRDs (unless
+// o.WithoutCRDs) and what o asks for.
 func StartWith(o Options) (*Env, error) {
 	webhooks := o.Webhooks
 	dir, err := k8sbin.Dir()
@@ -84,12 +89,14 @@ func StartWith(o Options) (*Env, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 		// Two cores shared by parallel test packages: give the API server time.
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	if !o.WithoutCRDs {
+		env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+		env.ErrorIfCRDPathMissing = true
 	}
 	if webhooks {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
