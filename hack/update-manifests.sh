@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the CRDs, the manager's ClusterRole and the webhook configurations from
-# the controller-gen markers into config/, and copies the CRDs and the ClusterRole's
-# rules into the Helm chart so both install methods stay identical.
+# the controller-gen markers into config/, and copies the CRDs (into files/crds,
+# which the chart's templates/crds.yaml renders) and the ClusterRole's rules into
+# the Helm chart so both install methods stay identical.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,8 +36,10 @@ fi
 } > config/crd/kustomization.yaml
 
 chart=charts/edgeplane
-rm -rf "$chart/crds" && mkdir -p "$chart/crds" "$chart/files"
-cp config/crd/bases/*.yaml "$chart/crds/"
+# The chart renders its CRDs from files/crds (templates/crds.yaml) as objects
+# of the release, not from a crds/ directory, which Helm never upgrades.
+rm -rf "$chart/files/crds" && mkdir -p "$chart/files/crds"
+cp config/crd/bases/*.yaml "$chart/files/crds/"
 cp config/rbac/role.yaml "$chart/files/manager-role.yaml"
 # The CNI IPAM plugin's ClusterRole, from its command's markers, for the
 # chart's optional plugin DaemonSet.

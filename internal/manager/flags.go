@@ -23,6 +23,8 @@ var legacyFlagPrefixes = map[string]string{
 // retired: they never had an old name, so they get no deprecated alias.
 var flagsSinceRename = map[string]bool{
 	"burstpolicy-pod-pass-interval": true,
+	// The orphan sweep's cap on deletions per pass.
+	"anycastipbinding-orphan-max-deletions": true,
 	// The float-IP servers' TLS.
 	"floatippool-cert-dir": true, "floatippool-certs": true, "floatippool-service-name": true,
 	"floatippool-cert-secret-name": true, "floatippool-scheduler-client-secret-name": true,

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -190,10 +189,8 @@ func (w *world) node(name, internalIP string, labels map[string]string, provider
 	if len(providerID) > 0 {
 		n.Spec.ProviderID = providerID[0]
 	}
-	w.create(n)
-	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady })
-	if err := env.Client.Update(w.ctx, n); err != nil {
-		w.t.Fatalf("making node %s ready: %v", name, err)
+	if err := env.CreateReadyNode(w.ctx, n); err != nil {
+		w.t.Fatal(err)
 	}
 	if internalIP != "" {
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: internalIP}}

@@ -199,7 +199,7 @@ func TestHelmChart(t *testing.T) {
 		"cert-manager, galaxy API on, no NetworkPolicy": {"webhook.certMode=cert-manager", "floatIP.api.enabled=true", "networkPolicy.enabled=false"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"template", "edgeplane", chart, "--namespace", "edgeplane-system", "--include-crds"}
+			args := []string{"template", "edgeplane", chart, "--namespace", "edgeplane-system"}
 			for _, s := range set {
 				args = append(args, "--set", s)
 			}
@@ -401,6 +401,8 @@ func TestHelmValuesSchemaRejectsBadValues(t *testing.T) {
 		"ingressDaemonSet.healthCheck.allowedTolerations[0].operator=Gt",
 		"ingressDaemonSet.healthCheck.allowedTolerations[0].effect=Never",
 		"ingressDaemonSet.healthCheck.image=attacker/shell:1",
+		"crds.enabled=yes",
+		"crds.keep=null",
 	} {
 		t.Run(set, func(t *testing.T) {
 			_, err := tl.goTool("helm", "template", "edgeplane", "charts/edgeplane", "--set", set)

@@ -43,6 +43,7 @@ import (
 	"github.com/edgeplane/edgeplane/internal/controller/ingressdaemonset/naming"
 	neipdecide "github.com/edgeplane/edgeplane/internal/controller/nodeelasticip/decide"
 	"github.com/edgeplane/edgeplane/internal/controller/podelasticip/decide"
+	"github.com/edgeplane/edgeplane/internal/testsupport/eventually"
 	"github.com/edgeplane/edgeplane/internal/testsupport/managertest"
 	"github.com/edgeplane/edgeplane/internal/testsupport/promtext"
 	"github.com/edgeplane/edgeplane/internal/testsupport/testbin"
@@ -378,9 +379,16 @@ func (s *suite) webhookScope(t *testing.T) {
 	nodesBefore := webhookRequests(t, anycastipbinding.NodeWebhookPath)
 	s.create(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "scope-unlabelled"}})
 	s.create(plainPod(appNS, "scope-app", nil))
-	// The API server calls a webhook before it stores the object: once the
-	// app pod exists its request was counted, and so would the others' be.
-	if got := webhookRequests(t, burstpolicy.PodWebhookPath) - before; got != 1 {
+	// The API server calls a webhook before it stores the object, but the
+	// webhook server counts a request only once it has answered it: wait
+	// for the app pod's request to be counted. The others' were answered
+	// before it was made, so they would be counted by then too.
+	var got float64
+	eventually.That(s.ctx, t, "the pod webhook's request for the app pod counted", func() (bool, string) {
+		got = webhookRequests(t, burstpolicy.PodWebhookPath) - before
+		return got >= 1, fmt.Sprintf("%v requests", got)
+	})
+	if got != 1 {
 		t.Errorf("the pod webhook got %v requests for pods in kube-system, %s and %s; want 1 (the %s pod)", got, managerNS, appNS, appNS)
 	}
 	if got := webhookRequests(t, anycastipbinding.NodeWebhookPath) - nodesBefore; got != 0 {

@@ -49,7 +49,8 @@ func ensureWorld(t *testing.T) {
 		ctx := context.Background()
 		c := env.Client
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode}}
-		must(t, c.Create(ctx, node))
+		// Ready, as the extender's bind admits only such a node.
+		must(t, env.CreateReadyNode(ctx, node))
 		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.10"}}
 		must(t, c.Status().Update(ctx, node))
 		for _, p := range []*networkingv1alpha1.FloatIPPool{

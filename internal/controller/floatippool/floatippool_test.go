@@ -118,15 +118,11 @@ func ensureNodes(t *testing.T, ctx context.Context) []corev1.Node {
 	return nodes
 }
 
-// readyNode creates n with the taints it asks for only: the API server
-// adds node.kubernetes.io/not-ready at creation, which the node lifecycle
-// controller (not running here) removes once the kubelet reports Ready.
+// readyNode creates n with the taints it asks for only
+// (testenv.CreateReadyNode).
 func readyNode(t *testing.T, ctx context.Context, n *corev1.Node) *corev1.Node {
 	t.Helper()
-	taints := n.Spec.Taints
-	must(t, env.Client.Create(ctx, n))
-	n.Spec.Taints = taints
-	must(t, env.Client.Update(ctx, n))
+	must(t, env.CreateReadyNode(ctx, n))
 	return n
 }
 

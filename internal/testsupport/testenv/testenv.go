@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -56,7 +57,8 @@ func Start() (*Env, error) { return StartWith(Options{}) }
 // configurations (config/webhook), pointed at a local server; see Env.Webhooks.
 func StartWithWebhooks() (*Env, error) { return StartWith(Options{Webhooks: true}) }
 
-// Options say what StartWith starts besides the API server, etcd and the CRDs.
+// Options say what StartWith starts besides the API server and etcd, and
+// whether it installs the CRDs.
 type Options struct {
 	// Webhooks installs edgeplane's admission webhook configurations
 	// (config/webhook), pointed at a local server; see Env.Webhooks.
@@ -64,9 +66,13 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, by name without the
 	// dashes (e.g. "tracing-config-file").
 	APIServerFlags map[string]string
+	// WithoutCRDs starts the API server without edgeplane's CRDs, for tests
+	// of an installer that creates them itself (the Helm chart's release).
+	WithoutCRDs bool
 }
 
-// StartWith starts an API server and etcd with the CRDs and what o asks for.
+// StartWith starts an API server and etcd with the CRDs (unless
+// o.WithoutCRDs) and what o asks for.
 func StartWith(o Options) (*Env, error) {
 	webhooks := o.Webhooks
 	dir, err := k8sbin.Dir()
@@ -83,12 +89,14 @@ func StartWith(o Options) (*Env, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 		// Two cores shared by parallel test packages: give the API server time.
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	if !o.WithoutCRDs {
+		env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+		env.ErrorIfCRDPathMissing = true
 	}
 	if webhooks {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
@@ -167,6 +175,23 @@ func (e *Env) WriteKubeconfig(path string) error {
 	cfg.CurrentContext = "envtest"
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// CreateReadyNode creates n with the taints it asks for only. The API
+// server adds node.kubernetes.io/not-ready to a new node, which the node
+// lifecycle controller (not running here) removes once its kubelet reports
+// Ready; until then nothing may be bound to it that does not tolerate the
+// taint (the float-IP extender's bind checks, as kube-scheduler does).
+func (e *Env) CreateReadyNode(ctx context.Context, n *corev1.Node) error {
+	taints := n.Spec.Taints
+	if err := e.Client.Create(ctx, n); err != nil {
+		return fmt.Errorf("creating node %s: %w", n.Name, err)
+	}
+	n.Spec.Taints = taints
+	if err := e.Client.Update(ctx, n); err != nil {
+		return fmt.Errorf("making node %s ready: %w", n.Name, err)
 	}
 	return nil
 }
