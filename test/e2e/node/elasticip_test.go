@@ -154,12 +154,16 @@ func (base *env) testLeaderFailover(t *testing.T) {
 	}
 }
 
-// testUninstall follows docs/operations.md's order: the workloads and
-// edgeplane's objects go while the manager still runs (its finalizers
-// give the cloud's addresses back), then `helm uninstall`. No address is
-// left in the emulator and no object waits on a finalizer.
+// testUninstall follows docs/operations.md's order ("Installing,
+// upgrading and uninstalling the chart"): the translators off, the
+// workloads and edgeplane's objects deleted while the manager still runs
+// (its finalizers give the cloud's addresses back), then `helm uninstall`.
+// No address is left in the emulator and no object waits on a finalizer.
 func (base *env) testUninstall(t *testing.T) {
 	e := base.with(t)
+	e.helm("upgrade", release, "charts/edgeplane", "--namespace", namespace, "--reuse-values",
+		"--set", "anycastIP.translateNodes=false,nodeElasticIP.translateNodes=false,podElasticIP.translateAnnotations=false,floatIP.migrateGalaxy=false",
+		"--wait", "--timeout", "10m")
 	for _, args := range [][]string{
 		{"delete", "namespace", workloads, "--wait", "--timeout=5m"},
 		{"delete", "edgeplane", "--all", "--all-namespaces", "--wait", "--timeout=5m"},

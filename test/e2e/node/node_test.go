@@ -217,13 +217,6 @@ func (e *env) helmInstall(endpoint string) {
 				"certDir":    e.schedulerCertDir(),
 			},
 		},
-		"providerConfigs": map[string]any{
-			"aws": map[string]any{
-				"enabled":     true,
-				"endpoint":    endpoint,
-				"credentials": map[string]any{"source": "None"},
-			},
-		},
 	}
 	raw, err := yaml.Marshal(values)
 	if err != nil {
@@ -235,6 +228,12 @@ func (e *env) helmInstall(endpoint string) {
 	}
 	e.t.Log(e.helm("install", release, "charts/edgeplane", "--namespace", namespace, "--create-namespace",
 		"--values", path, "--wait", "--timeout", "10m"))
+	// The provider config in a second step: the first install creates the
+	// CRDs (docs/operations.md, "Installing, upgrading and uninstalling
+	// the chart").
+	e.helm("upgrade", release, "charts/edgeplane", "--namespace", namespace, "--reuse-values",
+		"--set", "providerConfigs.aws.enabled=true", "--set", "providerConfigs.aws.endpoint="+endpoint,
+		"--set", "providerConfigs.aws.credentials.source=None", "--wait", "--timeout", "10m")
 }
 
 func (e *env) schedulerCertDir() string { return filepath.Join(e.dir, "floatip-scheduler") }
