@@ -197,6 +197,26 @@ VALUES
 	wait_for "the manager to become leader" 120 bash -c \
 		"'$k8s_bin/kubectl' --kubeconfig '$dir/kubeconfig' -n $namespace get lease edgeplane-manager.edgeplane.io -o jsonpath='{.spec.holderIdentity}' | grep -q ."
 
+	say "The float-IP extender refuses callers without kube-scheduler's client certificate"
+	# Through the Service (kubectl port-forward, as any client in the cluster
+	# reaches it), by the name its serving certificate carries.
+	local pf_log="$dir/logs/extender-port-forward.log" pf_pid port host="$release-floatip.$namespace.svc"
+	kubectl -n "$namespace" port-forward "service/$release-floatip" :9040 > "$pf_log" 2>&1 &
+	pf_pid=$!
+	wait_for "the port-forward to the extender's Service" 30 grep -q 'Forwarding from 127.0.0.1:' "$pf_log"
+	port=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$pf_log" | head -1)
+	local tls=(--max-time 10 --resolve "$host:$port:127.0.0.1" --cacert "$dir/floatip-scheduler/ca.crt")
+	curl -fsS "${tls[@]}" --cert "$dir/floatip-scheduler/tls.crt" --key "$dir/floatip-scheduler/tls.key" "https://$host:$port/healthz" > /dev/null
+	echo "extender with kube-scheduler's client certificate: served"
+	if curl -fsS "${tls[@]}" -X POST -d '{}' "https://$host:$port/v1/filter" > /dev/null 2>&1; then
+		kill "$pf_pid"
+		echo "the extender answered a caller without kube-scheduler's client certificate" >&2
+		exit 1
+	fi
+	kill "$pf_pid"
+	echo "extender without a client certificate: refused at the TLS handshake"
+	echo "galaxy-ipam API: off (floatIP.api.enabled=false, the chart's default): no port to call"
+
 	say "Applying examples/ (their emulator endpoint as the pods reach it: $cloudsim_cluster_url)"
 	go tool -modfile=hack/tools/go.mod kustomize build examples | sed "s|http://127.0.0.1:29600|$cloudsim_cluster_url|g" | kubectl apply -f -
 	say "Applying examples/realnodes/ (a float-IP pod, an IngressDaemonSet and a PodElasticIP pod on the real nodes)"
