@@ -201,7 +201,8 @@ VALUES
 	# Through the Service (kubectl port-forward, as any client in the cluster
 	# reaches it), by the name its serving certificate carries.
 	local pf_log="$dir/logs/extender-port-forward.log" pf_pid port host="$release-floatip.$namespace.svc"
-	kubectl -n "$namespace" port-forward "service/$release-floatip" :9040 > "$pf_log" 2>&1 &
+	# kubectl itself, not the kubectl function, so that $! is its pid.
+	"$k8s_bin/kubectl" --kubeconfig "$dir/kubeconfig" -n "$namespace" port-forward "service/$release-floatip" :9040 > "$pf_log" 2>&1 &
 	pf_pid=$!
 	wait_for "the port-forward to the extender's Service" 30 grep -q 'Forwarding from 127.0.0.1:' "$pf_log"
 	port=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$pf_log" | head -1)
